@@ -1,0 +1,302 @@
+"""The loss catalogue shared by every family.
+
+Each loss has a compiled scalar value and derivative, dispatched on an integer code so that one
+compiled core serves every loss (``loss_value(code, y, p, epsilon)`` and
+``loss_derivative(code, y, p, epsilon)``), and a small Python descriptor, :class:`Loss`, carrying
+the metadata an algorithm checks its assumptions against: is the loss smooth, what is its
+Lipschitz constant in the prediction, what targets does it take.
+
+Conventions: ``p`` is the raw prediction (a decision value for classification, the predicted value
+for regression). Classification losses take labels ``y`` in {-1, +1}; regression losses take real
+``y``. Derivatives are with respect to ``p``; at a kink the subgradient is the one scikit-learn's SGD
+uses (hinge: ``-y`` when ``y p <= 1``; absolute: ``sign(0) = 0``).
+
+================== ============================================ ============ =========== ==========
+name               value                                        task         smooth      Lipschitz
+================== ============================================ ============ =========== ==========
+log_loss           log(1 + exp(-y p))                           binary       yes (1/4)   1
+hinge              max(0, 1 - y p)                              binary       no          1
+squared_hinge      max(0, 1 - y p)^2                            binary       yes (2)     unbounded
+modified_huber     -4 y p if y p < -1, else max(0, 1 - y p)^2   binary       yes (2)     4
+squared_error      (p - y)^2 / 2                                regression   yes (1)     unbounded
+absolute_error     abs(p - y)                                   regression   no          1
+epsilon_insensitive max(0, abs(p - y) - epsilon)                regression   no          1
+huber              r^2/2 if abs(r) <= epsilon, else             regression   yes (1)     epsilon
+                   epsilon (abs(r) - epsilon / 2), r = p - y
+================== ============================================ ============ =========== ==========
+
+Aliases: ``logistic`` for ``log_loss``, ``squared`` for ``squared_error``, ``absolute`` for
+``absolute_error``.
+"""
+
+from dataclasses import dataclass
+import math
+
+import numba
+import numpy as np
+
+__all__ = ["Loss", "get_loss", "LOSSES", "loss_value", "loss_derivative", "loss_and_derivative"]
+
+LOG_LOSS = 0
+HINGE = 1
+SQUARED_HINGE = 2
+MODIFIED_HUBER = 3
+SQUARED_ERROR = 4
+ABSOLUTE_ERROR = 5
+EPSILON_INSENSITIVE = 6
+HUBER = 7
+
+
+@numba.njit(cache=True, inline="always")
+def _log1pexp(z):
+    # log(1 + exp(z)) without overflow
+    if z > 0.0:
+        return z + math.log1p(math.exp(-z))
+    return math.log1p(math.exp(z))
+
+
+@numba.njit(cache=True, inline="always")
+def _sigmoid(z):
+    if z >= 0.0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+@numba.njit(cache=True)
+def loss_value(code, y, p, epsilon):
+    """Value of loss ``code`` at target ``y`` and prediction ``p`` (compiled)."""
+    if code == LOG_LOSS:
+        return _log1pexp(-y * p)
+    if code == HINGE:
+        z = 1.0 - y * p
+        return z if z > 0.0 else 0.0
+    if code == SQUARED_HINGE:
+        z = 1.0 - y * p
+        return z * z if z > 0.0 else 0.0
+    if code == MODIFIED_HUBER:
+        z = y * p
+        if z < -1.0:
+            return -4.0 * z
+        if z < 1.0:
+            return (1.0 - z) * (1.0 - z)
+        return 0.0
+    r = p - y
+    if code == SQUARED_ERROR:
+        return 0.5 * r * r
+    if code == ABSOLUTE_ERROR:
+        return abs(r)
+    if code == EPSILON_INSENSITIVE:
+        a = abs(r) - epsilon
+        return a if a > 0.0 else 0.0
+    if code == HUBER:
+        a = abs(r)
+        if a <= epsilon:
+            return 0.5 * r * r
+        return epsilon * (a - 0.5 * epsilon)
+    return math.nan
+
+
+@numba.njit(cache=True)
+def loss_derivative(code, y, p, epsilon):
+    """Derivative (a subgradient at kinks) of loss ``code`` with respect to ``p`` (compiled)."""
+    if code == LOG_LOSS:
+        return -y * _sigmoid(-y * p)
+    if code == HINGE:
+        return -y if y * p <= 1.0 else 0.0
+    if code == SQUARED_HINGE:
+        z = 1.0 - y * p
+        return -2.0 * y * z if z > 0.0 else 0.0
+    if code == MODIFIED_HUBER:
+        z = y * p
+        if z < -1.0:
+            return -4.0 * y
+        if z < 1.0:
+            return -2.0 * y * (1.0 - z)
+        return 0.0
+    r = p - y
+    if code == SQUARED_ERROR:
+        return r
+    if code == ABSOLUTE_ERROR:
+        if r > 0.0:
+            return 1.0
+        if r < 0.0:
+            return -1.0
+        return 0.0
+    if code == EPSILON_INSENSITIVE:
+        if r > epsilon:
+            return 1.0
+        if r < -epsilon:
+            return -1.0
+        return 0.0
+    if code == HUBER:
+        if r > epsilon:
+            return epsilon
+        if r < -epsilon:
+            return -epsilon
+        return r
+    return math.nan
+
+
+@numba.njit(cache=True, inline="always")
+def loss_and_derivative(code, y, p, epsilon):
+    """``(loss_value, loss_derivative)`` in one call (one exponential for the log loss)."""
+    if code == LOG_LOSS:
+        z = y * p
+        if z > 0.0:
+            e = math.exp(-z)
+            return math.log1p(e), -y * e / (1.0 + e)
+        e = math.exp(z)
+        return -z + math.log1p(e), -y / (1.0 + e)
+    return loss_value(code, y, p, epsilon), loss_derivative(code, y, p, epsilon)
+
+
+@numba.njit(cache=True)
+def _values(code, y, p, epsilon, out):
+    for i in range(y.shape[0]):
+        out[i] = loss_value(code, y[i], p[i], epsilon)
+
+
+@numba.njit(cache=True)
+def _derivatives(code, y, p, epsilon, out):
+    for i in range(y.shape[0]):
+        out[i] = loss_derivative(code, y[i], p[i], epsilon)
+
+
+@dataclass(frozen=True)
+class Loss:
+    """Descriptor of one loss: its compiled code and the metadata algorithms check.
+
+    Attributes
+    ----------
+    name : str
+        Canonical name.
+    code : int
+        Integer passed to the compiled ``loss_value`` / ``loss_derivative``.
+    task : {'classification', 'regression'}
+        Classification losses take labels in {-1, +1}; regression losses take real targets.
+    smooth : bool
+        Whether the derivative is Lipschitz in the prediction.
+    smoothness : float or None
+        That Lipschitz constant of the derivative (``None`` when not smooth).
+    lipschitz : float or None
+        Lipschitz constant of the loss in the prediction, for ``epsilon=1``; ``None`` when the
+        derivative is unbounded. Use :meth:`lipschitz_constant` for the value at a given ``epsilon``.
+    """
+
+    name: str
+    code: int
+    task: str
+    smooth: bool
+    smoothness: float | None
+    lipschitz: float | None
+    lipschitz_is_epsilon: bool = False
+
+    def lipschitz_constant(self, epsilon=0.1):
+        """Lipschitz constant in the prediction (``None`` if unbounded)."""
+        if self.lipschitz_is_epsilon:
+            return float(epsilon)
+        return self.lipschitz
+
+    @property
+    def is_lipschitz(self):
+        return self.lipschitz is not None
+
+    def value(self, y, p, epsilon=0.1):
+        """Loss values for arrays of targets and predictions."""
+        y, p = _as_pair(y, p)
+        out = np.empty_like(p)
+        _values(self.code, y, p, float(epsilon), out)
+        return out
+
+    def derivative(self, y, p, epsilon=0.1):
+        """Derivatives with respect to the predictions."""
+        y, p = _as_pair(y, p)
+        out = np.empty_like(p)
+        _derivatives(self.code, y, p, float(epsilon), out)
+        return out
+
+    def check(self, *, task=None, lipschitz=False, smooth=False, estimator=None, reason=""):
+        """Raise a ``ValueError`` if this loss does not meet an algorithm's assumptions.
+
+        Parameters
+        ----------
+        task : {'classification', 'regression'}, optional
+            Required task.
+        lipschitz : bool
+            Require a bounded derivative.
+        smooth : bool
+            Require a Lipschitz derivative.
+        estimator : str, optional
+            Name used in the message.
+        reason : str
+            Why the assumption is needed, appended to the message.
+        """
+        who = f"{estimator} " if estimator else ""
+        why = f" {reason}" if reason else ""
+        if task is not None and self.task != task:
+            raise ValueError(f"loss={self.name!r} is a {self.task} loss; {who}needs a {task} loss.")
+        if lipschitz and not self.is_lipschitz:
+            raise ValueError(
+                f"loss={self.name!r} is not Lipschitz (its derivative is unbounded); "
+                f"{who}requires a Lipschitz loss.{why}"
+            )
+        if smooth and not self.smooth:
+            raise ValueError(
+                f"loss={self.name!r} is not smooth; {who}requires a loss with a Lipschitz "
+                f"derivative.{why}"
+            )
+        return self
+
+
+def _as_pair(y, p):
+    y = np.ascontiguousarray(y, dtype=np.float64).ravel()
+    p = np.ascontiguousarray(p, dtype=np.float64).ravel()
+    if y.shape != p.shape:
+        raise ValueError(f"y and p have different lengths: {y.shape[0]} and {p.shape[0]}.")
+    return y, p
+
+
+LOSSES = {
+    "log_loss": Loss("log_loss", LOG_LOSS, "classification", True, 0.25, 1.0),
+    "hinge": Loss("hinge", HINGE, "classification", False, None, 1.0),
+    "squared_hinge": Loss("squared_hinge", SQUARED_HINGE, "classification", True, 2.0, None),
+    "modified_huber": Loss("modified_huber", MODIFIED_HUBER, "classification", True, 2.0, 4.0),
+    "squared_error": Loss("squared_error", SQUARED_ERROR, "regression", True, 1.0, None),
+    "absolute_error": Loss("absolute_error", ABSOLUTE_ERROR, "regression", False, None, 1.0),
+    "epsilon_insensitive": Loss(
+        "epsilon_insensitive", EPSILON_INSENSITIVE, "regression", False, None, 1.0
+    ),
+    "huber": Loss("huber", HUBER, "regression", True, 1.0, 1.0, lipschitz_is_epsilon=True),
+}
+
+_ALIASES = {"logistic": "log_loss", "squared": "squared_error", "absolute": "absolute_error"}
+
+
+def get_loss(name, task=None):
+    """Return the :class:`Loss` descriptor for ``name`` (canonical name or alias).
+
+    Parameters
+    ----------
+    name : str
+        One of ``LOSSES`` or an alias (``'logistic'``, ``'squared'``, ``'absolute'``).
+    task : {'classification', 'regression'}, optional
+        If given, the loss must be of this task.
+
+    Examples
+    --------
+    >>> from skonline.losses import get_loss
+    >>> loss = get_loss("logistic")
+    >>> loss.name, loss.lipschitz, loss.smooth
+    ('log_loss', 1.0, True)
+    >>> float(loss.value([1.0], [0.0])[0])
+    0.6931...
+    """
+    key = _ALIASES.get(name, name)
+    if key not in LOSSES:
+        known = sorted(LOSSES) + sorted(_ALIASES)
+        raise ValueError(f"Unknown loss {name!r}; expected one of {known}.")
+    loss = LOSSES[key]
+    if task is not None:
+        loss.check(task=task)
+    return loss
