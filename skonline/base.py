@@ -39,6 +39,7 @@ import numbers
 import numba
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -147,6 +148,7 @@ class OnlineMixin:
         self._partial_fit(X, y, reset=not self._is_initialized(), from_fit=False, **fit_params)
         return self
 
+    @available_if(lambda self: hasattr(self, "predict"))
     def partial_fit_predict(self, X, y=None, **fit_params):
         """Learn the chunk and return the prediction made for each row before it was learned.
 

@@ -1,0 +1,3 @@
+"""Explicit feature maps of kernels: random Fourier, Taylor and online Nyström features."""
+
+__all__ = []
