@@ -37,8 +37,8 @@ def _clamp(e, clamped):
 
 # --------------------------------------------------------------------------- Algorithm 1
 # Both drivers fill, for the m coordinates present in the row: zb (internal value z_j), ib
-# (1 / s^2_{t,j}, with s^2_{t,j} including the current row), cb (ib / (2 alpha)) and jb (column),
-# then call _coord_heads, which predicts and updates every head with the vectorised exp.
+# (1 / s^2_{t,j}, with s^2_{t,j} including the current row), cb (ib / (2 alpha)) and, for CSR, jb
+# (column); each head's prediction is then one vectorised exp over the row (_coord_head).
 
 
 @numba.njit(cache=True, inline="always")
@@ -60,17 +60,13 @@ def _coord_head(m, zb, ib, cb, hb, eb, xb, kb, inv_atd):
 
 
 @numba.njit(cache=True, inline="always")
-def _coord_heads(m, jb, zb, ib, cb, hb, eb, xb, kb, dense, inv_atd, Y_row, code, epsilon, lip,
-                 h, out_row, clamped, loss_acc):
-    """Predict and update every head on one row (dense: jb is the identity, h[k] used in place)."""
+def _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, kb, inv_atd, Y_row, code, epsilon, lip,
+                        h, out_row, clamped, loss_acc):
+    """Predict and update every head on one CSR row (coordinates gathered in jb)."""
     for k in range(h.shape[0]):
-        if dense:
-            hk = h[k]
-        else:
-            hk = hb
-            for q in range(m):
-                hb[q] = h[k, jb[q]]
-        p, n_big = _coord_head(m, zb, ib, cb, hk, eb, xb, kb, inv_atd)
+        for q in range(m):
+            hb[q] = h[k, jb[q]]
+        p, n_big = _coord_head(m, zb, ib, cb, hb, eb, xb, kb, inv_atd)
         clamped[0] += n_big
         out_row[k] = p
         if not math.isfinite(p):
@@ -79,29 +75,27 @@ def _coord_heads(m, jb, zb, ib, cb, hb, eb, xb, kb, dense, inv_atd, Y_row, code,
         loss_acc[0] += lv
         g /= lip
         if g != 0.0:
-            if dense:
-                for q in range(m):
-                    hk[q] -= g * zb[q]
-            else:
-                for q in range(m):
-                    h[k, jb[q]] -= g * zb[q]
+            for q in range(m):
+                h[k, jb[q]] -= g * zb[q]
     return True
 
 
 @numba.njit(cache=True)
 def coordinate_pass_dense(X, Y, t0, fit_intercept, use_scaling, alpha, code, epsilon, lip,
                           s2, h, scale, out, clamped, loss_acc):
-    """Algorithm 1 on dense rows: every coordinate, branch-free (z_j = 0 adds nothing)."""
+    """Algorithm 1 on dense rows: every coordinate, branch-free (z_j = 0 adds nothing).
+
+    The loops are written out (no helper with runtime flags inside the hot loops): this lets the
+    compiler vectorise them, about twice as fast as the gathered CSR form on dense data.
+    """
     n, d = X.shape
     D = d + 1 if fit_intercept else d
     zb = np.zeros(D)
     ib = np.zeros(D)
     cb = np.zeros(D)
-    hb = np.empty(D)
     eb = np.empty(D)
     xb = np.empty(D)
     kb = np.empty(D, dtype=np.int64)
-    jb = np.arange(D)
     half_a = 0.5 / alpha
     inv_scale = np.ones(d)
     if use_scaling:
@@ -109,7 +103,7 @@ def coordinate_pass_dense(X, Y, t0, fit_intercept, use_scaling, alpha, code, eps
             inv_scale[j] = 1.0 / scale[j] if scale[j] > 0.0 else 0.0
     for i in range(n):
         if use_scaling:
-            for j in range(d):  # first nonzero value of a feature fixes its scale
+            for j in range(d):  # the first nonzero value of a feature fixes its scale
                 if X[i, j] != 0.0 and scale[j] == 0.0:
                     scale[j] = abs(X[i, j])
                     inv_scale[j] = 1.0 / scale[j]
@@ -127,9 +121,27 @@ def coordinate_pass_dense(X, Y, t0, fit_intercept, use_scaling, alpha, code, eps
             ib[d] = 1.0 / s2[d]
             cb[d] = ib[d] * half_a
         inv_atd = 1.0 / (alpha * (t0 + i + 1) * D)
-        if not _coord_heads(D, jb, zb, ib, cb, hb, eb, xb, kb, True, inv_atd, Y[i], code,
-                            epsilon, lip, h, out[i], clamped, loss_acc):
-            return i
+        for k in range(h.shape[0]):
+            hk = h[k]
+            n_big = 0
+            for q in range(D):
+                e = (hk[q] * hk[q] + zb[q] * zb[q]) * cb[q]
+                n_big += e > E_MAX
+                eb[q] = min(e, E_MAX)
+            clamped[0] += n_big
+            exp_buffer(eb, xb, kb, D)
+            p = 0.0
+            for q in range(D):
+                p += xb[q] * hk[q] * zb[q] * ib[q]
+            p *= inv_atd
+            out[i, k] = p
+            if not math.isfinite(p):
+                return i
+            lv, g = loss_and_derivative(code, Y[i, k], p, epsilon)
+            loss_acc[0] += lv
+            g /= lip
+            for q in range(D):
+                hk[q] -= g * zb[q]
     return -1
 
 
@@ -175,8 +187,8 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, t0, fit_intercept, use_scal
             jb[m] = d
             m += 1
         inv_atd = 1.0 / (alpha * (t0 + i + 1) * D)
-        if not _coord_heads(m, jb, zb, ib, cb, hb, eb, xb, kb, False, inv_atd, Y[i], code,
-                            epsilon, lip, h, out[i], clamped, loss_acc):
+        if not _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, kb, inv_atd, Y[i], code,
+                                   epsilon, lip, h, out[i], clamped, loss_acc):
             return i
     return -1
 
@@ -251,20 +263,22 @@ def full_pass(X, Y, fit_intercept, use_scaling, alpha, code, epsilon, lip, rank_
                 s += P[a, b] * z[b]
             u[a] = s
             beta += z[a] * s
-        # x_perp = (I - U U') z, twice for re-orthogonalisation
+        # x_perp = (I - U U') z, twice for re-orthogonalisation (once S has full rank, no row can
+        # bring a new direction and the projection is skipped)
         r = rank[0]
-        for a in range(D):
-            xp[a] = z[a]
-        for _ in range(2):
-            for c in range(r):
-                s = 0.0
-                for a in range(D):
-                    s += U[a, c] * xp[a]
-                for a in range(D):
-                    xp[a] -= s * U[a, c]
         n2 = 0.0
-        for a in range(D):
-            n2 += xp[a] * xp[a]
+        if r < D:
+            for a in range(D):
+                xp[a] = z[a]
+            for _ in range(2):
+                for c in range(r):
+                    s = 0.0
+                    for a in range(D):
+                        s += U[a, c] * xp[a]
+                    for a in range(D):
+                        xp[a] -= s * U[a, c]
+            for a in range(D):
+                n2 += xp[a] * xp[a]
         new = r < D and n2 > rank_tol * zz
         for k in range(n_heads):
             if new:
