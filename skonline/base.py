@@ -35,6 +35,7 @@ and optionally ``_update_metrics(chunk, raw)``.
 
 import copy
 import numbers
+import time
 
 import numba
 import numpy as np
@@ -192,13 +193,47 @@ class OnlineMixin:
                 self.n_samples_seen_ = 0
                 self.cumulative_loss_ = 0.0
                 self._allocate(chunk)
-            raw = self._learn(chunk)
-            self._update_metrics(chunk, raw)
-            self.n_samples_seen_ += chunk["n_samples"]
+            verbose = int(getattr(self, "verbose", 0) or 0)
+            if verbose <= 0:
+                raw = self._learn(chunk)
+                self._update_metrics(chunk, raw)
+                self.n_samples_seen_ += chunk["n_samples"]
+            else:
+                raw = self._learn_verbose(chunk, verbose)
         except BaseException:
             self._restore(snapshot)
             raise
         return raw
+
+    def _learn_verbose(self, chunk, verbose):
+        """The same pass, in blocks of rows, printing progress after each (like SGD's verbose).
+
+        Splitting a chunk into blocks gives the same result bit for bit (chunking invariance).
+        """
+        n = chunk["n_samples"]
+        block = 100_000 if verbose == 1 else 10_000
+        name = type(self).__name__
+        raws = []
+        start_time = time.perf_counter()
+        for a in range(0, n, block):
+            b = min(n, a + block)
+            sub = {
+                k: (v[a:b] if hasattr(v, "shape") and len(v.shape) and v.shape[0] == n else v)
+                for k, v in chunk.items()
+            }
+            sub["n_samples"] = b - a
+            raw = self._learn(sub)
+            self._update_metrics(sub, raw)
+            self.n_samples_seen_ += b - a
+            raws.append(raw)
+            elapsed = time.perf_counter() - start_time
+            line = f"[{name}] rows seen {self.n_samples_seen_:,}, {b / max(elapsed, 1e-12):,.0f} rows/s"
+            if self.n_samples_seen_ and hasattr(self, "cumulative_loss_"):
+                line += f", average online loss {self.cumulative_loss_ / self.n_samples_seen_:.6g}"
+            if hasattr(self, "n_mistakes_"):
+                line += f", mistake rate {self.n_mistakes_ / self.n_samples_seen_:.4f}"
+            print(line, flush=True)
+        return np.concatenate(raws) if raws else self._learn(chunk)
 
     @classmethod
     def _param_names(cls):

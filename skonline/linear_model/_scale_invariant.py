@@ -27,6 +27,7 @@ class _ScaleInvariantBase:
         "predict_mode": [StrOptions({"linear", "online"})],
         "internal_scaling": [StrOptions({"first", "none"})],
         "rank_tol": [Interval(Real, 0, 1, closed="neither")],
+        "verbose": ["verbose"],
     }
 
     def _check_params(self):
@@ -212,6 +213,9 @@ _DOC_COMMON = """
     rank_tol : float, default=1e-10
         ``invariance='full'`` only: relative threshold tau on ||x_perp||^2 / ||x||^2 above which a row
         brings a new direction.
+    verbose : int, default=0
+        If positive, long passes print progress (rows seen, rows/s, average online loss) every
+        100,000 rows (every 10,000 rows for ``verbose >= 2``). The result does not change.
 """
 
 _DOC_ATTRS = """
@@ -306,6 +310,7 @@ class ScaleInvariantClassifier(_ScaleInvariantBase, OnlineClassifierMixin, BaseE
         predict_mode="linear",
         internal_scaling="first",
         rank_tol=1e-10,
+        verbose=0,
     ):
         self.loss = loss
         self.invariance = invariance
@@ -314,6 +319,7 @@ class ScaleInvariantClassifier(_ScaleInvariantBase, OnlineClassifierMixin, BaseE
         self.predict_mode = predict_mode
         self.internal_scaling = internal_scaling
         self.rank_tol = rank_tol
+        self.verbose = verbose
 
     def _allocate(self, chunk):
         self._allocate_state(chunk["X"].shape[1], self._n_heads)
@@ -464,6 +470,7 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, OnlineRegressorMixin, BaseEst
         predict_mode="linear",
         internal_scaling="first",
         rank_tol=1e-10,
+        verbose=0,
     ):
         self.loss = loss
         self.epsilon = epsilon
@@ -473,6 +480,7 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, OnlineRegressorMixin, BaseEst
         self.predict_mode = predict_mode
         self.internal_scaling = internal_scaling
         self.rank_tol = rank_tol
+        self.verbose = verbose
 
     def _expected_failed_checks(self):
         return {

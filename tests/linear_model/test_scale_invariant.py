@@ -513,3 +513,15 @@ def test_overflow_clamped_with_warning_not_nan():
     with pytest.warns(RuntimeWarning, match="clamped"):
         p = reg.partial_fit_predict(X, y)
     assert np.all(np.isfinite(p)) and np.isfinite(reg.coef_).all()
+
+
+def test_verbose_prints_progress_and_changes_nothing(capsys):
+    rng = np.random.default_rng(19)
+    X = rng.standard_normal((25_000, 3))
+    y = np.where(X[:, 0] > 0, 1, 0)
+    quiet = ScaleInvariantClassifier().partial_fit_decision_function(X, y, classes=[0, 1])
+    loud = ScaleInvariantClassifier(verbose=2)
+    out = loud.partial_fit_decision_function(X, y, classes=[0, 1])
+    assert np.array_equal(out, quiet)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 3 and "rows seen 25,000" in lines[-1] and "average online loss" in lines[-1]
