@@ -1,0 +1,94 @@
+"""The loss catalogue: values, derivatives and the metadata algorithms rely on."""
+
+import numpy as np
+import pytest
+
+from skonline.losses import LOSSES, get_loss, loss_and_derivative
+from skonline.utils._math import exp_array
+
+
+def _grid(loss):
+    rng = np.random.default_rng(0)
+    p = np.concatenate([np.linspace(-6, 6, 2001), rng.normal(0, 30, 500)])
+    if loss.task == "classification":
+        y = np.where(rng.random(p.shape[0]) < 0.5, -1.0, 1.0)
+    else:
+        y = rng.normal(0, 3, p.shape[0])
+    return y, p
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_derivative_matches_finite_differences(name):
+    loss = LOSSES[name]
+    y, p = _grid(loss)
+    h = 1e-6
+    num = (loss.value(y, p + h, 0.7) - loss.value(y, p - h, 0.7)) / (2 * h)
+    der = loss.derivative(y, p, 0.7)
+    # away from kinks the derivative is the slope; at kinks it is a subgradient between the one-sided slopes
+    left = (loss.value(y, p, 0.7) - loss.value(y, p - h, 0.7)) / h
+    right = (loss.value(y, p + h, 0.7) - loss.value(y, p, 0.7)) / h
+    lo, hi = np.minimum(left, right), np.maximum(left, right)
+    assert np.all((der >= lo - 1e-4) & (der <= hi + 1e-4)), name
+    smooth = np.abs(right - left) < 1e-6
+    np.testing.assert_allclose(der[smooth], num[smooth], atol=1e-5)
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_lipschitz_and_smoothness_metadata(name):
+    loss = LOSSES[name]
+    y, p = _grid(loss)
+    der = loss.derivative(y, p, 0.7)
+    L = loss.lipschitz_constant(0.7)
+    if L is None:
+        assert np.abs(der).max() > 10  # unbounded derivative on a wide grid
+    else:
+        assert np.abs(der).max() <= L + 1e-12
+        assert np.abs(der).max() >= 0.99 * L  # the constant is attained: not a loose bound
+    if loss.smooth:
+        for s in (-1.0, 1.0) if loss.task == "classification" else (0.0,):
+            pp = np.linspace(-6, 6, 4001)
+            d = loss.derivative(np.full_like(pp, s), pp, 0.7)
+            slope = np.abs(np.diff(d) / np.diff(pp)).max()
+            assert slope <= loss.smoothness + 1e-6
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_fused_value_and_derivative(name):
+    loss = LOSSES[name]
+    y, p = _grid(loss)
+    for yi, pi in zip(y[::50], p[::50]):
+        v, g = loss_and_derivative(loss.code, yi, pi, 0.7)
+        assert v == pytest.approx(loss.value([yi], [pi], 0.7)[0], rel=1e-12, abs=1e-300)
+        assert g == pytest.approx(loss.derivative([yi], [pi], 0.7)[0], rel=1e-12, abs=1e-300)
+
+
+def test_log_loss_is_stable_for_large_margins():
+    loss = get_loss("log_loss")
+    v = loss.value([1.0, -1.0, 1.0], [800.0, 800.0, -800.0])
+    np.testing.assert_allclose(v, [0.0, 800.0, 800.0], atol=1e-300)
+    assert np.all(np.isfinite(loss.derivative([1.0, -1.0], [1e6, 1e6])))
+
+
+def test_names_aliases_and_checks():
+    assert get_loss("logistic") is get_loss("log_loss")
+    assert get_loss("squared") is get_loss("squared_error")
+    assert get_loss("absolute") is get_loss("absolute_error")
+    with pytest.raises(ValueError, match="Unknown loss"):
+        get_loss("cross_entropy")
+    with pytest.raises(ValueError, match="regression loss"):
+        get_loss("huber", task="classification")
+    with pytest.raises(ValueError, match="not Lipschitz"):
+        get_loss("squared_error").check(lipschitz=True, estimator="X")
+    with pytest.raises(ValueError, match="not smooth"):
+        get_loss("hinge").check(smooth=True)
+    assert get_loss("huber").lipschitz_constant(epsilon=0.3) == 0.3
+    with pytest.raises(ValueError, match="different lengths"):
+        get_loss("hinge").value([1.0, 1.0], [0.0])
+
+
+def test_vectorised_exp_within_one_ulp():
+    x = np.linspace(-708, 709, 200_001)
+    got = exp_array(x)
+    ref = np.exp(x)
+    assert np.max(np.abs(got - ref) / np.spacing(ref)) <= 1.0
+    assert exp_array(np.array([1e6]))[0] == np.exp(709.0)  # clamped, not inf
