@@ -1,0 +1,93 @@
+"""The streaming contract itself (skonline/base.py), on a toy estimator."""
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator
+
+from skonline.base import OnlineRegressorMixin, make_generator, raise_if_nonfinite, running_sum
+from skonline.utils import all_estimators
+
+
+class NoisyMean(OnlineRegressorMixin, BaseEstimator):
+    """Predicts the running mean of y plus a random jitter; fails on demand (for the tests)."""
+
+    _parameter_constraints = {"jitter": [float], "random_state": ["random_state"]}
+
+    def __init__(self, jitter=0.1, random_state=None):
+        self.jitter = jitter
+        self.random_state = random_state
+
+    def _allocate(self, chunk):
+        self.sum_ = np.zeros(1)
+
+    def _learn(self, chunk):
+        u = self._draw(chunk["n_samples"], 1)[:, 0]
+        out = np.empty(chunk["n_samples"])
+        for i, yi in enumerate(chunk["y"]):
+            t = self.n_samples_seen_ + i
+            out[i] = (self.sum_[0] / t if t else 0.0) + self.jitter * u[i]
+            self.sum_[0] += yi
+            if yi == 13.0:
+                raise_if_nonfinite(i, what="toy state")
+        return out
+
+    def predict(self, X):
+        return np.full(len(X), self.sum_[0] / self.n_samples_seen_)
+
+
+def test_rejected_pass_restores_everything_including_the_generator():
+    X = np.ones((10, 2))
+    y = np.arange(10.0)
+    a = NoisyMean(random_state=0)
+    a.partial_fit(X[:5], y[:5])
+    before = (a.sum_.copy(), a.n_samples_seen_, a._rng.bit_generator.state)
+    y_bad = y[5:].copy()
+    y_bad[3] = 13.0
+    with pytest.raises(FloatingPointError, match="Row 3"):
+        a.partial_fit(X[5:], y_bad)
+    assert np.array_equal(a.sum_, before[0]) and a.n_samples_seen_ == before[1]
+    assert a._rng.bit_generator.state == before[2]
+    b = NoisyMean(random_state=0).fit(X[:5], y[:5])
+    np.testing.assert_array_equal(a.partial_fit_predict(X[5:], y[5:]), b.partial_fit_predict(X[5:], y[5:]))
+
+
+def test_params_revalidated_after_set_params():
+    X = np.ones((4, 2))
+    y = np.ones(4)
+    est = NoisyMean().fit(X, y)
+    est.set_params(jitter="loud")
+    with pytest.raises(ValueError, match="jitter"):
+        est.partial_fit(X, y)
+
+
+def test_fit_resets_and_random_state_kinds():
+    X = np.ones((6, 1))
+    y = np.arange(6.0)
+    e = NoisyMean(random_state=np.random.RandomState(3))
+    e.fit(X, y)
+    e.fit(X, y)
+    assert e.n_samples_seen_ == 6
+    g = make_generator(np.random.default_rng(5))
+    assert isinstance(g, np.random.Generator)
+    with pytest.raises(ValueError, match="random_state"):
+        make_generator("seed")
+
+
+def test_running_sum_is_chunking_invariant():
+    rng = np.random.default_rng(0)
+    v = rng.standard_normal(1001) * 10.0 ** rng.uniform(-8, 8, 1001)
+    whole = running_sum(0.0, v)
+    parts = 0.0
+    for a in range(0, 1001, 37):
+        parts = running_sum(parts, v[a : a + 37])
+    assert whole == parts
+
+
+def test_all_estimators_discovers_without_a_hand_list():
+    names = dict(all_estimators())
+    assert "ScaleInvariantClassifier" in names and "ScaleInvariantRegressor" in names
+    assert all(n[0] != "_" for n in names)
+    clf = dict(all_estimators(type_filter="classifier"))
+    assert "ScaleInvariantRegressor" not in clf
+    with pytest.raises(ValueError, match="type_filter"):
+        all_estimators(type_filter="cluster")
