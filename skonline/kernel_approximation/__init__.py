@@ -1,3 +1,7 @@
 """Explicit feature maps of kernels: random Fourier, Taylor and online Nyström features."""
 
 __all__ = []
+
+from ._taylor import TaylorFeatures  # noqa: E402
+
+__all__ += ["TaylorFeatures"]

@@ -1,0 +1,169 @@
+"""The Azoury-Warmuth-Vovk forecaster on raw features or on any fixed feature map."""
+
+import copy
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils._param_validation import HasMethods
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..base import OnlineRegressorMixin, raise_if_nonfinite
+from . import _core as core
+from ._base import _DOC_ALGORITHM, _DOC_ALPHA, _DOC_CLIP, _LinearAWVMixin
+
+__all__ = ["AWVRegressor"]
+
+
+class AWVRegressor(_LinearAWVMixin, OnlineRegressorMixin, BaseEstimator):
+    __doc__ = (
+        r"""Online ridge regression with the Azoury-Warmuth-Vovk forecaster, O(m^2) per row.
+
+    At round :math:`t`, with :math:`v_t = \phi(x_t) \in \mathbb{R}^m` (raw features when no
+    ``transformer`` is given), the forecaster predicts
+
+    .. math::
+        \hat y_t = v_t^\top A_t^{-1} b_{t-1}, \qquad
+        A_t = \lambda I + \sum_{s \le t} v_s v_s^\top, \quad b_{t-1} = \sum_{s < t} y_s v_s,
+
+    i.e. the ridge regression fitted on the past rows **and the current row with target 0**
+    (Vovk 2001; Azoury & Warmuth 2001). Its regret against every linear predictor :math:`w`
+    is at most :math:`\lambda\|w\|^2 + B^2 \sum_j \log(1 + \lambda_j/\lambda)` for
+    :math:`|y_t| \le B`. :math:`A_t^{-1}` is kept up to date by the Sherman-Morrison formula,
+    compiled (the paper's Algorithm 1): O(m^2) time and memory per row, independent of t.
+
+    With ``transformer=TaylorFeatures(degree, sigma)`` this is the paper's PKAWV-Taylor (see
+    also :class:`PKAWVRegressor`, which computes the features inside the compiled pass).
+
+    Parameters
+    ----------"""
+        + _DOC_ALPHA
+        + r"""
+    transformer : transformer or None, default=None
+        A fixed feature map :math:`\phi` applied to each chunk before the forecaster (e.g.
+        :class:`~skonline.kernel_approximation.TaylorFeatures`,
+        :class:`sklearn.kernel_approximation.RBFSampler`). A fitted transformer is used as is (a
+        copy); an unfitted one is cloned and fitted on the first chunk, which then fixes the map.
+        ``None``: raw features (no intercept; append a constant column for one).
+"""
+        + _DOC_ALGORITHM
+        + _DOC_CLIP
+        + r"""
+
+    Attributes
+    ----------
+    transformer_ : transformer or None
+        The feature map in use.
+    n_components_ : int
+        Dimension :math:`m` of the features.
+    precision_ : ndarray of shape (m, m)
+        :math:`A_t^{-1}`.
+    b_ : ndarray of shape (m,)
+        :math:`b_t`.
+    coef_ : ndarray of shape (m,)
+        Ridge weights :math:`A_t^{-1} b_t`.
+    n_samples_seen_ : int
+    cumulative_loss_ : float
+        :math:`\sum_t (y_t - \hat y_t)^2` of the prequential predictions.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has feature names that are all strings.
+
+    See Also
+    --------
+    PKAWVRegressor : the same forecaster on Taylor or online Nyström features of the Gaussian kernel.
+    KernelAWVRegressor : the exact kernel forecaster (O(t^2) per row).
+
+    References
+    ----------
+    V. Vovk. Competitive on-line statistics. International Statistical Review, 2001.
+    K. Azoury, M. Warmuth. Relative loss bounds for on-line density estimation with the exponential
+    family of distributions. Machine Learning, 2001.
+    R. Jézéquel, P. Gaillard, A. Rudi. Efficient online learning with kernels for adversarial large
+    scale problems. NeurIPS 2019 (Appendix H.1, Algorithm 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skonline.kernel_ridge import AWVRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((500, 3))
+    >>> y = X @ [1.0, -2.0, 0.5] + 0.1 * rng.standard_normal(500)
+    >>> reg = AWVRegressor(alpha=1.0)
+    >>> y_online = reg.partial_fit_predict(X, y)   # predict each row, then learn it
+    >>> round(float(np.mean((y_online[100:] - y[100:]) ** 2)), 3)
+    0.01
+    >>> np.round(reg.coef_, 2)
+    array([ 1.  , -2.  ,  0.5])
+    """
+    )
+
+    _parameter_constraints = {
+        **_LinearAWVMixin._parameter_constraints,
+        "transformer": [None, HasMethods(["transform"])],
+    }
+
+    def __init__(self, alpha=1.0, *, transformer=None, algorithm="awv", clip=None):
+        self.alpha = alpha
+        self.transformer = transformer
+        self.algorithm = algorithm
+        self.clip = clip
+
+    def _features(self, X):
+        if self.transformer_ is None:
+            return X
+        V = self.transformer_.transform(X)
+        if hasattr(V, "toarray"):
+            V = V.toarray()
+        return np.ascontiguousarray(V, dtype=np.float64)
+
+    def _allocate(self, chunk):
+        t = self.transformer
+        if t is None:
+            self.transformer_ = None
+        else:
+            try:
+                check_is_fitted(t)
+                self.transformer_ = copy.deepcopy(t)
+            except NotFittedError:
+                self.transformer_ = clone(t).fit(chunk["X"])
+        m = self._features(chunk["X"][:1]).shape[1]
+        self.n_components_ = m
+        self._init_linear_state(m, 1)
+
+    def _learn(self, chunk):
+        V = self._features(chunk["X"])
+        if V.shape[1] != self.n_components_:
+            raise ValueError(
+                f"The transformer returned {V.shape[1]} features; the forecaster was set up for "
+                f"{self.n_components_}."
+            )
+        if not np.all(np.isfinite(V)):
+            raise ValueError("The transformer returned non-finite features.")
+        out = np.zeros((V.shape[0], 1))
+        loss = np.array([self.cumulative_loss_])
+        status = core.awv_pass_features(
+            V, chunk["y"].reshape(-1, 1), self._precision_, self._b_, self.algorithm == "awv",
+            self._clip_value(), out, loss,
+        )
+        raise_if_nonfinite(status, what="predictions")
+        self.cumulative_loss_ = float(loss[0])
+        return out
+
+    def predict(self, X):
+        """Predict each row as the next round of the stream, without learning it.
+
+        AWV: :math:`\\hat y(x) = v^\\top A_t^{-1} b_t / (1 + v^\\top A_t^{-1} v)` with
+        :math:`v = \\phi(x)`; ridge: :math:`v^\\top A_t^{-1} b_t`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "_precision_")
+        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        return self._linear_predict(self._features(X))[:, 0]

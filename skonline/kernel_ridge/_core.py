@@ -1,0 +1,346 @@
+"""Compiled prequential passes of the AWV forecasters (Jézéquel, Gaillard & Rudi 2019).
+
+Every pass runs the protocol row by row for ``K`` heads that share the covariance (one-vs-rest
+classification shares the inverse, only ``b`` has one row per head):
+
+    receive x_t ; v = phi(x_t) ; u = P v ; s = v' u ; P <- P - u u' / (1 + s)    (Sherman-Morrison)
+    predict  y_t = u' b / (1 + s)   (AWV: x_t enters the covariance before predicting)
+         or  y_t = u' b             (online ridge regression, the paper's "Projected-KRR")
+    receive y_t ; b <- b + y_t v
+
+``P`` is ``A^{-1}`` with ``A = alpha I + sum_s v_s v_s'``. Predictions are clipped to
+``[-clip, clip]`` (``clip = inf`` for none). The square loss ``(y_t - y_hat_t)^2`` of every
+prediction is added to ``loss_acc[0]`` in row order.
+
+Passes return a status: ``-1`` when the chunk is done, else the index of a row whose prediction is
+non-finite (the caller restores its snapshot and raises). Passes with growing state (exact kernel
+AWV, Nyström) instead return ``(rows_done, status)`` and stop early when a buffer is full; the
+caller doubles it and resumes at ``rows_done``.
+"""
+
+import math
+
+import numba
+import numpy as np
+
+from ..utils._online_kernel import (
+    inverse_append,
+    kors_nystrom_decide,
+    kors_nystrom_insert,
+    linear_row,
+    rbf_row,
+    sherman_morrison,
+    sym_matvec,
+    taylor_row,
+)
+
+
+@numba.njit(cache=True, inline="always")
+def _awv_heads(P, m, v, u, g, Yrow, b, awv, clip, out_row, loss_acc):
+    """Rank-one update with ``v`` then predict and learn every head; False if non-finite."""
+    s = sherman_morrison(P, m, v, u, g)
+    shrink = 1.0 / (1.0 + s) if awv else 1.0
+    for k in range(b.shape[0]):
+        bk = b[k]
+        num = 0.0
+        for j in range(m):
+            num += u[j] * bk[j]
+        p = num * shrink
+        if p > clip:
+            p = clip
+        elif p < -clip:
+            p = -clip
+        out_row[k] = p
+        if not math.isfinite(p):
+            return False
+        y = Yrow[k]
+        loss_acc[0] += (y - p) * (y - p)
+        for j in range(m):
+            bk[j] += y * v[j]
+    return True
+
+
+@numba.njit(cache=True)
+def awv_pass_features(V, Y, P, b, awv, clip, out, loss_acc):
+    """AWV / online ridge on precomputed features ``V`` (n x m)."""
+    m = V.shape[1]
+    u = np.empty(m)
+    g = np.empty(m)
+    for i in range(V.shape[0]):
+        if not _awv_heads(P, m, V[i], u, g, Y[i], b, awv, clip, out[i], loss_acc):
+            return i
+    return -1
+
+
+@numba.njit(cache=True)
+def awv_pass_taylor(X, center, inv_sigma, parent, var, inv_sqrt, Y, P, b, awv, clip, out, loss_acc):
+    """PKAWV-Taylor: Taylor features computed row by row inside the pass (O(r) per row)."""
+    r = parent.shape[0]
+    v = np.empty(r)
+    u = np.empty(r)
+    g = np.empty(r)
+    z = np.empty(X.shape[1] + r)
+    for i in range(X.shape[0]):
+        taylor_row(X[i], center, inv_sigma, parent, var, inv_sqrt, z, v)
+        if not _awv_heads(P, r, v, u, g, Y[i], b, awv, clip, out[i], loss_acc):
+            return i
+    return -1
+
+
+@numba.njit(cache=True)
+def rank_one_loop(V, Y, P, b):
+    """The bare compiled Sherman-Morrison loop (AWV, one head, features given): speed reference."""
+    m = V.shape[1]
+    u = np.empty(m)
+    g = np.empty(m)
+    acc = 0.0
+    for i in range(V.shape[0]):
+        v = V[i]
+        s = sherman_morrison(P, m, v, u, g)
+        num = 0.0
+        for j in range(m):
+            num += u[j] * b[j]
+        acc += num / (1.0 + s)
+        y = Y[i]
+        for j in range(m):
+            b[j] += y * v[j]
+    return acc
+
+
+# --------------------------------------------------------------------------- exact kernel AWV
+@numba.njit(cache=True)
+def kernel_awv_pass(X, Y, start, kernel, gamma, alpha, awv, clip, Xh, Kinv, coef, n_arr, out, loss_acc):
+    """Exact Kernel-AWV / online kernel ridge regression, O(t^2) per row.
+
+    State: ``Xh[:t]`` past inputs, ``Kinv[:t, :t] = (K_t + alpha I)^{-1}``, ``coef[:t] = Kinv y``
+    (one column per head), ``t = n_arr[0]``. With ``q = Kinv k_t(x)`` and
+    ``s2 = k(x,x) - k' q``: the ridge prediction is ``k' coef`` and the AWV prediction is the ridge
+    one divided by ``1 + s2 / alpha`` (Sherman-Morrison). The inverse then grows by the Schur
+    complement ``delta = s2 + alpha``. ``kernel``: 0 Gaussian (``exp(-gamma d^2)``), 1 linear.
+    """
+    cap = Xh.shape[0]
+    n_heads = coef.shape[1]
+    kv = np.empty(cap)
+    q = np.empty(cap)
+    e = np.empty(cap)
+    kbuf = np.empty(cap, dtype=np.int64)
+    pk = np.empty(n_heads)
+    for i in range(start, X.shape[0]):
+        t = n_arr[0]
+        if t == cap:
+            return i, -1
+        x = X[i]
+        if kernel == 0:
+            rbf_row(Xh, t, x, gamma, e, kv, kbuf)
+            kxx = 1.0
+        else:
+            linear_row(Xh, t, x, kv)
+            kxx = 0.0
+            for j in range(x.shape[0]):
+                kxx += x[j] * x[j]
+        sym_matvec(Kinv, t, kv, q)
+        s2 = kxx
+        for j in range(t):
+            s2 -= kv[j] * q[j]
+        if s2 < 0.0:
+            s2 = 0.0
+        shrink = 1.0 / (1.0 + s2 / alpha) if awv else 1.0
+        for k in range(n_heads):
+            num = 0.0
+            for j in range(t):
+                num += kv[j] * coef[j, k]
+            pk[k] = num
+            p = num * shrink
+            if p > clip:
+                p = clip
+            elif p < -clip:
+                p = -clip
+            out[i, k] = p
+            if not math.isfinite(p):
+                return i, i
+            y = Y[i, k]
+            loss_acc[0] += (y - p) * (y - p)
+        # learn: grow the inverse by one row/column, update the dual coefficients
+        delta = s2 + alpha
+        inv = 1.0 / delta
+        for a in range(t):
+            qa = q[a] * inv
+            Ka = Kinv[a]
+            for c in range(t):
+                Ka[c] += qa * q[c]
+            Kinv[a, t] = -qa
+            Kinv[t, a] = -qa
+        Kinv[t, t] = inv
+        for k in range(n_heads):
+            rk = (Y[i, k] - pk[k]) * inv
+            for a in range(t):
+                coef[a, k] -= q[a] * rk
+            coef[t, k] = rk
+        for j in range(x.shape[0]):
+            Xh[t, j] = x[j]
+        n_arr[0] = t + 1
+    return X.shape[0], -1
+
+
+@numba.njit(cache=True)
+def kernel_predict(X, kernel, gamma, alpha, awv, clip, Xh, t, Kinv, coef, out):
+    """Stateless predictions of the exact forecaster for the rows of ``X`` (as the next round)."""
+    cap = Xh.shape[0]
+    kv = np.empty(max(t, 1))
+    q = np.empty(max(t, 1))
+    e = np.empty(max(t, 1))
+    kbuf = np.empty(max(t, 1), dtype=np.int64)
+    for i in range(X.shape[0]):
+        x = X[i]
+        if kernel == 0:
+            rbf_row(Xh, t, x, gamma, e, kv, kbuf)
+            kxx = 1.0
+        else:
+            linear_row(Xh, t, x, kv)
+            kxx = 0.0
+            for j in range(x.shape[0]):
+                kxx += x[j] * x[j]
+        sym_matvec(Kinv, t, kv, q)
+        s2 = kxx
+        for j in range(t):
+            s2 -= kv[j] * q[j]
+        if s2 < 0.0:
+            s2 = 0.0
+        shrink = 1.0 / (1.0 + s2 / alpha) if awv else 1.0
+        for k in range(coef.shape[1]):
+            num = 0.0
+            for j in range(t):
+                num += kv[j] * coef[j, k]
+            p = num * shrink
+            out[i, k] = min(max(p, -clip), clip)
+    return cap
+
+
+# --------------------------------------------------------------------------- PKAWV-Nyström
+@numba.njit(cache=True)
+def nystrom_awv_pass(
+    X, Y, draws, start, gamma, alpha, mu, eps, beta, sqrt_weight, rho_tol, awv, clip,
+    Xh, Yh, Phi, Xd, L, Ginv, w, probs, didx, P, b, counts, out, loss_acc,
+):
+    """PKAWV with Nyström projections on a KORS dictionary, as a growing orthonormal embedding.
+
+    With ``L L' = K_DD`` (Cholesky), ``phi(x) = L^{-1} k_D(x)`` are the coordinates of the
+    projection of ``k(x, .)`` on span{k(x_j, .), j in D} in an orthonormal basis; adding a
+    dictionary point appends one coordinate and leaves the others unchanged. PKAWV (the paper's
+    eq. 4, with the past re-projected on the grown span) is then linear AWV on ``phi``: on an
+    insertion at round t, every past point gets its new coordinate
+    ``e_s = (k(x_s, x_t) - phi(x_s)' phi(x_t)) / rho`` and ``A = alpha I + Phi' Phi``, ``b = Phi' Y``
+    grow by one row/column (``P = A^{-1}`` by the Schur complement).
+
+    ``counts = [t, m, n_skipped]``. An insertion whose residual ``rho^2 = 1 - ||phi(x_t)||^2`` is
+    below ``rho_tol`` (numerically already in the span) is skipped and counted.
+    """
+    cap_t = Xh.shape[0]
+    cap_m = Xd.shape[0]
+    n_heads = b.shape[0]
+    d = X.shape[1]
+    ln = max(cap_t, cap_m) + 1
+    kD = np.empty(ln)
+    phi = np.empty(ln)
+    wk = np.empty(ln)
+    q = np.empty(ln)
+    e = np.empty(ln)
+    kbuf = np.empty(ln, dtype=np.int64)
+    u = np.empty(ln)
+    g = np.empty(ln)
+    ecol = np.empty(ln)
+    cvec = np.empty(ln)
+    for i in range(start, X.shape[0]):
+        t = counts[0]
+        m = counts[1]
+        if t == cap_t:
+            return i, -1
+        x = X[i]
+        z, p, rho2 = kors_nystrom_decide(
+            Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, draws[i], kD, phi, wk, q, e, kbuf
+        )
+        if z:
+            if rho2 > rho_tol:
+                if m == cap_m:
+                    return i, -1
+                rho = math.sqrt(rho2)
+                # new coordinate of every past point
+                rbf_row(Xh, t, x, gamma, e, ecol, kbuf)
+                for s in range(t):
+                    Ps = Phi[s]
+                    acc = ecol[s]
+                    for k in range(m):
+                        acc -= Ps[k] * phi[k]
+                    ecol[s] = acc / rho
+                # c = Phi' e ; corner = alpha + e' e ; grow P = A^{-1}
+                for k in range(m):
+                    cvec[k] = 0.0
+                corner = alpha
+                for s in range(t):
+                    es = ecol[s]
+                    corner += es * es
+                    if es != 0.0:
+                        Ps = Phi[s]
+                        for k in range(m):
+                            cvec[k] += es * Ps[k]
+                inverse_append(P, m, cvec, corner, q)
+                for k in range(n_heads):
+                    acc = 0.0
+                    for s in range(t):
+                        acc += ecol[s] * Yh[s, k]
+                    b[k, m] = acc
+                for s in range(t):
+                    Phi[s, m] = ecol[s]
+                kors_nystrom_insert(Xd, m, x, L, Ginv, w, probs, mu, p, sqrt_weight, phi, rho, wk, q)
+                didx[m] = t
+                m += 1
+                counts[1] = m
+            else:
+                counts[2] += 1
+        # AWV step on phi (m may be 0: prediction 0)
+        if not _awv_heads(P, m, phi, u, g, Y[i], b, awv, clip, out[i], loss_acc):
+            return i, i
+        for k in range(m):
+            Phi[t, k] = phi[k]
+        for j in range(d):
+            Xh[t, j] = x[j]
+        for k in range(n_heads):
+            Yh[t, k] = Y[i, k]
+        counts[0] = t + 1
+    return X.shape[0], -1
+
+
+@numba.njit(cache=True)
+def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol, Xd, L, Ginv, w, probs,
+                     didx, counts):
+    """KORS over the rows of ``X`` (the :class:`OnlineNystroem` transformer): grows the dictionary.
+
+    ``counts = [t, m, n_skipped]``; returns ``rows_done`` (early when the dictionary buffer is full).
+    """
+    cap_m = Xd.shape[0]
+    ln = cap_m + 1
+    kD = np.empty(ln)
+    phi = np.empty(ln)
+    wk = np.empty(ln)
+    q = np.empty(ln)
+    e = np.empty(ln)
+    kbuf = np.empty(ln, dtype=np.int64)
+    for i in range(start, X.shape[0]):
+        t = counts[0]
+        m = counts[1]
+        x = X[i]
+        z, p, rho2 = kors_nystrom_decide(
+            Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, draws[i], kD, phi, wk, q, e, kbuf
+        )
+        if z:
+            if rho2 > rho_tol:
+                if m == cap_m:
+                    return i
+                kors_nystrom_insert(Xd, m, x, L, Ginv, w, probs, mu, p, sqrt_weight, phi,
+                                    math.sqrt(rho2), wk, q)
+                didx[m] = t
+                counts[1] = m + 1
+            else:
+                counts[2] += 1
+        counts[0] = t + 1
+    return X.shape[0]

@@ -1,0 +1,282 @@
+"""Compiled numerics shared by the kernel feature maps and the online kernel ridge forecasters.
+
+* Taylor features of the Gaussian kernel (Jézéquel, Gaillard & Rudi 2019, eq. 6): multi-index
+  tables in scikit-learn's ``PolynomialFeatures`` order and a per-row evaluation that cannot
+  overflow (direct recursion whenever ``exp(-||z||^2 / 2)`` is a normal number, log domain otherwise).
+* Gaussian kernel rows with the vectorisable exponential.
+* The Sherman-Morrison rank-one update of an inverse ``P = A^{-1}`` (``A <- A + v v'``), written as
+  row operations (axpy) that the compiler vectorises; it keeps ``P`` exactly symmetric.
+* Growing a symmetric inverse by one row/column (Schur complement) and a Cholesky factor by one
+  row (block append).
+* One KORS step (Kernel Online Row Sampling, Calandriello et al. 2017): approximate ridge leverage
+  score of the incoming point against the weighted dictionary, in closed form.
+
+Every function works on the top-left ``m x m`` block of preallocated (padded) arrays, so the
+callers can grow their state by doubling without reallocating in the hot loop.
+"""
+
+import itertools
+import math
+
+import numba
+import numpy as np
+
+from ._math import EXP_MIN, exp_buffer
+
+#: below this value of ||z||^2 / 2, exp(-||z||^2 / 2) is a normal float64 and the Taylor recursion
+#: runs directly (every intermediate value is itself a feature, bounded by 1 in absolute value)
+_TAYLOR_DIRECT_MAX = 700.0
+
+
+# --------------------------------------------------------------------------- Taylor features
+def taylor_tables(n_features, degree):
+    """Multi-index tables of the Taylor features of total degree ``<= degree``.
+
+    The order is scikit-learn's ``PolynomialFeatures(degree, include_bias=True)`` order: by total
+    degree, then ``itertools.combinations_with_replacement`` order within a degree.
+
+    Returns
+    -------
+    powers : ndarray of shape (r, n_features), int64
+    parent : ndarray of shape (r,), int64
+        Feature ``f > 0`` is ``feature[parent[f]] * z[var[f]] / sqrt(powers[f, var[f]])``.
+    var : ndarray of shape (r,), int64
+    inv_sqrt : ndarray of shape (r,), float64
+        ``1 / sqrt(powers[f, var[f]])`` (1 for the constant feature).
+    """
+    combos = [()]
+    for j in range(1, degree + 1):
+        combos.extend(itertools.combinations_with_replacement(range(n_features), j))
+    index = {c: i for i, c in enumerate(combos)}
+    r = len(combos)
+    powers = np.zeros((r, n_features), dtype=np.int64)
+    parent = np.zeros(r, dtype=np.int64)
+    var = np.zeros(r, dtype=np.int64)
+    inv_sqrt = np.ones(r, dtype=np.float64)
+    for i, c in enumerate(combos):
+        for v in c:
+            powers[i, v] += 1
+        if c:
+            parent[i] = index[c[:-1]]
+            var[i] = c[-1]
+            inv_sqrt[i] = 1.0 / math.sqrt(powers[i, c[-1]])
+    return powers, parent, var, inv_sqrt
+
+
+@numba.njit(cache=True, inline="always")
+def taylor_row(x, center, inv_sigma, parent, var, inv_sqrt, z, out):
+    """``out[:r] = `` the Taylor features g_k(x) of the Gaussian kernel, |k| <= M.
+
+    ``g_k(x) = exp(-||z||^2 / 2) prod_i z_i^{k_i} / sqrt(k_i!)`` with ``z = (x - center) / sigma``.
+    ``z`` is a scratch buffer of at least ``len(x) + r`` entries. Never overflows: every value of
+    the direct recursion is itself a feature, bounded by 1; rows with ``||z||^2 / 2 > 700``
+    (where ``exp(-||z||^2/2)`` is no longer a normal number) are evaluated in the log domain.
+    """
+    d = x.shape[0]
+    r = parent.shape[0]
+    sq = 0.0
+    for i in range(d):
+        zi = (x[i] - center[i]) * inv_sigma
+        z[i] = zi
+        sq += zi * zi
+    half = 0.5 * sq
+    if half < _TAYLOR_DIRECT_MAX:
+        out[0] = math.exp(-half)
+        for f in range(1, r):
+            out[f] = out[parent[f]] * z[var[f]] * inv_sqrt[f]
+        return
+    if not math.isfinite(half):  # features are exactly representable as 0
+        for f in range(r):
+            out[f] = 0.0
+        return
+    # log domain: out[f] = log|g_f|, z[d + f] = sign(g_f) (parents precede their children)
+    out[0] = -half
+    z[d] = 1.0
+    for f in range(1, r):
+        zi = z[var[f]]
+        lp = out[parent[f]]
+        z[d + f] = z[d + parent[f]] * (1.0 if zi >= 0.0 else -1.0)
+        if zi == 0.0 or lp == -math.inf:
+            out[f] = -math.inf
+        else:
+            out[f] = lp + math.log(abs(zi)) + math.log(inv_sqrt[f])
+    for f in range(r):
+        lf = out[f]
+        out[f] = z[d + f] * math.exp(lf) if lf > -math.inf else 0.0
+
+
+@numba.njit(cache=True)
+def taylor_transform(X, center, inv_sigma, parent, var, inv_sqrt, out):
+    """:func:`taylor_row` on every row of ``X`` (``out`` has shape (n, r))."""
+    z = np.empty(X.shape[1] + parent.shape[0])
+    for i in range(X.shape[0]):
+        taylor_row(X[i], center, inv_sigma, parent, var, inv_sqrt, z, out[i])
+
+
+# --------------------------------------------------------------------------- Gaussian kernel
+@numba.njit(cache=True, inline="always")
+def rbf_row(Xs, n, x, gamma, e, out, kbuf):
+    """``out[i] = exp(-gamma ||Xs[i] - x||^2)`` for ``i < n`` (``e``, ``kbuf``: scratch, >= n)."""
+    d = x.shape[0]
+    for i in range(n):
+        s = 0.0
+        for j in range(d):
+            t = Xs[i, j] - x[j]
+            s += t * t
+        v = -gamma * s
+        e[i] = v if v > EXP_MIN else EXP_MIN
+    exp_buffer(e, out, kbuf, n)
+    for i in range(n):  # exp(EXP_MIN) ~ 1e-308: call it zero, as exp() of the true value would
+        if e[i] <= EXP_MIN:
+            out[i] = 0.0
+
+
+@numba.njit(cache=True, inline="always")
+def linear_row(Xs, n, x, out):
+    """``out[i] = Xs[i] . x`` for ``i < n``."""
+    d = x.shape[0]
+    for i in range(n):
+        s = 0.0
+        for j in range(d):
+            s += Xs[i, j] * x[j]
+        out[i] = s
+
+
+# --------------------------------------------------------------------------- inverse updates
+@numba.njit(cache=True, inline="always")
+def sym_matvec(P, m, v, u):
+    """``u[:m] = P[:m, :m] @ v[:m]`` for symmetric ``P``, as a sum of rows (vectorises)."""
+    for k in range(m):
+        u[k] = 0.0
+    for j in range(m):
+        vj = v[j]
+        if vj != 0.0:
+            Pj = P[j]
+            for k in range(m):
+                u[k] += vj * Pj[k]
+
+
+@numba.njit(cache=True, inline="always")
+def sherman_morrison(P, m, v, u, g):
+    """Rank-one update ``A <- A + v v'`` of ``P = A^{-1}`` (top-left ``m x m`` block).
+
+    On return ``u = P_old v`` and ``s = v' P_old v`` is returned; ``g`` is scratch. ``P`` stays
+    exactly symmetric (entries ``(i, j)`` and ``(j, i)`` receive the same product ``g_i g_j``).
+    """
+    sym_matvec(P, m, v, u)
+    s = 0.0
+    for k in range(m):
+        s += v[k] * u[k]
+    c = 1.0 / math.sqrt(1.0 + s)
+    for k in range(m):
+        g[k] = u[k] * c
+    for i in range(m):
+        gi = g[i]
+        if gi != 0.0:
+            Pi = P[i]
+            for k in range(m):
+                Pi[k] -= gi * g[k]
+    return s
+
+
+@numba.njit(cache=True, inline="always")
+def inverse_append(P, m, c, corner, q):
+    """Grow ``P = A^{-1}`` (``m x m``) to the inverse of ``[[A, c], [c', corner]]``.
+
+    Schur complement: ``q = P c``, ``delta = corner - c' q``; ``P <- [[P + q q'/delta, -q/delta],
+    [-q'/delta, 1/delta]]``. Returns ``delta`` (the caller guards ``delta > 0``). ``q`` is scratch.
+    """
+    sym_matvec(P, m, c, q)
+    delta = corner
+    for k in range(m):
+        delta -= c[k] * q[k]
+    inv = 1.0 / delta
+    for i in range(m):
+        a = q[i] * inv
+        Pi = P[i]
+        for k in range(m):
+            Pi[k] += a * q[k]
+        P[i, m] = -a
+        P[m, i] = -a
+    P[m, m] = inv
+    return delta
+
+
+@numba.njit(cache=True, inline="always")
+def lower_solve(L, m, b, out):
+    """``out[:m] = L[:m, :m]^{-1} b[:m]`` for lower-triangular ``L`` (row-oriented)."""
+    for i in range(m):
+        s = b[i]
+        Li = L[i]
+        for k in range(i):
+            s -= Li[k] * out[k]
+        out[i] = s / Li[i]
+
+
+# --------------------------------------------------------------------------- KORS
+@numba.njit(cache=True, inline="always")
+def kors_score(Ginv, m, wk, kxx, mu, eps, q):
+    """KORS ridge-leverage-score estimate of a point against the weighted dictionary.
+
+    ``wk = W k_D(x)`` (dictionary weights times kernel values), ``Ginv = (W K_DD W + mu I)^{-1}``.
+    Returns ``(tau, s2)`` with ``s2 = k(x,x) - wk' Ginv wk`` and the closed form
+    ``tau = (1 + eps) s2 / (s2 + mu)`` of the paper's ``(1+eps)/mu (k_tt - kbar' T^{-1} kbar)``;
+    ``q`` is scratch (``q = Ginv wk`` on return).
+    """
+    sym_matvec(Ginv, m, wk, q)
+    s2 = kxx
+    for k in range(m):
+        s2 -= wk[k] * q[k]
+    if s2 < 0.0:
+        s2 = 0.0
+    return (1.0 + eps) * s2 / (s2 + mu), s2
+
+
+@numba.njit(cache=True, inline="always")
+def kors_nystrom_decide(Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, u_draw, kD, phi, wk, q, e, kbuf):
+    """One KORS decision for ``x`` against the Gaussian-kernel dictionary ``Xd[:m]``.
+
+    Fills ``kD = k(Xd[:m], x)`` and ``phi = L^{-1} kD`` (the embedding of ``x`` with the current
+    dictionary, ``L L' = K_DD``), computes the KORS probability ``p = clip(beta tau, 0, 1)`` and
+    returns ``(z, p, rho2)`` with ``z = u_draw < p`` the Bernoulli draw and
+    ``rho2 = k(x, x) - phi' phi`` the squared distance of ``phi(x)`` to the span of the dictionary
+    (``wk``, ``q``, ``e``, ``kbuf``: scratch of at least ``m`` entries).
+    """
+    rbf_row(Xd, m, x, gamma, e, kD, kbuf)
+    lower_solve(L, m, kD, phi)
+    for k in range(m):
+        wk[k] = w[k] * kD[k]
+    tau, s2 = kors_score(Ginv, m, wk, 1.0, mu, eps, q)
+    p = beta * tau
+    if p > 1.0:
+        p = 1.0
+    elif not p > 0.0:
+        p = 0.0
+    rho2 = 1.0
+    for k in range(m):
+        rho2 -= phi[k] * phi[k]
+    return u_draw < p, p, rho2
+
+
+@numba.njit(cache=True, inline="always")
+def kors_nystrom_insert(Xd, m, x, L, Ginv, w, probs, mu, p, sqrt_weight, phi, rho, wk, q):
+    """Add ``x`` to the dictionary after a positive KORS draw (capacity ``> m`` is the caller's).
+
+    Appends the row ``(phi', rho)`` to ``L``, the KORS weight ``1/p`` (or ``1/sqrt(p)`` when
+    ``sqrt_weight``) and grows ``Ginv = (W K_DD W + mu I)^{-1}`` by the Schur complement.
+    ``wk`` must still hold ``W k_D(x)``. Sets ``phi[m] = rho`` (the new coordinate of ``x``).
+    """
+    d = x.shape[0]
+    for k in range(m):
+        L[m, k] = phi[k]
+        L[k, m] = 0.0
+    L[m, m] = rho
+    wn = 1.0 / math.sqrt(p) if sqrt_weight else 1.0 / p
+    for k in range(m):
+        wk[k] *= wn
+    inverse_append(Ginv, m, wk, wn * wn + mu, q)
+    w[m] = wn
+    probs[m] = p
+    for j in range(d):
+        Xd[m, j] = x[j]
+    phi[m] = rho
