@@ -1,0 +1,421 @@
+"""Compiled passes of the expert-aggregation rules (one per algorithm).
+
+Every pass runs the prediction-with-expert-advice protocol over the rows of a loss matrix ``L``
+(n_rounds, K), in order: play the current weights, observe the row, suffer the mixture's loss,
+update. Common conventions:
+
+* Losses arrive in the user's units and are mapped affinely to [0, 1] (``(l - lo) * inv_span``);
+  the caller has checked the range, so the passes trust it.
+* Sleeping experts: a NaN loss means the expert is asleep. The weights played that round are the
+  current weights restricted to the awake experts and renormalised (uniform over the awake experts
+  if they all have zero weight), and an asleep expert is charged the mixture's own loss
+  ``l_hat`` (the classic reduction of sleeping experts to ordinary ones: its instantaneous regret is
+  zero, and the learner's loss equals ``<w, l_imputed>``, so every bound of the rule holds for the
+  imputed loss matrix). The caller rejects rows where every expert is asleep.
+* ``out[r]`` receives the weights played at row ``r``; ``acc[0]`` accumulates the mixture's loss in
+  the user's units and ``ecum`` the experts' observed losses, row by row (chunking-invariant).
+* Horizon: ``horizon > 0`` is the paper's known T; ``horizon == 0`` runs the doubling schedule
+  ``T_k = S * 2^k`` (the smallest such T_k >= t at round t) without restarting: the learning rate,
+  the floor and the sharing rate of round t are those of T_k. Lowering the floor keeps the current
+  weights feasible, so the paper's per-segment analysis applies on each doubling period.
+* Updates after round t use round t's parameters. ``tstate`` = [T_k of the last round, eta, floor,
+  alpha]; the state arrays are updated in place.
+"""
+
+import math
+
+import numba
+import numpy as np
+
+from ..utils._math import EXP_MIN, exp_buffer
+from ..utils._projections import clip_project, shifted_exp
+
+# rule codes for the tuning helper
+HEDGE = 0
+FIXED_SHARE = 1
+CLIPPED_HEDGE = 2
+PCS = 3
+OCS = 4
+OCS_PLUS = 5
+
+
+@numba.njit(cache=True, inline="always")
+def _log_term(K, T, S):
+    """c = S log(K T / S), the paper's common complexity term."""
+    return S * math.log(K * T / S)
+
+
+@numba.njit(cache=True)
+def tuning(rule, K, T, S, eta_user, bound_user, alpha_user, floor_user):
+    """(eta, floor, alpha) for horizon ``T`` (NaN user values mean 'auto'); see each rule's docs."""
+    floor = 0.0
+    alpha = 0.0
+    eta = eta_user
+    if rule == CLIPPED_HEDGE or rule == PCS or rule == OCS or rule == OCS_PLUS:
+        floor = floor_user if floor_user == floor_user else S / (T * K)
+    c = _log_term(K, T, S) if K > 1 else 0.0
+    if rule == HEDGE:
+        if eta != eta:
+            eta = math.sqrt(8.0 * math.log(K) / T) if K > 1 else 1.0
+    elif rule == FIXED_SHARE:
+        if K > 1:
+            alpha = alpha_user if alpha_user == alpha_user else min(S / T, (K - 1.0) / K)
+            if eta != eta:
+                # log of the inverse prior mass of a sequence with S - 1 switches
+                cfs = math.log(K)
+                if S > 1:
+                    cfs += (S - 1.0) * math.log((K - 1.0) / alpha)
+                if T - S > 0 and alpha > 0.0:
+                    cfs -= (T - S) * math.log1p(-alpha)
+                eta = math.sqrt(8.0 * cfs / T)
+        elif eta != eta:
+            eta = 1.0
+    elif rule == CLIPPED_HEDGE:
+        if eta != eta:
+            eta = math.sqrt(c / T) if c > 0 else 1.0
+    elif rule == PCS:
+        if eta != eta:
+            b = bound_user if bound_user == bound_user else T
+            eta = min(0.5, math.sqrt(c / b)) if (c > 0 and b > 0) else 0.5
+    elif rule == OCS:
+        if eta != eta:
+            b = bound_user if bound_user == bound_user else T
+            eta = math.sqrt(c / b) if (c > 0 and b > 0) else 1.0
+    elif rule == OCS_PLUS:
+        eta = math.sqrt(c) if c > 0 else 1.0
+    return eta, floor, alpha
+
+
+@numba.njit(cache=True, inline="always")
+def _horizon(t, horizon, S, T_prev):
+    """Horizon of round t: the fixed one, or the doubling guess (never decreasing)."""
+    if horizon > 0:
+        return horizon
+    T = T_prev if T_prev >= S else S
+    while T < t:
+        T *= 2.0
+    return T
+
+
+@numba.njit(cache=True, inline="always")
+def _play(Lrow, K, lo, inv_span, w, out_row, lrow, ecum):
+    """Play ``w`` restricted to the awake experts; fill the imputed scaled losses ``lrow``.
+
+    Returns (l_hat scaled to [0, 1], l_hat in the user's units).
+    """
+    n_asleep = 0
+    for i in range(K):
+        if Lrow[i] != Lrow[i]:
+            n_asleep += 1
+    lh = 0.0
+    lh_raw = 0.0
+    if n_asleep == 0:
+        for i in range(K):
+            x = Lrow[i]
+            out_row[i] = w[i]
+            li = (x - lo) * inv_span
+            lrow[i] = li
+            lh += w[i] * li
+            lh_raw += w[i] * x
+            ecum[i] += x
+        return lh, lh_raw
+    s = 0.0
+    for i in range(K):
+        if Lrow[i] == Lrow[i]:
+            s += w[i]
+    n_awake = K - n_asleep
+    for i in range(K):
+        x = Lrow[i]
+        if x == x:
+            pi = w[i] / s if s > 0.0 else 1.0 / n_awake
+            out_row[i] = pi
+            li = (x - lo) * inv_span
+            lrow[i] = li
+            lh += pi * li
+            lh_raw += pi * x
+            ecum[i] += x
+        else:
+            out_row[i] = 0.0
+    for i in range(K):
+        if Lrow[i] != Lrow[i]:
+            lrow[i] = lh
+    return lh, lh_raw
+
+
+# --------------------------------------------------------------------------- Hedge, clipped
+@numba.njit(cache=True)
+def exponential_pass(L, lo, inv_span, rule, t0, horizon, S, eta_user, bound_user, floor_user,
+                     tstate, w, logw, out, acc, ecum, lrow, lp, d, p, sb, kb):
+    """Hedge (rule=HEDGE, floor 0), ClippedHedge (CLIPPED_HEDGE) and PCS (PCS) passes.
+
+    Hedge: ``w_{t+1} ∝ w_t exp(-eta l_t)`` (Alg. 1, eq. 6). ClippedHedge: the same step followed by
+    the KL projection onto the clipped simplex (eq. 12, Thm 1). PCS: the Prod step
+    ``w_t (1 - eta l_t)`` followed by the projection (eq. 14, Alg. 2, Thm 2). All in the log domain.
+    """
+    n, K = L.shape
+    T = tstate[0]
+    eta = tstate[1]
+    floor = tstate[2]
+    log_floor = math.log(floor) if floor > 0.0 else -math.inf
+    for r in range(n):
+        t = t0 + r + 1
+        T_new = _horizon(t, horizon, S, T)
+        if T_new != T or eta != eta:
+            T = T_new
+            eta, floor, _ = tuning(rule, K, T, S, eta_user, bound_user, math.nan, floor_user)
+            log_floor = math.log(floor) if floor > 0.0 else -math.inf
+        lh, lh_raw = _play(L[r], K, lo, inv_span, w, out[r], lrow, ecum)
+        acc[0] += lh_raw
+        if K == 1:
+            continue
+        if rule == PCS:
+            for i in range(K):
+                lp[i] = logw[i] + math.log1p(-eta * lrow[i])
+        else:
+            for i in range(K):
+                lp[i] = logw[i] - eta * lrow[i]
+        clip_project(lp, K, floor, log_floor, w, logw, d, p, kb, sb)
+    tstate[0] = T
+    tstate[1] = eta
+    tstate[2] = floor
+
+
+@numba.njit(cache=True)
+def fixed_share_pass(L, lo, inv_span, t0, horizon, S, eta_user, alpha_user,
+                     tstate, w, logw, out, acc, ecum, lrow, lp, d, p, sb, kb):
+    """Fixed Share (Herbster & Warmuth 1998): Hedge step, then each expert gives a fraction alpha of
+    its weight to the K - 1 others in equal parts: ``w[i] = (1 - alpha) v[i] + alpha / (K - 1) (1 - v[i])``.
+    """
+    n, K = L.shape
+    T = tstate[0]
+    eta = tstate[1]
+    alpha = tstate[3]
+    for r in range(n):
+        t = t0 + r + 1
+        T_new = _horizon(t, horizon, S, T)
+        if T_new != T or eta != eta:
+            T = T_new
+            eta, _, alpha = tuning(FIXED_SHARE, K, T, S, eta_user, math.nan, alpha_user, math.nan)
+        lh, lh_raw = _play(L[r], K, lo, inv_span, w, out[r], lrow, ecum)
+        acc[0] += lh_raw
+        if K == 1:
+            continue
+        for i in range(K):
+            lp[i] = logw[i] - eta * lrow[i]
+        clip_project(lp, K, 0.0, -math.inf, w, logw, d, p, kb, sb)
+        if alpha > 0.0:
+            b = alpha / (K - 1.0)
+            a = 1.0 - alpha - b
+            for i in range(K):
+                wi = a * w[i] + b
+                w[i] = wi
+                logw[i] = math.log(wi)
+    tstate[0] = T
+    tstate[1] = eta
+    tstate[3] = alpha
+
+
+# --------------------------------------------------------------------------- OCS, OCS+
+@numba.njit(cache=True)
+def optimistic_pass(L, lo, inv_span, plus, t0, horizon, S, eta_user, bound_user, floor_user,
+                    tstate, epoch, w, logwt, hint, out, acc, ecum, halved, lrow, lp, scratch, d,
+                    p, sb, kb):
+    """OCS (Alg. 3, eqs. 17-18) and, with ``plus``, OCS+ (Alg. 4, the doubling trick on eta).
+
+    State: ``logwt`` = log of the auxiliary w~_{t+1}; ``w`` = the distribution played next,
+    ``w_{t+1} = proj(log w~_{t+1} - eta l_t)``; ``hint`` = l_t (the optimistic guess for l_{t+1});
+    ``epoch`` = [m, P_m] for OCS+ (epoch index from 1 and its path length so far). ``halved[r]`` is set
+    to 1 when the halving test fires at row r (a new epoch starts at the next round).
+    """
+    n, K = L.shape
+    T = tstate[0]
+    eta = tstate[1]
+    floor = tstate[2]
+    log_floor = math.log(floor) if floor > 0.0 else -math.inf
+    c = _log_term(K, T, S) if (K > 1 and T > 0) else 0.0
+    for r in range(n):
+        t = t0 + r + 1
+        T_new = _horizon(t, horizon, S, T)
+        if T_new != T or eta != eta:
+            T = T_new
+            eta, floor, _ = tuning(OCS_PLUS if plus else OCS, K, T, S, eta_user, bound_user,
+                                   math.nan, floor_user)
+            log_floor = math.log(floor) if floor > 0.0 else -math.inf
+            c = _log_term(K, T, S) if K > 1 else 0.0
+            if plus:
+                eta = eta / 2.0 ** (epoch[0] - 1.0)
+        lh, lh_raw = _play(L[r], K, lo, inv_span, w, out[r], lrow, ecum)
+        acc[0] += lh_raw
+        halved[r] = 0
+        if K == 1:
+            continue
+        # (18) w~_{t+1} = proj(log w~_t - eta l_t), with the eta of the current epoch
+        for i in range(K):
+            lp[i] = logwt[i] - eta * lrow[i]
+        clip_project(lp, K, floor, log_floor, scratch, logwt, d, p, kb, sb)
+        # path length of the epoch, then OCS+'s halving test (eta_m^2 P_m > c, no division)
+        dmax = 0.0
+        for i in range(K):
+            x = abs(lrow[i] - hint[i])
+            if x > dmax:
+                dmax = x
+            hint[i] = lrow[i]
+        if plus:
+            epoch[1] += dmax * dmax
+            if eta * eta * epoch[1] > c:
+                eta = eta / 2.0
+                epoch[0] += 1.0
+                epoch[1] = 0.0
+                halved[r] = 1
+        # (17) for the next round: w_{t+1} = proj(log w~_{t+1} - eta l_t)
+        for i in range(K):
+            lp[i] = logwt[i] - eta * lrow[i]
+        clip_project(lp, K, floor, log_floor, w, scratch, d, p, kb, sb)
+    tstate[0] = T
+    tstate[1] = eta
+    tstate[2] = floor
+
+
+# --------------------------------------------------------------------------- ML-Poly, BOA
+@numba.njit(cache=True)
+def mlpoly_pass(L, lo, inv_span, w, R, inv_eta, Bstate, out, acc, ecum, lrow):
+    """ML-Poly (Gaillard, Stoltz & van Erven 2014), as implemented in opera's ``MLpol``.
+
+    ``w ∝ eta_i (R_i)_+`` with the cumulative regrets ``R_i = sum_s (l_hat_s - l_s[i])`` and the
+    per-expert rates ``1 / eta_i = sum_s r_{s,i}^2 + B`` (``B`` the largest squared regret seen);
+    uniform while no regret is positive. As in opera, the weights played are uniform over the awake
+    experts when none of them has a positive regret (``_play``'s fallback).
+    """
+    n, K = L.shape
+    B = Bstate[0]
+    for r in range(n):
+        lh, lh_raw = _play(L[r], K, lo, inv_span, w, out[r], lrow, ecum)
+        acc[0] += lh_raw
+        newB = B
+        for i in range(K):
+            ri = lh - lrow[i]
+            R[i] += ri
+            if ri * ri > newB:
+                newB = ri * ri
+        for i in range(K):
+            ri = lh - lrow[i]
+            inv_eta[i] += ri * ri + newB - B
+        B = newB
+        s = 0.0
+        for i in range(K):
+            v = R[i] / inv_eta[i] if R[i] > 0.0 else 0.0
+            w[i] = v
+            s += v
+        if s > 0.0:
+            for i in range(K):
+                w[i] /= s
+        else:
+            for i in range(K):
+                w[i] = 1.0 / K
+    Bstate[0] = B
+
+
+ETA_CAP = math.exp(350.0)
+
+
+@numba.njit(cache=True)
+def boa_pass(L, lo, inv_span, w, log_prior, Rreg, V, B, eta, out, acc, ecum, lrow, lp, d, p, kb):
+    """BOA, Bernstein Online Aggregation with one learning rate per expert (Wintenberger 2017), as
+    implemented in opera's ``BOA``.
+
+    ``w_i ∝ prior_i exp(eta_i sum_s (r_{s,i} - eta_i r_{s,i}^2))`` with the instantaneous regrets
+    ``r_{s,i} = l_hat_s - l_s[i]`` and ``eta_i = min(1 / (2 B_i), sqrt(log K / V_i))``
+    (``B_i = max |r_{s,i}|``, ``V_i = sum r_{s,i}^2``). The second-order term of a round uses the rate
+    computed after that round.
+    """
+    n, K = L.shape
+    logK = math.log(K)
+    for r in range(n):
+        lh, lh_raw = _play(L[r], K, lo, inv_span, w, out[r], lrow, ecum)
+        acc[0] += lh_raw
+        if K == 1:
+            continue
+        for i in range(K):
+            ri = lh - lrow[i]
+            a = abs(ri)
+            if a > B[i]:
+                B[i] = a
+            V[i] += ri * ri
+            e = ETA_CAP
+            if B[i] > 0.0:
+                e = min(1.0 / (2.0 * B[i]), math.sqrt(logK / V[i]))
+                e = min(e, ETA_CAP)
+            eta[i] = e
+            Rreg[i] += ri - e * ri * ri
+        for i in range(K):
+            lp[i] = log_prior[i] + eta[i] * Rreg[i]
+        m = shifted_exp(lp, K, d, p, kb)
+        s = 0.0
+        for i in range(K):
+            s += p[i]
+        for i in range(K):
+            w[i] = p[i] / s
+
+
+# --------------------------------------------------------------------------- AdaHedge
+@numba.njit(cache=True)
+def adahedge_pass(L, lo, inv_span, w, Lcum, Delta, out, acc, ecum, lrow, lp, d, p, kb):
+    """AdaHedge (de Rooij, van Erven, Grünwald & Koolen 2014): Hedge on the cumulative losses with
+    ``eta_t = log K / Delta_{t-1}``, ``Delta`` the cumulative mixability gap (``eta = inf``: uniform
+    weights on the current leaders).
+    """
+    n, K = L.shape
+    logK = math.log(K) if K > 1 else 0.0
+    for r in range(n):
+        lh, lh_raw = _play(L[r], K, lo, inv_span, w, out[r], lrow, ecum)
+        acc[0] += lh_raw
+        if K == 1:
+            continue
+        D = Delta[0]
+        # mix loss m_t = -(1/eta) log sum_i w_i exp(-eta l_i); eta = inf: min over the support of w
+        if D <= 0.0:
+            mix = math.inf
+            for i in range(K):
+                if w[i] > 0.0 and lrow[i] < mix:
+                    mix = lrow[i]
+        else:
+            eta = logK / D
+            lmin = math.inf
+            for i in range(K):
+                if w[i] > 0.0 and lrow[i] < lmin:
+                    lmin = lrow[i]
+            s = 0.0
+            for i in range(K):
+                if w[i] > 0.0:
+                    s += w[i] * math.exp(-eta * (lrow[i] - lmin))
+            mix = lmin - math.log(s) / eta
+        h = 0.0
+        for i in range(K):
+            h += w[i] * lrow[i]
+        delta = h - mix
+        if delta > 0.0:
+            Delta[0] = D + delta
+        for i in range(K):
+            Lcum[i] += lrow[i]
+        D = Delta[0]
+        if D <= 0.0:
+            lmin = math.inf
+            for i in range(K):
+                if Lcum[i] < lmin:
+                    lmin = Lcum[i]
+            cnt = 0
+            for i in range(K):
+                if Lcum[i] == lmin:
+                    cnt += 1
+            for i in range(K):
+                w[i] = 1.0 / cnt if Lcum[i] == lmin else 0.0
+        else:
+            eta = logK / D
+            for i in range(K):
+                lp[i] = -eta * Lcum[i]
+            shifted_exp(lp, K, d, p, kb)
+            s = 0.0
+            for i in range(K):
+                s += p[i]
+            for i in range(K):
+                w[i] = p[i] / s
