@@ -44,7 +44,9 @@ class AWVRegressor(_LinearAWVMixin, OnlineRegressorMixin, BaseEstimator):
         :class:`~skonline.kernel_approximation.TaylorFeatures`,
         :class:`sklearn.kernel_approximation.RBFSampler`). A fitted transformer is used as is (a
         copy); an unfitted one is cloned and fitted on the first chunk, which then fixes the map.
-        ``None``: raw features (no intercept; append a constant column for one).
+        ``None``: raw features (no intercept; append a constant column for one). The inverse is
+        updated in float64, so the condition number of :math:`A_t`, at most
+        :math:`1 + t \max_s\|v_s\|^2/\lambda`, must stay far below 1e16: scale raw features.
 """
         + _DOC_ALGORITHM
         + _DOC_CLIP
@@ -102,6 +104,10 @@ class AWVRegressor(_LinearAWVMixin, OnlineRegressorMixin, BaseEstimator):
         **_LinearAWVMixin._parameter_constraints,
         "transformer": [None, HasMethods(["transform"])],
     }
+
+    #: the shared edge-input check feeds raw features of size 1e150; A then has condition number
+    #: ~1e300, which no float64 inverse (nor ridge solver) survives. Scale raw features.
+    _bounded_inputs = True
 
     def __init__(self, alpha=1.0, *, transformer=None, algorithm="awv", clip=None):
         self.alpha = alpha

@@ -6,22 +6,9 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-#: first capacities of the growing buffers (doubled when full; a deterministic function of the
-#: stream, so any chunking of the stream gives the same buffers)
-_CAP_ROWS = 256
-_CAP_COMPONENTS = 16
-
-
-def grow(a, shape):
-    """A zero-padded copy of ``a`` with the given (larger or equal) shape."""
-    out = np.zeros(shape, dtype=a.dtype)
-    out[tuple(slice(0, s) for s in a.shape)] = a
-    return out
-
-
-def next_capacity(cap):
-    return 2 * cap
-
+from ..utils._online_kernel import CAP_COMPONENTS as _CAP_COMPONENTS  # noqa: F401
+from ..utils._online_kernel import CAP_ROWS as _CAP_ROWS  # noqa: F401
+from ..utils._online_kernel import grow, next_capacity  # noqa: F401
 
 _DOC_ALPHA = """
     alpha : float, default=1.0

@@ -308,39 +308,3 @@ def nystrom_awv_pass(
             Yh[t, k] = Y[i, k]
         counts[0] = t + 1
     return X.shape[0], -1
-
-
-@numba.njit(cache=True)
-def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol, Xd, L, Ginv, w, probs,
-                     didx, counts):
-    """KORS over the rows of ``X`` (the :class:`OnlineNystroem` transformer): grows the dictionary.
-
-    ``counts = [t, m, n_skipped]``; returns ``rows_done`` (early when the dictionary buffer is full).
-    """
-    cap_m = Xd.shape[0]
-    ln = cap_m + 1
-    kD = np.empty(ln)
-    phi = np.empty(ln)
-    wk = np.empty(ln)
-    q = np.empty(ln)
-    e = np.empty(ln)
-    kbuf = np.empty(ln, dtype=np.int64)
-    for i in range(start, X.shape[0]):
-        t = counts[0]
-        m = counts[1]
-        x = X[i]
-        z, p, rho2 = kors_nystrom_decide(
-            Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, draws[i], kD, phi, wk, q, e, kbuf
-        )
-        if z:
-            if rho2 > rho_tol:
-                if m == cap_m:
-                    return i
-                kors_nystrom_insert(Xd, m, x, L, Ginv, w, probs, mu, p, sqrt_weight, phi,
-                                    math.sqrt(rho2), wk, q)
-                didx[m] = t
-                counts[1] = m + 1
-            else:
-                counts[2] += 1
-        counts[0] = t + 1
-    return X.shape[0]

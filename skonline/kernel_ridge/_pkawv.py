@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import OnlineClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
-from ..utils._online_kernel import taylor_tables, taylor_transform
+from ..utils._online_kernel import rbf_matrix, taylor_tables, taylor_transform
 from . import _core as core
 from ._base import (
     _CAP_COMPONENTS,
@@ -147,7 +147,7 @@ class _PKAWVBase(_LinearAWVMixin):
         m = self._n_active()
         if m == 0:
             return np.zeros((X.shape[0], 0))
-        K = _rbf(X, self._dict_X_[:m], self._gamma())
+        K = rbf_matrix(X, self._dict_X_[:m], self._gamma())
         return solve_triangular(self._chol_[:m, :m], K.T, lower=True, check_finite=False).T
 
     def _raw_predict(self, X):
@@ -193,12 +193,6 @@ class _PKAWVBase(_LinearAWVMixin):
         """Sampled points not added because already in the span to 1e-10 (``'nystrom'``)."""
         check_is_fitted(self, "_precision_")
         return int(self._counts_[2]) if self.features == "nystrom" else 0
-
-
-def _rbf(A, B, gamma):
-    d2 = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * A @ B.T
-    np.maximum(d2, 0.0, out=d2)
-    return np.exp(-gamma * d2)
 
 
 _DOC_FEATURES = """
@@ -339,6 +333,18 @@ class PKAWVRegressor(_PKAWVBase, OnlineRegressorMixin, BaseEstimator):
 
     _test_params = [{}, {"features": "nystrom"}, {"algorithm": "ridge", "degree": 3}]
     _test_param_keys = ("features", "algorithm")
+
+    def _expected_failed_checks(self):
+        if self.features != "taylor":
+            return {}
+        return {
+            "check_regressors_train": (
+                "the check's data are 10 standardised features (||x||^2 ~ 10), where the Taylor "
+                "basis at the paper's sigma=1 has almost vanished (||g(x)||^2 = P[Poisson(||x||^2) "
+                "<= M]), so R^2 < 0.5: a property of the paper's default, not a defect. The same "
+                "check with sigma=4 runs in tests/kernel_ridge/test_pkawv.py."
+            )
+        }
 
     def _allocate(self, chunk):
         self._allocate_pkawv(chunk["X"].shape[1], 1)

@@ -280,3 +280,33 @@ def kors_nystrom_insert(Xd, m, x, L, Ginv, w, probs, mu, p, sqrt_weight, phi, rh
     for j in range(d):
         Xd[m, j] = x[j]
     phi[m] = rho
+
+
+@numba.njit(cache=True)
+def rbf_matrix(A, B, gamma):
+    """Gaussian kernel matrix ``exp(-gamma ||a_i - b_j||^2)``, from the differences (compiled)."""
+    n, m = A.shape[0], B.shape[0]
+    out = np.empty((n, m))
+    e = np.empty(m)
+    kbuf = np.empty(m, dtype=np.int64)
+    for i in range(n):
+        rbf_row(B, m, A[i], gamma, e, out[i], kbuf)
+    return out
+
+
+#: first capacities of the growing buffers (doubled when full; a deterministic function of the
+#: stream, so any chunking of the stream gives the same buffers)
+CAP_ROWS = 256
+CAP_COMPONENTS = 16
+
+
+def grow(a, shape):
+    """A zero-padded copy of ``a`` with the given (larger or equal) shape."""
+    out = np.zeros(shape, dtype=a.dtype)
+    out[tuple(slice(0, s) for s in a.shape)] = a
+    return out
+
+
+def next_capacity(cap):
+    """Capacity after ``cap`` is exhausted (doubling)."""
+    return 2 * cap
