@@ -2,6 +2,7 @@
 
 __all__ = []
 
+from ._nystroem import OnlineNystroem  # noqa: E402
 from ._taylor import TaylorFeatures  # noqa: E402
 
-__all__ += ["TaylorFeatures"]
+__all__ += ["OnlineNystroem", "TaylorFeatures"]
