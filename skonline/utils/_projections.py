@@ -98,7 +98,8 @@ def clip_project(logp, K, floor, log_floor, w, logw, d, p, kbuf, sbuf):
         lam = (1.0 - n_clip * floor) / s
         changed = False
         for i in range(K):
-            if sbuf[i] == 0.0 and lam * p[i] < floor:
+            # p[i] == 1 is a maximum: never clipped (guards the rounding of K * floor == 1)
+            if sbuf[i] == 0.0 and p[i] < 1.0 and lam * p[i] < floor:
                 sbuf[i] = 1.0
                 changed = True
         if not changed:
@@ -115,7 +116,7 @@ def clip_project(logp, K, floor, log_floor, w, logw, d, p, kbuf, sbuf):
             q = sbuf[K - k]
             cum += q
             rest = 1.0 - (K - k) * floor
-            if q * rest >= floor * cum:
+            if k == 1 or q * rest >= floor * cum:
                 lam = rest / cum
             else:
                 break
@@ -221,7 +222,7 @@ def project_clipped_simplex(log_p, floor):
     >>> from skonline.utils import project_clipped_simplex
     >>> w = project_clipped_simplex(np.log([0.9, 0.09, 0.01]), floor=0.05)
     >>> np.round(w, 6).tolist()
-    [0.859091, 0.090909, 0.05]
+    [0.863636, 0.086364, 0.05]
     >>> float(w.sum())
     1.0
     """
