@@ -6,3 +6,7 @@ from ._nystroem import OnlineNystroem  # noqa: E402
 from ._taylor import TaylorFeatures  # noqa: E402
 
 __all__ += ["OnlineNystroem", "TaylorFeatures"]
+
+from ._random_fourier import MultiBandwidthFourierFeatures, RandomFourierFeatures  # noqa: E402
+
+__all__ += ["MultiBandwidthFourierFeatures", "RandomFourierFeatures"]

@@ -1,0 +1,321 @@
+"""Random Fourier features of the Gaussian kernel, [cos, sin] form (Rahimi & Recht 2007)."""
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..base import make_generator
+
+__all__ = ["RandomFourierFeatures", "MultiBandwidthFourierFeatures"]
+
+
+def _cos_sin(P, sigma, D):
+    a = P * (1.0 / sigma)
+    return np.hstack([np.cos(a), np.sin(a)]) * (1.0 / math.sqrt(D))
+
+
+_DIFF = """
+    Differences from :class:`sklearn.kernel_approximation.RBFSampler`:
+
+    * features: ``[cos(W x), sin(W x)] / sqrt(D)`` with no random phase, versus RBFSampler's
+      ``sqrt(2 / n) cos(W x + b)`` with ``b ~ U[0, 2 pi]``. Each (cos, sin) pair is exact on the
+      diagonal: ``||z(x)||_2 = 1 = k(x, x)`` for every x, and the estimate of
+      k(x, v) = mean_j cos(w_j . (x - v)) has a smaller variance than with random phases;
+    * ``n_components`` counts frequencies D; the output has 2D columns (RBFSampler's
+      ``n_components`` counts output columns, so compare RBFSampler(n_components=2D));
+    * the bandwidth is sigma of exp(-||x - v||^2 / (2 sigma^2)), i.e. RBFSampler's
+      ``gamma = 1 / (2 sigma^2)``;
+    * ``random_state`` seeds a :class:`numpy.random.Generator` (the same integer gives other
+      frequencies than in RBFSampler).
+"""
+
+
+class RandomFourierFeatures(TransformerMixin, BaseEstimator):
+    __doc__ = (
+        """Random Fourier features of the Gaussian kernel, in the [cos, sin] form.
+
+    ``fit`` draws D frequencies w_j ~ N(0, sigma^-2 I_d); ``transform`` maps x to
+    z(x) = D^(-1/2) [cos(w_1 . x), ..., cos(w_D . x), sin(w_1 . x), ..., sin(w_D . x)], so that
+    E[z(x) . z(v)] = exp(-||x - v||^2 / (2 sigma^2)) (Rahimi & Recht 2007; the map of Li & Liao
+    2022, Appendix F). Dense and CSR input.
+"""
+        + _DIFF
+        + """
+    Parameters
+    ----------
+    sigma : float, default=1.0
+        Bandwidth of the Gaussian kernel.
+    n_components : int, default=100
+        Number of frequencies D (the output has 2D features).
+    random_state : int, RandomState instance, Generator or None, default=None
+        Seeds the frequencies.
+
+    Attributes
+    ----------
+    random_weights_ : ndarray of shape (n_features, n_components)
+        The frequencies as columns: W.T = base / sigma.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    See Also
+    --------
+    MultiBandwidthFourierFeatures : the same map for several bandwidths at once.
+    sklearn.kernel_approximation.RBFSampler : cosine features with random phases.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skonline.kernel_approximation import RandomFourierFeatures
+    >>> X = np.random.default_rng(0).uniform(-1, 1, size=(3, 5))
+    >>> rff = RandomFourierFeatures(sigma=1.0, n_components=4000, random_state=0).fit(X)
+    >>> Z = rff.transform(X)
+    >>> Z.shape
+    (3, 8000)
+    >>> np.allclose((Z**2).sum(axis=1), 1.0)
+    True
+    >>> K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 2)
+    >>> float(np.abs(Z @ Z.T - K).max()) < 0.05
+    True
+    >>> rff.get_feature_names_out()[[0, 4000]]
+    array(['rff_cos0', 'rff_sin0'], dtype=object)
+    """
+    )
+
+    _parameter_constraints = {
+        "sigma": [Interval(Real, 0, None, closed="neither")],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, sigma=1.0, n_components=100, random_state=None):
+        self.sigma = sigma
+        self.n_components = n_components
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Draw the frequencies.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Only the number of features is used.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+        """
+        self._validate_params()
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
+        rng = make_generator(self.random_state)
+        base = rng.standard_normal((X.shape[1], self.n_components))
+        self.random_weights_ = base / float(self.sigma)
+        return self
+
+    def transform(self, X):
+        """Map X to the 2 n_components random features.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, 2 * n_components)
+        """
+        check_is_fitted(self, "random_weights_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        P = np.asarray(safe_sparse_dot(X, self.random_weights_))
+        return _cos_sin(P, 1.0, self.n_components)
+
+    def get_feature_names_out(self, input_features=None):
+        """Output feature names: ``rff_cos{j}`` then ``rff_sin{j}``.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None
+            Ignored (checked against ``feature_names_in_`` when given).
+
+        Returns
+        -------
+        names : ndarray of str objects
+        """
+        check_is_fitted(self, "random_weights_")
+        _check_input_features(self, input_features)
+        D = self.n_components
+        return np.asarray([f"rff_cos{j}" for j in range(D)] + [f"rff_sin{j}" for j in range(D)], dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+def _check_input_features(est, input_features):
+    if input_features is None:
+        return
+    input_features = np.asarray(input_features, dtype=object)
+    if hasattr(est, "feature_names_in_") and not np.array_equal(input_features, est.feature_names_in_):
+        raise ValueError("input_features is not equal to feature_names_in_")
+    if input_features.shape[0] != est.n_features_in_:
+        raise ValueError(
+            f"input_features should have length equal to number of features ({est.n_features_in_}), "
+            f"got {input_features.shape[0]}"
+        )
+
+
+class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
+    __doc__ = (
+        """Random Fourier features of K Gaussian kernels (one block per bandwidth).
+
+    The feature maps of the candidate kernels of online kernel selection: block k is the
+    [cos, sin] map of :class:`RandomFourierFeatures` with bandwidth ``sigmas[k]`` and D
+    frequencies. With ``shared_base=True`` one Gaussian matrix B of shape (n_features, D) is drawn
+    and kernel k uses the frequencies B / sigma_k (the authors' code for RF-OKS++; the blocks are
+    then coupled but each is an exact random-feature map of its kernel); with ``False`` each
+    kernel gets an independent matrix (Algorithm 3 of Li & Liao 2022).
+"""
+        + _DIFF
+        + """
+    Parameters
+    ----------
+    sigmas : array-like of float, default=(0.25, 0.5, 1, 2, 4, 8)
+        The K bandwidths.
+    n_components : int, default=100
+        Frequencies per kernel D (each block has 2D features).
+    shared_base : bool, default=True
+        Share one base matrix between the kernels.
+    random_state : int, RandomState instance, Generator or None, default=None
+
+    Attributes
+    ----------
+    base_ : ndarray of shape (n_bases, n_features, n_components)
+        Standard normal base matrices (n_bases = 1 if ``shared_base`` else K).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skonline.kernel_approximation import MultiBandwidthFourierFeatures
+    >>> X = np.random.default_rng(0).uniform(-1, 1, size=(4, 3))
+    >>> m = MultiBandwidthFourierFeatures(sigmas=(0.5, 2.0), n_components=50, random_state=0).fit(X)
+    >>> m.transform(X).shape
+    (4, 200)
+    >>> m.transform_kernel(X, 1).shape
+    (4, 100)
+    >>> m.get_feature_names_out()[[0, 100]]
+    array(['rff0_cos0', 'rff1_cos0'], dtype=object)
+    """
+    )
+
+    _parameter_constraints = {
+        "sigmas": ["array-like"],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "shared_base": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, sigmas=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0), n_components=100, shared_base=True,
+                 random_state=None):
+        self.sigmas = sigmas
+        self.n_components = n_components
+        self.shared_base = shared_base
+        self.random_state = random_state
+
+    def _sigmas(self):
+        s = np.asarray(self.sigmas, dtype=np.float64).ravel()
+        if s.size == 0 or not np.all(np.isfinite(s)) or np.any(s <= 0):
+            raise ValueError(f"sigmas must be a non-empty sequence of positive bandwidths; got {self.sigmas!r}.")
+        return s
+
+    def fit(self, X, y=None):
+        """Draw the base matrices.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+        """
+        self._validate_params()
+        K = self._sigmas().size
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
+        rng = make_generator(self.random_state)
+        B = 1 if self.shared_base else K
+        self.base_ = rng.standard_normal((B, X.shape[1], self.n_components))
+        return self
+
+    def transform_kernel(self, X, kernel):
+        """The 2D features of one kernel.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        kernel : int
+            Index into ``sigmas``.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, 2 * n_components)
+        """
+        check_is_fitted(self, "base_")
+        s = self._sigmas()
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        k = int(kernel)
+        if not 0 <= k < s.size:
+            raise ValueError(f"kernel must be in [0, {s.size}); got {kernel!r}.")
+        b = k if self.base_.shape[0] > 1 else 0
+        return _cos_sin(np.asarray(safe_sparse_dot(X, self.base_[b])), s[k], self.n_components)
+
+    def transform(self, X):
+        """The K blocks of features, concatenated.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, 2 * n_components * n_kernels)
+        """
+        check_is_fitted(self, "base_")
+        s = self._sigmas()
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        P = [np.asarray(safe_sparse_dot(X, self.base_[b])) for b in range(self.base_.shape[0])]
+        return np.hstack([_cos_sin(P[k if len(P) > 1 else 0], s[k], self.n_components) for k in range(s.size)])
+
+    def get_feature_names_out(self, input_features=None):
+        """Output feature names ``rff{k}_cos{j}``, ``rff{k}_sin{j}`` for kernel k.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None
+            Ignored (checked against ``feature_names_in_`` when given).
+
+        Returns
+        -------
+        names : ndarray of str objects
+        """
+        check_is_fitted(self, "base_")
+        _check_input_features(self, input_features)
+        D = self.n_components
+        names = []
+        for k in range(self._sigmas().size):
+            names += [f"rff{k}_cos{j}" for j in range(D)] + [f"rff{k}_sin{j}" for j in range(D)]
+        return np.asarray(names, dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
