@@ -1,0 +1,1118 @@
+"""Group distributionally robust linear models by stochastic approximation (Zhang et al.)."""
+
+import math
+import numbers
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..base import OnlineClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
+from ..losses import get_loss
+from . import _gdro_core as core
+
+__all__ = ["GroupDROClassifier", "GroupDRORegressor"]
+
+_ALGORITHMS = {
+    "max": ("smd", "smd_uniform", "online"),
+    "weighted": ("smd", "mirror_prox"),
+    "top_k": ("smd", "depround", "online"),
+}
+_ROUND_BLOCK = 4096  # rounds per block of uniforms drawn by the pool pass
+
+
+def _can_stream(est):
+    return est.objective != "weighted"
+
+
+class _BaseGroupDRO:
+    """State machine shared by the classifier and the regressor."""
+
+    _parameter_constraints = {
+        "objective": [StrOptions({"max", "weighted", "top_k"})],
+        "algorithm": [StrOptions({"smd", "smd_uniform", "online", "depround", "mirror_prox"})],
+        "k": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="right")],
+        "radius": [Interval(Real, 0, None, closed="neither")],
+        "loss_bound": [None, Interval(Real, 0, None, closed="neither")],
+        "eta_w_scale": [Interval(Real, 0, None, closed="left")],
+        "eta_q_scale": [Interval(Real, 0, None, closed="left")],
+        "anytime": ["boolean", StrOptions({"auto"})],
+        "max_iter": [None, Interval(Integral, 1, None, closed="left")],
+        "n_epochs": [Interval(Real, 0, None, closed="neither")],
+        "sampling": [StrOptions({"pool", "stream"})],
+        "average": ["boolean"],
+        "fit_intercept": ["boolean"],
+        "max_buffer": [Interval(Integral, 1, None, closed="left")],
+        "record_every": [None, Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    _private_state = (
+        "_rng", "_validated_params", "_W", "_w_sum", "_logq", "_q_sum", "_sums", "_order",
+        "_g_loss", "_steps", "_stats", "_bX", "_bY", "_bstate", "_uq", "_ustate", "_pend",
+        "_pstate",
+    )
+
+    # metadata routing: request `groups` by default (like scikit-learn's group splitters), so that
+    # with routing enabled GridSearchCV / cross_validate pass it to the estimator and the splitter.
+    __metadata_request__fit = {"groups": True}
+    __metadata_request__partial_fit = {"groups": True}
+
+    # ------------------------------------------------------------------ parameters
+    def _check_params(self):
+        name = type(self).__name__
+        allowed = _ALGORITHMS[self.objective]
+        if self.algorithm not in allowed:
+            raise ValueError(
+                f"algorithm={self.algorithm!r} is not available for objective={self.objective!r}; "
+                f"choose one of {list(allowed)}."
+            )
+        loss = get_loss(self.loss)
+        if self.algorithm == "mirror_prox":
+            loss.check(smooth=True, estimator=f"{name}(algorithm='mirror_prox')",
+                       reason="Stochastic mirror-prox (Alg. 4) assumes L-smooth risks.")
+        no_anytime = self.algorithm in ("depround", "mirror_prox")
+        if self.anytime is True and no_anytime:
+            raise ValueError(
+                f"algorithm={self.algorithm!r} has no anytime version in the paper; use "
+                "anytime='auto' or False (fixed step sizes for a horizon T)."
+            )
+        if self.anytime is False and self.objective == "top_k" and self.algorithm == "online":
+            raise ValueError(
+                "objective='top_k' with algorithm='online' is the anytime one-sample method "
+                "(Alg. 7): it has no fixed-step version; use anytime='auto' or True."
+            )
+
+    def _alg_code(self):
+        a = self.algorithm
+        if a == "smd":
+            return core.SMD_WEIGHTED if self.objective == "weighted" else core.SMD
+        return {"smd_uniform": core.SMD_UNIFORM, "online": core.ONLINE,
+                "depround": core.DEPROUND, "mirror_prox": core.MIRROR_PROX}[a]
+
+    def _resolve_k(self, m):
+        if self.objective != "top_k":
+            return 1
+        k = self.k
+        if isinstance(k, Integral) and not isinstance(k, bool):
+            k = int(k)
+        else:
+            k = int(math.ceil(float(k) * m - 1e-12))
+        if k > m:
+            raise ValueError(
+                f"k={self.k} exceeds the number of groups ({m}); the average top-k risk needs "
+                "1 <= k <= number of groups."
+            )
+        return max(k, 1)
+
+    # ------------------------------------------------------------------ chunk validation
+    def _validate_chunk(self, X, y, *, reset, from_fit, groups=None, group_labels=None, **kw):
+        if not from_fit and not _can_stream(self):  # pragma: no cover - partial_fit is hidden
+            raise ValueError("objective='weighted' is fit-only.")
+        chunk = super()._validate_chunk(X, y, reset=reset, from_fit=from_fit, **kw)
+        n = chunk["n_samples"]
+        if reset:
+            labels = self._first_labels(groups, group_labels)
+        else:
+            if group_labels is not None and not np.array_equal(
+                np.unique(np.asarray(group_labels)), self.groups_
+            ):
+                raise ValueError(
+                    f"group_labels={np.unique(group_labels).tolist()} differs from the groups of "
+                    f"the first call {self.groups_.tolist()}."
+                )
+            labels = self.groups_
+        chunk["G"] = self._encode_groups(groups, labels, n, reset)
+        if reset:
+            self.groups_ = labels
+            self.n_groups_ = labels.shape[0]
+        chunk["pool"] = from_fit and self.sampling == "pool"
+        if chunk["pool"]:
+            counts = np.bincount(chunk["G"], minlength=labels.shape[0])
+            empty = np.flatnonzero(counts == 0)
+            if empty.size:
+                raise ValueError(
+                    f"Group {labels[empty[0]]!r} has no samples. fit draws every round's samples "
+                    "from the groups' rows and cannot sample an empty group; drop it from "
+                    "group_labels (or use sampling='stream')."
+                )
+        y_mat = chunk["Y"] if "Y" in chunk else chunk["y"].reshape(-1, 1)
+        chunk["Ymat"] = np.ascontiguousarray(y_mat, dtype=np.float64)
+        return chunk
+
+    @staticmethod
+    def _first_labels(groups, group_labels):
+        if groups is None:
+            if group_labels is not None:
+                raise ValueError("group_labels was given without groups.")
+            return np.array([0])
+        src = groups if group_labels is None else group_labels
+        arr = np.asarray(src)
+        if arr.ndim != 1:
+            arr = arr.ravel()
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+            raise ValueError("groups must not contain NaN or infinite labels.")
+        try:
+            labels = np.unique(arr)
+        except TypeError as exc:
+            raise ValueError(f"group labels must be comparable to each other: {exc}") from None
+        if labels.shape[0] == 0:
+            raise ValueError("group_labels is empty.")
+        return labels
+
+    def _encode_groups(self, groups, labels, n, reset):
+        if groups is None:
+            if labels.shape[0] > 1:
+                raise ValueError(
+                    f"groups is required: this estimator learns {labels.shape[0]} groups "
+                    f"{labels.tolist()}, so every call must say which group each row belongs to "
+                    "(groups=None is only accepted for a single-group model)."
+                )
+            return np.zeros(n, dtype=np.int64)
+        g = np.asarray(groups)
+        if g.ndim == 2 and g.shape[1] == 1:
+            g = g[:, 0]
+        if g.ndim != 1 or g.shape[0] != n:
+            raise ValueError(
+                f"groups must be a 1d array with one label per row: got shape {g.shape} for "
+                f"{n} rows."
+            )
+        try:
+            idx = np.searchsorted(labels, g)
+        except TypeError:
+            idx = np.zeros(n, dtype=np.int64)
+        idx = np.clip(idx, 0, labels.shape[0] - 1)
+        with np.errstate(invalid="ignore"):
+            bad = labels[idx] != g
+        bad = np.asarray(bad, dtype=bool)
+        if bad.ndim == 0:
+            bad = np.full(n, bool(bad))
+        if np.any(bad):
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"Row {row} has group {g[row]!r}, which is not one of the groups "
+                f"{labels.tolist()}. Declare every group of the stream on the first call to "
+                "partial_fit with group_labels=..."
+            )
+        return idx.astype(np.int64)
+
+    # ------------------------------------------------------------------ state
+    def _allocate(self, chunk):
+        m = self.n_groups_
+        H = chunk["Ymat"].shape[1]
+        d = chunk["X"].shape[1]
+        D = d + int(self.fit_intercept)
+        self.k_ = self._resolve_k(m)
+        alg = self._alg_code()
+        self.D_ = float(self.radius) / math.sqrt(2.0)
+        if chunk["pool"]:
+            T = self._pool_horizon(chunk)
+        else:
+            T = self.max_iter
+        if self.anytime == "auto":
+            anytime = (self.objective == "top_k" and self.algorithm == "online") or T is None
+        else:
+            anytime = bool(self.anytime)
+        if not anytime and T is None:
+            raise ValueError(
+                f"algorithm={self.algorithm!r} with fixed step sizes needs the horizon T when "
+                "learning from a stream: set max_iter (or anytime=True where the algorithm has "
+                "an anytime version)."
+            )
+        self.anytime_ = anytime
+        self.T_ = None if T is None else int(T)
+        self._W = np.zeros((H, D))
+        self._w_sum = np.zeros((H, D))
+        self._logq = np.full(m, -math.log(m))
+        self._q_sum = np.zeros(m)
+        self._sums = np.zeros(1)
+        self._order = np.arange(m, dtype=np.int64)
+        self._g_loss = np.zeros(m)
+        self.group_draws_ = np.zeros(m, dtype=np.int64)
+        self._steps = np.zeros(3)
+        self._stats = np.zeros(2)
+        self._bX = np.zeros((m, 1, d))
+        self._bY = np.zeros((m, 1, H))
+        self._bstate = np.zeros((2, m), dtype=np.int64)
+        self._uq = np.zeros(1)
+        self._ustate = np.zeros(2, dtype=np.int64)
+        self._pend = np.zeros(max(m, self.k_), dtype=np.int64)
+        self._pstate = np.zeros(3, dtype=np.int64)
+        self.n_iter_ = 0
+        self.history_coef_ = None
+        self.history_q_ = None
+        self.history_iter_ = None
+        if alg in (core.SMD_WEIGHTED, core.MIRROR_PROX):
+            self.weights_ = self._default_weights(np.bincount(chunk["G"], minlength=m))
+        else:
+            self.weights_ = np.ones(m)
+
+    def _samples_per_round(self, m):
+        alg = self._alg_code()
+        if alg == core.SMD:
+            return m
+        if alg == core.DEPROUND:
+            return self.k_
+        return 1
+
+    def _pool_horizon(self, chunk):
+        if self.max_iter is not None:
+            return int(self.max_iter)
+        m = self.n_groups_
+        counts = np.bincount(chunk["G"], minlength=m)
+        alg = self._alg_code()
+        if alg == core.SMD_WEIGHTED:
+            return max(1, int(math.ceil(self.n_epochs * counts.max())))
+        if alg == core.MIRROR_PROX:
+            return max(1, int(math.floor(self.n_epochs * counts.min() / 2)))
+        spr = self._samples_per_round(m)
+        return max(1, int(math.ceil(self.n_epochs * chunk["n_samples"] / spr)))
+
+    def _default_weights(self, counts):
+        counts = counts.astype(np.float64)
+        if self.algorithm == "smd":  # Alg. 3: p_i = n_i / n_1
+            return counts / counts.max()
+        nm = counts.min()  # Alg. 4, eq. (45): p_i = (1/sqrt(n_m) + 1) / (1/sqrt(n_m) + sqrt(n_m/n_i))
+        return (1.0 / math.sqrt(nm) + 1.0) / (1.0 / math.sqrt(nm) + np.sqrt(nm / counts))
+
+    # ------------------------------------------------------------------ learning
+    def _loss_info(self):
+        loss = get_loss(self.loss)
+        if loss.name == "squared_error":
+            return loss, core.LIP_SQUARED, 0.0
+        return loss, core.LIP_CONST, float(loss.lipschitz_constant())
+
+    def _inv_b(self):
+        return 1.0 if self.loss_bound is None else 1.0 / float(self.loss_bound)
+
+    def _learn(self, chunk):
+        before = self.n_iter_
+        if chunk["pool"]:
+            raw = self._learn_pool(chunk)
+        else:
+            raw = self._learn_stream(chunk)
+        self._finish()
+        if (not self.anytime_ and self.T_ is not None and before <= self.T_ < self.n_iter_
+                and not chunk["pool"]):
+            warnings.warn(
+                f"{type(self).__name__}: {self.n_iter_} rounds exceed the horizon max_iter="
+                f"{self.T_} the fixed step sizes were set for; the steps stay fixed (the paper's "
+                "protocol) but the guarantee no longer applies. Use anytime=True for an open-ended "
+                "stream.",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+        return raw
+
+    def _learn_stream(self, chunk):
+        X, Y, G = chunk["X"], chunk["Ymat"], chunk["G"]
+        m = self.n_groups_
+        alg = self._alg_code()
+        n = X.shape[0]
+        c = core.uniforms_per_row(alg, m, self.k_)
+        Ur = self._rng.random((n, c)) if c > 0 else np.zeros((n, 0))
+        u_need = core.uniforms_per_decision(alg, m, self.k_)
+        max_uq = max(1, u_need * (m * int(self.max_buffer) + 1))
+        loss, lip_kind, lip = self._loss_info()
+        raw = np.zeros((n, Y.shape[1]))
+        loss_acc = np.array([self.cumulative_loss_])
+        T = 0 if self.T_ is None else self.T_
+        status, self._bX, self._bY, self._uq = core.stream_pass(
+            alg, X, Y, G, Ur, int(self.max_buffer), max_uq, u_need, lip_kind, lip,
+            float(self.radius), self.D_, T, self.anytime_, float(self.eta_w_scale),
+            float(self.eta_q_scale), self.k_, self.fit_intercept, self.average, loss.code, 0.1,
+            self._inv_b(), self.loss_bound is not None, self._W, self._w_sum, self._logq,
+            self._q_sum, self._sums, self._order, self._g_loss, self.group_draws_, self._steps,
+            self._stats, self._bX, self._bY, self._bstate, self._uq, self._ustate, self._pend,
+            self._pstate, raw, loss_acc,
+        )
+        raise_if_nonfinite(status, what="losses")
+        self.cumulative_loss_ = float(loss_acc[0])
+        self.n_iter_ = int(self._pstate[2])
+        return raw
+
+    def _learn_pool(self, chunk):
+        X, Y, G = chunk["X"], chunk["Ymat"], chunk["G"]
+        m = self.n_groups_
+        H = Y.shape[1]
+        alg = self._alg_code()
+        k = self.k_
+        T = self.T_
+        loss, lip_kind, lip = self._loss_info()
+        inv_b = self._inv_b()
+        xn2 = np.einsum("ij,ij->i", X, X) + float(self.fit_intercept)
+        self._stats[0] = max(self._stats[0], float(xn2.max()))
+        self._stats[1] = max(self._stats[1], float(np.abs(Y).max()))
+        x_norm = math.sqrt(self._stats[0])
+        Gl = core.lipschitz_bound(lip_kind, lip, x_norm, self._stats[1], float(self.radius), H, inv_b)
+        order = np.argsort(G, kind="stable")
+        counts = np.bincount(G, minlength=m)
+        rec = self.record_every
+        n_hist = 0 if rec is None else T // rec
+        hist_W = np.zeros((n_hist, H, self._W.shape[1]))
+        hist_q = np.zeros((n_hist, m))
+        hist_t = np.zeros(n_hist, dtype=np.int64)
+        n_rec = np.zeros(1, dtype=np.int64)
+        code = loss.code
+        clip = self.loss_bound is not None
+        t0 = int(self._pstate[2])
+        if alg in (core.SMD_WEIGHTED, core.MIRROR_PROX):
+            # budgets read without replacement: each pool is a few independent permutations
+            n_perm = int(math.ceil(self.n_epochs)) + 1
+            pieces, ptr = [], [0]
+            starts = np.concatenate([[0], np.cumsum(counts)])
+            for i in range(m):
+                rows_i = order[starts[i]:starts[i + 1]]
+                for _ in range(n_perm):
+                    pieces.append(self._rng.permutation(rows_i))
+                ptr.append(ptr[-1] + n_perm * counts[i])
+            pool_idx = np.concatenate(pieces).astype(np.int64)
+            pool_ptr = np.asarray(ptr, dtype=np.int64)
+            seq_pos = np.zeros(m, dtype=np.int64)
+        else:
+            pool_idx = order.astype(np.int64)
+            pool_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+            seq_pos = np.zeros(m, dtype=np.int64)
+        if alg == core.MIRROR_PROX:
+            status = self._run_mirror_prox(X, Y, pool_ptr, pool_idx, seq_pos, counts, T, t0, Gl,
+                                           x_norm, code, inv_b, clip, hist_W, hist_q, hist_t,
+                                           n_rec, loss)
+        else:
+            cw, cq = core.step_constants(alg, self.anytime_, T, self.D_, Gl, m, k)
+            cw *= float(self.eta_w_scale)
+            cq *= float(self.eta_q_scale)
+            p_incl = self.weights_ if alg == core.SMD_WEIGHTED else np.ones(m)
+            upr = core.uniforms_per_round(alg, m, k)
+            status = -1
+            done = 0
+            while done < T and status < 0:
+                nb = min(_ROUND_BLOCK, T - done)
+                U = self._rng.random((nb, upr))
+                status = core.pool_pass(
+                    alg, X, Y, pool_ptr, pool_idx, seq_pos, p_incl, U, t0 + done, self.anytime_,
+                    cw, cq, k, float(self.radius), self.fit_intercept, code, 0.1, inv_b / H, inv_b,
+                    clip, self._W, self._w_sum, self._logq, self._q_sum, self._sums, self._order,
+                    self._g_loss, self.group_draws_, self._steps, 0 if rec is None else rec,
+                    hist_W, hist_q, hist_t, n_rec,
+                )
+                if status >= 0:
+                    status += done
+                done += nb
+        if status >= 0:
+            raise FloatingPointError(
+                f"Round {status} produced a non-finite loss; the fit was rejected and the estimator "
+                "is unchanged. Check the scale of the features and targets."
+            )
+        self._pstate[2] = t0 + T
+        self.n_iter_ = t0 + T
+        if rec is not None:
+            r = int(n_rec[0])
+            self.history_coef_ = hist_W[:r]
+            self.history_q_ = hist_q[:r]
+            self.history_iter_ = hist_t[:r]
+        if alg in (core.SMD_WEIGHTED, core.MIRROR_PROX):
+            self.n_pool_wraps_ = np.maximum(0, (seq_pos - 1) // np.maximum(counts, 1))
+        # metrics of the fitted model on the training rows
+        self._finish()
+        raw = self._decision_raw(X)
+        vals = loss.value(Y.ravel(), raw.ravel()).reshape(raw.shape).mean(axis=1)
+        self.cumulative_loss_ = float(vals.sum())
+        sums = np.bincount(G, weights=vals, minlength=m)
+        self._pool_risks = sums / np.maximum(counts, 1)
+        return raw
+
+    def _run_mirror_prox(self, X, Y, pool_ptr, pool_idx, seq_pos, counts, T, t0, Gl, x_norm, code,
+                         inv_b, clip, hist_W, hist_q, hist_t, n_rec, loss):
+        m = self.n_groups_
+        H = Y.shape[1]
+        n_bar = int(counts.min())
+        batch = np.maximum(1, counts // max(n_bar, 1)).astype(np.int64)
+        p = self.weights_
+        D, lnm = self.D_, math.log(m)
+        Ls = float(loss.smoothness) * x_norm**2 * inv_b / H
+        L_tilde = 2.0 * math.sqrt(2.0) * p.max() * (D * D * Ls + D * Gl * math.sqrt(lnm))
+        omega = float(np.max(p**2 / batch))
+        sigma2 = 2.0 * 1.0 * omega * (1.0 * D * D * Gl * Gl + lnm**2)
+        n_eff = 2 * T
+        cands = []
+        if L_tilde > 0:
+            cands.append(1.0 / (math.sqrt(3.0) * L_tilde))
+        if sigma2 > 0:
+            cands.append(2.0 / math.sqrt(7.0 * sigma2 * n_eff))
+        eta = min(cands) if cands else 0.0
+        eta_w = 2.0 * D * D * eta * float(self.eta_w_scale)
+        eta_q = 2.0 * eta * lnm * float(self.eta_q_scale)
+        self._steps[:] = [eta_w, eta_q, 0.0]
+        self.batch_sizes_ = batch
+        rec = 0 if self.record_every is None else self.record_every
+        return core.mirror_prox_pass(
+            X, Y, pool_ptr, pool_idx, seq_pos, batch, p, T, t0, eta_w, eta_q,
+            float(self.radius), self.fit_intercept, code, 0.1, inv_b / H, inv_b, clip, self._W,
+            self._w_sum, self._logq, self._q_sum, self._sums, self._g_loss, self.group_draws_, rec,
+            hist_W, hist_q, hist_t, n_rec,
+        )
+
+    def _finish(self):
+        """Refresh the public attributes from the state."""
+        if self.average and self._sums[0] > 0:
+            W = self._w_sum / self._sums[0]
+            q = self._q_sum / self._sums[0]
+        else:
+            W = self._W.copy()
+            q = np.exp(self._logq)
+        d = W.shape[1] - int(self.fit_intercept)
+        coef = W[:, :d]
+        intercept = W[:, d] if self.fit_intercept else np.zeros(W.shape[0])
+        if self._is_regressor():
+            self.coef_ = coef[0].copy()
+            self.intercept_ = intercept.copy()
+        else:
+            self.coef_ = coef.copy()
+            self.intercept_ = intercept.copy()
+        self.q_ = q
+        self.q_last_ = np.exp(self._logq)
+        self.eta_w_, self.eta_q_, self.gamma_ = (float(v) for v in self._steps)
+        loss, lip_kind, lip = self._loss_info()
+        self.G_ = float(core.lipschitz_bound(lip_kind, lip, math.sqrt(self._stats[0]),
+                                             self._stats[1], float(self.radius), self._W.shape[0],
+                                             self._inv_b()))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            est = np.where(self.group_draws_ > 0, self._g_loss / np.maximum(self.group_draws_, 1),
+                           np.nan)
+        pool = self.__dict__.pop("_pool_risks", None)
+        self.group_risks_ = pool if pool is not None else est
+        self.objective_value_ = self._objective(self.group_risks_)
+
+    def _objective(self, risks):
+        if np.any(np.isnan(risks)):
+            return float("nan")
+        if self.objective == "weighted":
+            return float(np.max(self.weights_ * risks))
+        if self.objective == "top_k":
+            return float(np.sort(risks)[::-1][: self.k_].mean())
+        return float(np.max(risks))
+
+    def _is_regressor(self):
+        return isinstance(self, OnlineRegressorMixin)
+
+    # ------------------------------------------------------------------ prediction
+    def _decision_raw(self, X):
+        return np.asarray(X @ np.atleast_2d(self.coef_).T) + self.intercept_
+
+    def _raw_decision(self, X):
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        return self._decision_raw(X)
+
+    def group_risk(self, X, y, groups=None):
+        """Average loss of the fitted model on each group's rows (the paper's R_i, empirically).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        groups : array-like of shape (n_samples,), default=None
+            Group of each row (any labels; they need not be those seen in training).
+            ``None``: one group.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_groups,)
+            The sorted distinct labels of ``groups``.
+        risks : ndarray of shape (n_groups,)
+            The loss (``loss``, raw scale, averaged over heads) of ``predict``'s model per group.
+        """
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        y = np.asarray(y)
+        if groups is None:
+            groups = np.zeros(X.shape[0], dtype=np.int64)
+        labels, gidx = np.unique(np.asarray(groups), return_inverse=True)
+        if gidx.shape[0] != X.shape[0] or y.shape[0] != X.shape[0]:
+            raise ValueError("X, y and groups must have the same number of rows.")
+        raw = self._decision_raw(X)
+        if self._is_regressor():
+            Y = y.astype(np.float64).reshape(-1, 1)
+        else:
+            idx = np.searchsorted(self.classes_, y)
+            idx = np.clip(idx, 0, self.classes_.shape[0] - 1)
+            if np.any(self.classes_[idx] != y):
+                raise ValueError("y has labels outside classes_.")
+            if raw.shape[1] == 1:
+                Y = (2.0 * idx - 1.0).reshape(-1, 1)
+            else:
+                Y = np.where(idx[:, None] == np.arange(raw.shape[1])[None, :], 1.0, -1.0)
+        loss = get_loss(self.loss)
+        vals = loss.value(Y.ravel(), raw.ravel()).reshape(raw.shape).mean(axis=1)
+        risks = np.bincount(gidx, weights=vals) / np.bincount(gidx)
+        return labels, risks
+
+    # shared checks (tests/test_common.py): single-group streams (see tests/dro for groups)
+    _test_param_keys = ("objective", "algorithm", "sampling")
+
+    @property
+    def _chunk_dependent(self):
+        # with sampling='pool', fit resamples the rows of each group (the paper's protocol) and so
+        # is not a pass over the rows: it cannot equal partial_fit over a chunking of them. The
+        # streaming (partial_fit) path is checked with sampling='stream'.
+        return self.sampling == "pool"
+
+    def _extra_bad_chunks(self, X, y):
+        n = X.shape[0]
+        return [
+            ("groups of wrong length", X, y, {"groups": np.zeros(n - 1, dtype=np.int64)}),
+            ("unknown group label", X, y, {"groups": np.full(n, 7)}),
+            ("group_labels differ", X, y, {"groups": np.zeros(n, dtype=np.int64),
+                                           "group_labels": [0, 1]}),
+        ]
+
+
+_DOC_PARAMS = """
+    objective : {'max', 'weighted', 'top_k'}, default='max'
+        ``'max'``: the worst group risk ``max_i R_i(w)`` (GDRO). ``'weighted'``: ``max_i p_i R_i(w)``
+        for groups with unequal sample budgets ``n_i`` (the group sizes in ``fit``; ``weights_``
+        holds p). ``'top_k'``: the average of the ``k`` largest group risks (ATkRO), less
+        sensitive to one outlier group.
+    algorithm : {'smd', 'smd_uniform', 'online', 'depround', 'mirror_prox'}, default='smd'
+        The paper's method for the objective (all but 'mirror_prox' also learn from a stream):
+
+        * ``'max'``: ``'smd'`` -- SMD(m), one sample of every group per round (Alg. 1);
+          ``'smd_uniform'`` -- SMD(1), one sample of a uniformly drawn group (Sagawa et al.'s
+          baseline, eq. 17); ``'online'`` -- Online(1), one sample of a group drawn from q, q updated
+          by Exp3-IX (Alg. 2).
+        * ``'weighted'`` (fit only): ``'smd'`` -- SMDr, group i sampled with probability
+          ``p_i = n_i / n_1`` each round for ``n_1`` rounds (Alg. 3); ``'mirror_prox'`` -- SMPAm,
+          stochastic mirror-prox with per-group mini-batches of ``n_i / n_m`` samples for
+          ``n_m / 2`` rounds, ``p`` from eq. (45) (Alg. 4; smooth losses only).
+        * ``'top_k'``: ``'smd'`` -- ATkRO(m), m samples per round (Alg. 5); ``'depround'`` --
+          ATkRO(k), k samples per round from the groups DepRound draws (Alg. 6); ``'online'`` --
+          ATkRO(1)_a, one sample per round, anytime (Alg. 7).
+    k : int or float, default=1
+        ``objective='top_k'`` only: number of worst groups averaged; a float in (0, 1] is a
+        fraction of the groups (``ceil(k * m)``). Must not exceed the number of groups.
+    radius : float, default=10.0
+        Radius R of the Euclidean ball ``W = {||[coef, intercept]||_2 <= R}`` the model lives in
+        (the paper's domain; its diameter constant is ``D = R / sqrt(2)``). The only capacity
+        control: the paper has no other regularisation.
+    loss_bound : float, default=None
+        ``B``: learn the loss ``l / B`` and show the q-player ``min(l / B, 1)``, in [0, 1] as the
+        analysis assumes (Assumption 3; Exp3-IX needs it, or ``1 - l`` turns negative). ``None``:
+        raw losses (the paper's experiments with the logistic loss).
+    eta_w_scale, eta_q_scale : float, default=1.0
+        Multipliers of the prescribed step sizes of the w- and q-player (the IX coefficient stays
+        ``gamma = eta_q / 2``). The prescribed values are the theorems' (see ``step_sizes`` in the
+        user guide); in high dimension ``eta_q`` of the SMD methods carries a factor ``1/(D G)``
+        that barely moves q, and ``eta_q_scale`` is the knob to tune (e.g. with GridSearchCV on a
+        worst-group score). ``eta_q_scale=0`` freezes q at uniform: ERM on the uniform mixture of
+        the groups.
+    anytime : bool or 'auto', default='auto'
+        Time-varying step sizes ``~1/sqrt(t)`` and step-weighted averages (the paper's anytime
+        variants, eqs. 19, 30, 52), which need no horizon. ``'auto'``: anytime when the horizon is
+        unknown (``partial_fit`` without ``max_iter``) and for the anytime-only ATkRO(1)_a; fixed
+        steps for the horizon T otherwise. 'depround' and 'mirror_prox' have no anytime version.
+    max_iter : int, default=None
+        Horizon T (rounds). In ``fit`` with ``sampling='pool'``: the number of rounds (default from
+        ``n_epochs``). When streaming: the horizon the fixed step sizes are set for; rounds beyond
+        it keep the same steps (with a warning).
+    n_epochs : float, default=1.0
+        ``fit`` with ``sampling='pool'`` and no ``max_iter``: draw about ``n_epochs * n_samples``
+        samples in all (``T = ceil(n_epochs n / s)`` rounds of s samples); for 'weighted', T =
+        ``n_epochs n_1`` (SMDr) or ``n_epochs n_m / 2`` (SMPAm).
+    sampling : {'pool', 'stream'}, default='pool'
+        What ``fit`` does with the rows. ``'pool'``: each group's rows are its distribution P_i and
+        every round draws the samples the algorithm asks for from them, with replacement (the
+        paper's protocol for Adult), or in shuffled order without replacement for 'weighted' (each
+        group's budget read once). ``'stream'``: ``fit`` is ``partial_fit`` on the rows in order.
+    average : bool, default=True
+        Predict with the averaged iterate (the paper's output ``w_bar``, certified by the theory);
+        False: the last iterate.
+    fit_intercept : bool, default=True
+        Add a constant feature; the intercept is part of w (inside the ball).
+    max_buffer : int, default=1000
+        Streaming: rows of one group waiting for a round that needs them are kept in a FIFO of at
+        most this many rows (the oldest is dropped).
+    record_every : int, default=None
+        ``fit`` with ``sampling='pool'``: every that many rounds, record the averaged iterate in
+        ``history_coef_`` / ``history_q_`` / ``history_iter_`` (for learning curves).
+    random_state : int, RandomState or Generator, default=None
+        Seeds every random draw (groups, pool rows, DepRound coins).
+"""
+
+_DOC_ATTRS = """
+    groups_ : ndarray of shape (n_groups,)
+        Group labels (sorted); ``[0]`` when no groups were given (a single group).
+    n_groups_ : int
+        m.
+    k_ : int
+        Effective k (1 unless ``objective='top_k'``).
+    q_ : ndarray of shape (n_groups,)
+        Group weights: the averaged ``q_bar`` (the dual solution); ``q_last_`` the current ``q_t``.
+    weights_ : ndarray of shape (n_groups,)
+        Scale factors p of the weighted objective (ones otherwise).
+    group_risks_ : ndarray of shape (n_groups,)
+        Per-group risk estimates. After ``fit`` with ``sampling='pool'``: the loss of the fitted
+        model on each group's rows. Otherwise: the running mean of the losses of the samples each
+        group contributed to the rounds, at the iterate of their round (an estimate that lags the
+        model); NaN for a group not sampled yet.
+    objective_value_ : float
+        The objective (max, weighted max or top-k average) of ``group_risks_``.
+    group_draws_ : ndarray of shape (n_groups,)
+        Samples of each group used by the rounds.
+    n_iter_ : int
+        Rounds completed (the paper's t).
+    T_ : int or None
+        Horizon the fixed step sizes are set for (None with anytime steps).
+    anytime_ : bool
+        Whether the anytime schedules are used.
+    eta_w_, eta_q_, gamma_ : float
+        Step sizes (and IX coefficient) of the last round.
+    D_, G_ : float
+        The constants of the step sizes: ``D = radius / sqrt(2)`` and the gradient bound
+        ``G = Lip * max ||[x, 1]|| / (B sqrt(n_heads))`` (a running maximum when streaming).
+    history_coef_, history_q_, history_iter_ : ndarray or None
+        With ``record_every``: averaged iterates (n_records, n_heads, n_features + fit_intercept),
+        averaged q and the round of each record.
+    n_samples_seen_ : int
+        Rows passed to ``fit`` / ``partial_fit``.
+    cumulative_loss_ : float
+        Streaming: loss of the prequential predictions (each row predicted on arrival). After a
+        pool ``fit``: the loss of the fitted model on the training rows.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has feature names that are all strings.
+"""
+
+_DOC_NOTES = """
+    Notes
+    -----
+    **Groups and routing.** ``groups`` is a keyword of ``fit`` and ``partial_fit`` that the
+    estimator requests for metadata routing by default: with
+    ``sklearn.set_config(enable_metadata_routing=True)``, ``GridSearchCV(est, cv=GroupKFold())
+    .fit(X, y, groups=g)`` and ``cross_validate`` pass ``g`` to both the splitter and the
+    estimator, and a Pipeline forwards it to this step. Without routing, GridSearchCV gives
+    ``groups`` to the splitter only; pass it as ``<step>__groups`` through a Pipeline instead.
+    ``groups=None`` means one group: every algorithm then reduces to projected, averaged SGD
+    with the prescribed step sizes (scikit-learn's estimator checks run in that mode).
+
+    **Streaming.** ``partial_fit`` takes the rows as fresh samples ``(x, y, group)``, each used at
+    most once. The algorithm's next round says which groups it needs (all of them for 'smd', one
+    drawn from q for 'online', ...); rows wait in a per-group FIFO until their round can run, and
+    a drawn group is never redrawn because it is absent (that would bias the sampling). Every
+    call after the first must pass ``groups`` unless there is a single group; declare all groups
+    on the first call with ``group_labels`` if the first chunk may miss some.
+
+    **Exceptions to the streaming contract.** With ``sampling='pool'`` (the default), ``fit``
+    resamples the groups instead of passing over the rows, so it does not equal ``partial_fit``
+    over the same rows (use ``sampling='stream'`` for that). ``objective='weighted'`` needs the
+    budgets in advance and is fit-only (no ``partial_fit``).
+
+    References
+    ----------
+    L. Zhang, H. Bai, P. Zhao, T. Yang, Z.-H. Zhou. Stochastic Approximation Approaches to Group
+    Distributionally Robust Optimization and Beyond (journal version of L. Zhang, P. Zhao,
+    Z.-H. Zhuang, T. Yang, Z.-H. Zhou, NeurIPS 2023). Algorithms 1-9, Theorems 1-16.
+"""
+
+
+class GroupDROClassifier(_BaseGroupDRO, OnlineClassifierMixin, BaseEstimator):
+    __doc__ = (
+        """Linear classifier minimising the worst group risk (group DRO) by stochastic approximation.
+
+    Trains a linear model in a Euclidean ball against the worst-case mixture of the groups: the
+    saddle point ``min_w max_q sum_i q_i R_i(w)`` over the simplex (worst group), with a weighted
+    variant for imbalanced groups, or over the capped simplex (average of the k worst groups).
+    Both players run stochastic mirror descent (or a bandit / mirror-prox variant) with the step
+    sizes prescribed by the paper's theorems; ``q_`` tells which groups are hard. Multiclass
+    problems use one-vs-rest heads trained jointly (the loss of a row is the mean of the heads'
+    binary losses).
+
+    Parameters
+    ----------
+    loss : {'log_loss', 'hinge'}, default='log_loss'
+        Binary loss (alias ``'logistic'``).
+"""
+        + _DOC_PARAMS
+        + """
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (n_heads, n_features)
+        Coefficients of the averaged iterate (n_heads = 1 for binary problems).
+    intercept_ : ndarray of shape (n_heads,)"""
+        + _DOC_ATTRS
+        + """    n_mistakes_ : int
+        Mistakes of the prequential predictions (streaming) or of the fitted model on the training
+        rows (pool ``fit``).
+"""
+        + _DOC_NOTES
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skonline.dro import GroupDROClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((3000, 2))
+    >>> groups = rng.integers(0, 3, 3000)
+    >>> flip = (groups == 2) & (rng.random(3000) < 0.3)        # group 2 is noisier
+    >>> y = ((X[:, 0] > 0) ^ flip).astype(int)
+    >>> clf = GroupDROClassifier(random_state=0, eta_q_scale=10).fit(X, y, groups=groups)
+    >>> int(np.argmax(clf.q_))                                # the hardest group gets the most weight
+    2
+    >>> float(clf.score(X, y)) > 0.8
+    True
+    """
+    )
+
+    _parameter_constraints = {
+        **_BaseGroupDRO._parameter_constraints,
+        "loss": [StrOptions({"log_loss", "logistic", "hinge"})],
+    }
+
+    _test_params = [
+        {},
+        {"sampling": "stream"},
+        {"sampling": "stream", "algorithm": "online"},
+        {"algorithm": "smd_uniform", "sampling": "stream"},
+        {"objective": "top_k", "algorithm": "depround", "max_iter": 400, "sampling": "stream"},
+        {"objective": "top_k", "algorithm": "online", "sampling": "stream"},
+        {"objective": "weighted", "algorithm": "mirror_prox"},
+    ]
+
+    def __init__(
+        self,
+        loss="log_loss",
+        *,
+        objective="max",
+        algorithm="smd",
+        k=1,
+        radius=10.0,
+        loss_bound=None,
+        eta_w_scale=1.0,
+        eta_q_scale=1.0,
+        anytime="auto",
+        max_iter=None,
+        n_epochs=1.0,
+        sampling="pool",
+        average=True,
+        fit_intercept=True,
+        max_buffer=1000,
+        record_every=None,
+        random_state=None,
+    ):
+        self.loss = loss
+        self.objective = objective
+        self.algorithm = algorithm
+        self.k = k
+        self.radius = radius
+        self.loss_bound = loss_bound
+        self.eta_w_scale = eta_w_scale
+        self.eta_q_scale = eta_q_scale
+        self.anytime = anytime
+        self.max_iter = max_iter
+        self.n_epochs = n_epochs
+        self.sampling = sampling
+        self.average = average
+        self.fit_intercept = fit_intercept
+        self.max_buffer = max_buffer
+        self.record_every = record_every
+        self.random_state = random_state
+
+    def fit(self, X, y, groups=None, classes=None, group_labels=None):
+        """Fit the model from scratch (by default resampling each group's rows: ``sampling``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        groups : array-like of shape (n_samples,), default=None
+            Group of each row (any sortable labels). ``None``: a single group.
+        classes : array-like, default=None
+            All labels (default: those of ``y``).
+        group_labels : array-like, default=None
+            All group labels (default: those of ``groups``).
+
+        Returns
+        -------
+        self : object
+        """
+        return super().fit(X, y, groups=groups, classes=classes, group_labels=group_labels)
+
+    @available_if(_can_stream)
+    def partial_fit(self, X, y, groups=None, classes=None, group_labels=None):
+        """Learn from the next chunk of a stream of ``(x, y, group)`` (see Notes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        groups : array-like of shape (n_samples,), default=None
+            Group of each row; required on every call once there is more than one group.
+        classes : array-like, default=None
+            All labels; required on the first call.
+        group_labels : array-like, default=None
+            First call: all group labels of the stream (default: those of this chunk's groups).
+
+        Returns
+        -------
+        self : object
+        """
+        return super().partial_fit(X, y, groups=groups, classes=classes, group_labels=group_labels)
+
+    @available_if(_can_stream)
+    def partial_fit_predict(self, X, y, groups=None, classes=None, group_labels=None):
+        """Learn the chunk; return each row's prediction made on its arrival, before learning.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        groups, classes, group_labels :
+            As for :meth:`partial_fit`.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self._partial_fit_response(X, y, "predict", groups=groups, classes=classes,
+                                          group_labels=group_labels)
+
+    def decision_function(self, X):
+        """Decision values of the averaged model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        return self._response(self._raw_decision(X), "decision_function")
+
+    def predict(self, X):
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self._labels_from_decision(self._raw_decision(X))
+
+    def _has_proba(self):
+        return get_loss(self.loss).name == "log_loss"
+
+    def _proba_from_decision(self, dec):
+        dec = np.asarray(dec)
+        if dec.ndim == 1:
+            dec = dec[:, None]
+        p = 1.0 / (1.0 + np.exp(-np.clip(dec, -700, 700)))
+        if p.shape[1] == 1:
+            return np.hstack([1.0 - p, p])
+        s = p.sum(axis=1, keepdims=True)
+        return np.where(s > 0, p / np.where(s > 0, s, 1.0), 1.0 / p.shape[1])
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Class probabilities (``loss='log_loss'``; one-vs-rest normalised for multiclass).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        return self._proba_from_decision(self._raw_decision(X))
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def _online_test_stream(self, rng, n_samples=60, n_features=4, n_classes=2):
+        return OnlineClassifierMixin._online_test_stream(self, rng, n_samples, n_features, n_classes)
+
+
+class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
+    __doc__ = (
+        """Linear regressor minimising the worst group risk (group DRO) by stochastic approximation.
+
+    The regression counterpart of :class:`GroupDROClassifier`: a linear model in a Euclidean ball
+    trained against the worst group (or the weighted worst group, or the average of the k worst
+    groups) with the paper's stochastic mirror descent / bandit / mirror-prox methods.
+
+    Parameters
+    ----------
+    loss : {'squared_error', 'absolute_error'}, default='squared_error'
+        ``(p - y)^2 / 2`` or ``|p - y|`` (aliases ``'squared'``, ``'absolute'``). The squared loss
+        is not Lipschitz on R; on the ball its gradient is bounded by ``(R ||x|| + |y|) ||x||``,
+        which is the G used by the step sizes.
+"""
+        + _DOC_PARAMS
+        + """
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : ndarray of shape (1,)"""
+        + _DOC_ATTRS
+        + _DOC_NOTES
+        + """
+    Examples
+    --------
+    The toy problem of the paper (Example 1): 16 groups of Bernoulli targets with means 0.5 and
+    0.86..1.0, a constant model w in [0, 1]. The worst group pins the GDRO solution at 0.5; the
+    average of the 5 worst groups moves it to 0.8.
+
+    >>> import numpy as np
+    >>> from skonline.dro import GroupDRORegressor
+    >>> rng = np.random.default_rng(0)
+    >>> mu = np.r_[0.5, np.linspace(0.86, 1.0, 15)]
+    >>> groups = np.repeat(np.arange(16), 2000)
+    >>> y = (rng.random(groups.size) < mu[groups]).astype(float)
+    >>> X = np.ones((y.size, 1))
+    >>> params = dict(radius=1.0, fit_intercept=False, loss_bound=2.0, n_epochs=8, random_state=0)
+    >>> gdro = GroupDRORegressor(**params).fit(X, y, groups=groups)
+    >>> top5 = GroupDRORegressor(objective="top_k", k=5, **params).fit(X, y, groups=groups)
+    >>> round(float(gdro.coef_[0]), 1), round(float(top5.coef_[0]), 1)
+    (0.5, 0.8)
+    """
+    )
+
+    _parameter_constraints = {
+        **_BaseGroupDRO._parameter_constraints,
+        "loss": [StrOptions({"squared_error", "squared", "absolute_error", "absolute"})],
+    }
+
+    _test_params = [
+        {},
+        {"sampling": "stream"},
+        {"sampling": "stream", "algorithm": "online"},
+        {"objective": "top_k", "algorithm": "depround", "max_iter": 400, "sampling": "stream"},
+        {"objective": "weighted"},
+    ]
+
+    def __init__(
+        self,
+        loss="squared_error",
+        *,
+        objective="max",
+        algorithm="smd",
+        k=1,
+        radius=10.0,
+        loss_bound=None,
+        eta_w_scale=1.0,
+        eta_q_scale=1.0,
+        anytime="auto",
+        max_iter=None,
+        n_epochs=1.0,
+        sampling="pool",
+        average=True,
+        fit_intercept=True,
+        max_buffer=1000,
+        record_every=None,
+        random_state=None,
+    ):
+        self.loss = loss
+        self.objective = objective
+        self.algorithm = algorithm
+        self.k = k
+        self.radius = radius
+        self.loss_bound = loss_bound
+        self.eta_w_scale = eta_w_scale
+        self.eta_q_scale = eta_q_scale
+        self.anytime = anytime
+        self.max_iter = max_iter
+        self.n_epochs = n_epochs
+        self.sampling = sampling
+        self.average = average
+        self.fit_intercept = fit_intercept
+        self.max_buffer = max_buffer
+        self.record_every = record_every
+        self.random_state = random_state
+
+    def fit(self, X, y, groups=None, group_labels=None):
+        """Fit the model from scratch (by default resampling each group's rows: ``sampling``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        groups : array-like of shape (n_samples,), default=None
+            Group of each row (any sortable labels). ``None``: a single group.
+        group_labels : array-like, default=None
+            All group labels (default: those of ``groups``).
+
+        Returns
+        -------
+        self : object
+        """
+        return super().fit(X, y, groups=groups, group_labels=group_labels)
+
+    @available_if(_can_stream)
+    def partial_fit(self, X, y, groups=None, group_labels=None):
+        """Learn from the next chunk of a stream of ``(x, y, group)`` (see Notes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        groups : array-like of shape (n_samples,), default=None
+            Group of each row; required on every call once there is more than one group.
+        group_labels : array-like, default=None
+            First call: all group labels of the stream (default: those of this chunk's groups).
+
+        Returns
+        -------
+        self : object
+        """
+        return super().partial_fit(X, y, groups=groups, group_labels=group_labels)
+
+    @available_if(_can_stream)
+    def partial_fit_predict(self, X, y, groups=None, group_labels=None):
+        """Learn the chunk; return each row's prediction made on its arrival, before learning.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        groups, group_labels :
+            As for :meth:`partial_fit`.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self._partial_fit_response(X, y, "predict", groups=groups,
+                                          group_labels=group_labels)
+
+    def predict(self, X):
+        """Predicted targets of the averaged model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self._raw_decision(X)[:, 0]
