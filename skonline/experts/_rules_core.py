@@ -253,7 +253,7 @@ def optimistic_pass(L, lo, inv_span, plus, t0, horizon, S, eta_user, bound_user,
         for i in range(K):
             lp[i] = logwt[i] - eta * lrow[i]
         clip_project(lp, K, floor, log_floor, scratch, logwt, d, p, kb, sb)
-        # path length of the epoch, then OCS+'s halving test (eta_m^2 P_m > c, no division)
+        # path length of the epoch, then OCS+'s halving test
         dmax = 0.0
         for i in range(K):
             x = abs(lrow[i] - hint[i])
@@ -262,7 +262,9 @@ def optimistic_pass(L, lo, inv_span, plus, t0, horizon, S, eta_user, bound_user,
             hint[i] = lrow[i]
         if plus:
             epoch[1] += dmax * dmax
-            if eta * eta * epoch[1] > c:
+            # Alg. 4, line 10, literally: eta_m > sqrt(c / P_m) (P_m > 0 avoids the division by 0;
+            # eta_m^2 P_m > c would misfire on ties such as P_1 = 1 through rounding)
+            if epoch[1] > 0.0 and eta > math.sqrt(c / epoch[1]):
                 eta = eta / 2.0
                 epoch[0] += 1.0
                 epoch[1] = 0.0
