@@ -1,0 +1,101 @@
+"""KernelAWVRegressor: the exact kernel forecaster (Jézéquel et al. 2019, eq. 3, Propositions 1-2)."""
+
+import numpy as np
+import pytest
+from sklearn.metrics.pairwise import rbf_kernel
+
+from skonline.kernel_ridge import AWVRegressor, KernelAWVRegressor
+
+
+def _data(n=150, d=2, R=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-R, R, (n, d))
+    y = np.clip(np.sin(3 * X[:, 0]) * np.cos(2 * X[:, 1]) + 0.2 * rng.standard_normal(n), -1, 1)
+    return X, y
+
+
+@pytest.mark.parametrize("algorithm", ["awv", "ridge"])
+@pytest.mark.parametrize("alpha, sigma", [(1.0, 1.0), (0.1, 0.5)])
+def test_equals_the_closed_form_at_every_round(algorithm, alpha, sigma):
+    """AWV: k_t' (K_t + l I)^{-1} (y_1..y_{t-1}, 0); ridge: k_{t-1}(x_t)' (K_{t-1} + l I)^{-1} y."""
+    X, y = _data()
+    pred = KernelAWVRegressor(alpha=alpha, sigma=sigma, algorithm=algorithm).partial_fit_predict(X, y)
+    K = rbf_kernel(X, gamma=1 / (2 * sigma**2))
+    for t in range(X.shape[0]):
+        if algorithm == "awv":
+            Kt = K[: t + 1, : t + 1]
+            ref = Kt[t] @ np.linalg.solve(Kt + alpha * np.eye(t + 1), np.r_[y[:t], 0.0])
+        else:
+            ref = K[t, :t] @ np.linalg.solve(K[:t, :t] + alpha * np.eye(t), y[:t]) if t else 0.0
+        np.testing.assert_allclose(pred[t], ref, rtol=1e-9, atol=1e-11)
+
+
+def test_linear_kernel_equals_awv_on_raw_features():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((120, 3))
+    y = X @ [1.0, -1.0, 0.5] + 0.2 * rng.standard_normal(120)
+    a = KernelAWVRegressor(kernel="linear", alpha=0.7).partial_fit_predict(X, y)
+    b = AWVRegressor(alpha=0.7).partial_fit_predict(X, y)
+    np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_regret_bound_of_proposition_1():
+    """sum (y - yhat)^2 <= l y'(K + l I)^{-1} y + B^2 sum_j log(1 + l_j(K)/l); the first term is
+    min_f [sum (y - f(x))^2 + l ||f||^2]. Spec's example: 23.78 <= 20.91 + 13.74 (n=400, R=0.5)."""
+    rng = np.random.default_rng(2)
+    n = 400
+    g = rng.standard_normal((n, 2))
+    X = g / np.linalg.norm(g, axis=1, keepdims=True) * 0.5 * np.sqrt(rng.uniform(0, 1, (n, 1)))
+    y = np.clip(np.sin(3 * X[:, 0]) * np.cos(2 * X[:, 1]) + 0.2 * rng.standard_normal(n), -1, 1)
+    reg = KernelAWVRegressor().fit(X, y)
+    K = rbf_kernel(X, gamma=0.5)
+    best = y @ np.linalg.solve(K + np.eye(n), y)
+    log_term = np.sum(np.log1p(np.clip(np.linalg.eigvalsh(K), 0, None)))
+    assert reg.cumulative_loss_ <= best + 1.0 * log_term
+    # the AWV shrinkage is what the bound needs: ridge is the same up to the shrink factor
+    ridge = KernelAWVRegressor(algorithm="ridge").fit(X, y)
+    assert reg.cumulative_loss_ != ridge.cumulative_loss_
+
+
+def test_predict_is_the_next_round_and_dual_coef_is_the_ridge_solution():
+    X, y = _data(n=100)
+    reg = KernelAWVRegressor(alpha=0.3).fit(X[:80], y[:80])
+    K = rbf_kernel(X[:80], gamma=0.5)
+    np.testing.assert_allclose(reg.dual_coef_, np.linalg.solve(K + 0.3 * np.eye(80), y[:80]), rtol=1e-8)
+    np.testing.assert_array_equal(reg.X_fit_, X[:80])
+    p = reg.predict(X[80:])
+    for i in range(80, 100):
+        step = KernelAWVRegressor(alpha=0.3).fit(X[:80], y[:80]).partial_fit_predict(X[i : i + 1], y[i : i + 1])
+        np.testing.assert_allclose(p[i - 80], step[0], rtol=1e-10, atol=1e-13)
+
+
+def test_chunking_across_buffer_growth_is_bitwise():
+    """The shared checks use 60 rows; this crosses the 256-row first capacity twice."""
+    X, y = _data(n=700)
+    a = KernelAWVRegressor()
+    pa = a.partial_fit_predict(X, y)
+    b = KernelAWVRegressor()
+    pb = np.concatenate([b.partial_fit_predict(X[s], y[s]) for s in (slice(0, 255), slice(255, 257),
+                                                                      slice(257, 600), slice(600, 700))])
+    np.testing.assert_array_equal(pa, pb)
+    np.testing.assert_array_equal(a._K_inv_buf_, b._K_inv_buf_)
+    assert a._K_inv_buf_.shape == (1024, 1024)
+    assert a.cumulative_loss_ == b.cumulative_loss_
+
+
+def test_per_round_cost_grows_with_t():
+    """Complexity smoke test: O(t^2) per round, so 2x the rows costs clearly more than 2x."""
+    import time
+
+    X, y = _data(n=1600)
+    KernelAWVRegressor().fit(X[:50], y[:50])  # compile
+
+    def best_time(n):
+        times = []
+        for _ in range(2):
+            t0 = time.perf_counter()
+            KernelAWVRegressor().fit(X[:n], y[:n])
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    assert best_time(1600) > 3.0 * best_time(800)  # 8x in theory (sum of t^2)
