@@ -95,8 +95,8 @@ class AWVRegressor(_LinearAWVMixin, OnlineRegressorMixin, BaseEstimator):
     >>> y_online = reg.partial_fit_predict(X, y)   # predict each row, then learn it
     >>> round(float(np.mean((y_online[100:] - y[100:]) ** 2)), 3)
     0.01
-    >>> np.round(reg.coef_, 2)
-    array([ 1.  , -2.  ,  0.5])
+    >>> np.round(reg.coef_, 1)
+    array([ 1. , -2. ,  0.5])
     """
     )
 
