@@ -962,10 +962,11 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    loss : {'squared_error', 'absolute_error'}, default='squared_error'
-        ``(p - y)^2 / 2`` or ``|p - y|`` (aliases ``'squared'``, ``'absolute'``). The squared loss
-        is not Lipschitz on R; on the ball its gradient is bounded by ``(R ||x|| + |y|) ||x||``,
-        which is the G used by the step sizes.
+    loss : {'absolute_error', 'squared_error'}, default='absolute_error'
+        ``|p - y|`` or ``(p - y)^2 / 2`` (aliases ``'absolute'``, ``'squared'``). The absolute loss
+        is 1-Lipschitz, as the analysis assumes (G = max ||[x, 1]||). The squared loss is not
+        Lipschitz on R; on the ball its gradient is bounded by ``(R ||x|| + |y|) ||x||``, the G
+        used by its step sizes, which are then small: raise ``n_epochs`` or ``eta_w_scale``.
 """
         + _DOC_PARAMS
         + """
@@ -989,7 +990,8 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
     >>> groups = np.repeat(np.arange(16), 2000)
     >>> y = (rng.random(groups.size) < mu[groups]).astype(float)
     >>> X = np.ones((y.size, 1))
-    >>> params = dict(radius=1.0, fit_intercept=False, loss_bound=2.0, n_epochs=8, random_state=0)
+    >>> params = dict(loss="squared_error", radius=1.0, fit_intercept=False, loss_bound=2.0,
+    ...               n_epochs=8, random_state=0)
     >>> gdro = GroupDRORegressor(**params).fit(X, y, groups=groups)
     >>> top5 = GroupDRORegressor(objective="top_k", k=5, **params).fit(X, y, groups=groups)
     >>> round(float(gdro.coef_[0]), 1), round(float(top5.coef_[0]), 1)
@@ -1004,15 +1006,15 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
 
     _test_params = [
         {},
-        {"sampling": "stream"},
-        {"sampling": "stream", "algorithm": "online"},
-        {"objective": "top_k", "algorithm": "depround", "max_iter": 400, "sampling": "stream"},
+        {"sampling": "stream", "max_iter": 200},
+        {"sampling": "stream", "algorithm": "online", "max_iter": 200},
+        {"objective": "top_k", "algorithm": "depround", "max_iter": 200, "sampling": "stream"},
         {"objective": "weighted"},
     ]
 
     def __init__(
         self,
-        loss="squared_error",
+        loss="absolute_error",
         *,
         objective="max",
         algorithm="smd",
