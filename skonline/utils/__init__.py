@@ -9,3 +9,7 @@ from ._bandit import exp_weights, mix_uniform, sample_index, tsallis_omd_step  #
 from ._trig import sincos_buffer  # noqa: E402
 
 __all__ += ["exp_weights", "mix_uniform", "sample_index", "sincos_buffer", "tsallis_omd_step"]
+
+from ._capped_simplex import depround, kl_project_capped_simplex  # noqa: E402
+
+__all__ += ["depround", "kl_project_capped_simplex"]
