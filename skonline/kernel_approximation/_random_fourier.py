@@ -24,8 +24,10 @@ _DIFF = """
 
     * features: ``[cos(W x), sin(W x)] / sqrt(D)`` with no random phase, versus RBFSampler's
       ``sqrt(2 / n) cos(W x + b)`` with ``b ~ U[0, 2 pi]``. Each (cos, sin) pair is exact on the
-      diagonal: ``||z(x)||_2 = 1 = k(x, x)`` for every x, and the estimate of
-      k(x, v) = mean_j cos(w_j . (x - v)) has a smaller variance than with random phases;
+      diagonal: ``||z(x)||_2 = 1 = k(x, x)`` for every x, and the estimate
+      z(x) . z(v) = mean_j cos(w_j . (x - v)) has no larger a variance than random-phase
+      cosines with the same number of columns, and a much smaller one for wide kernels
+      (Sutherland & Schneider, UAI 2015);
     * ``n_components`` counts frequencies D; the output has 2D columns (RBFSampler's
       ``n_components`` counts output columns, so compare RBFSampler(n_components=2D));
     * the bandwidth is sigma of exp(-||x - v||^2 / (2 sigma^2)), i.e. RBFSampler's

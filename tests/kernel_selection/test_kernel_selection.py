@@ -1,0 +1,278 @@
+"""Behaviour of KernelSelectionClassifier / KernelSelectionRegressor (OKS, OKS++, IOKS)."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+
+from skonline.kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor
+from skonline.kernel_selection._core import ioks_constants
+
+ALGOS = ["oks", "oks++", "ioks"]
+BACKENDS = [None, 64]
+
+
+def _c5_data(seed, T):
+    """The spec's C5 problem: a sum of 30 Gaussian bumps of bandwidth 0.5 in [-1, 1]^3."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (T, 3))
+    c = rng.uniform(-1, 1, (30, 3))
+    a = rng.standard_normal(30)
+    F = (a * np.exp(-((X[:, None, :] - c[None]) ** 2).sum(-1) / (2 * 0.5**2))).sum(1)
+    y_clf = np.where(F >= np.median(F), 1, -1)
+    y_reg = (F - F.min()) / (F.max() - F.min())
+    return X, y_clf, y_reg
+
+
+def _horizon(algo, T):
+    return None if algo == "oks++" else T
+
+
+# ------------------------------------------------------------------------- concentration (C5)
+@pytest.mark.parametrize("n_components, T", [(None, 4000), (400, 10000)])
+def test_okspp_concentrates_on_the_right_bandwidth(n_components, T):
+    amr = {a: [] for a in ALGOS}
+    al = {"oks++": [], "ioks": []}
+    hits = 0
+    for seed in (100, 101, 102):
+        X, yc, yr = _c5_data(seed, T)
+        for algo in ALGOS:
+            clf = KernelSelectionClassifier(
+                algo, n_components=n_components, horizon=_horizon(algo, T), random_state=seed
+            ).fit(X, yc)
+            amr[algo].append(clf.mistake_rate_)
+            assert clf.mistake_rate_ < 0.30
+            if algo == "oks++":
+                hits += clf.selected_sigma_ == 0.5 and clf.q_.max() > 0.9
+        for algo in al:
+            reg = KernelSelectionRegressor(
+                algo, n_components=n_components, horizon=_horizon(algo, T), random_state=seed
+            ).fit(X, yr)
+            al[algo].append(reg.average_loss_)
+    assert hits >= 2
+    assert np.mean(amr["oks++"]) < min(np.mean(amr["oks"]), np.mean(amr["ioks"]))
+    assert np.mean(al["oks++"]) < np.mean(al["ioks"])
+
+
+# ------------------------------------------------------------------------- invariants (C4)
+def _exact_norms(est):
+    out = []
+    for k, s in enumerate(est._sigmas_):
+        V, a = est.support_vectors(kernel=k)
+        if len(a) == 0:
+            out.append(0.0)
+            continue
+        D2 = ((V[:, None, :] - V[None]) ** 2).sum(-1)
+        out.append(float(np.sqrt(max(a @ np.exp(-D2 / (2 * s * s)) @ a, 0.0))))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("n_components", BACKENDS)
+@pytest.mark.parametrize("task", ["clf", "reg"])
+def test_runtime_invariants(algo, n_components, task):
+    X, yc, yr = _c5_data(7, 240)
+    if task == "clf":
+        est = KernelSelectionClassifier(algo, n_components=n_components, horizon=_horizon(algo, 240),
+                                        radius=15.0 if algo == "oks" else "auto", random_state=0)
+        y, kw = yc, {"classes": [-1, 1]}
+    else:
+        est = KernelSelectionRegressor(algo, n_components=n_components, horizon=_horizon(algo, 240),
+                                       radius=1.0 if algo == "oks" else "auto", random_state=0)
+        y, kw = yr, {}
+    U = 15.0 if task == "clf" else 1.0
+    K = len(est.sigmas)
+    for t in range(240):
+        est.partial_fit(X[t : t + 1], y[t : t + 1], **(kw if t == 0 else {}))
+        p, q = est.p_, est.q_
+        assert abs(p.sum() - 1) < 1e-12 and abs(q.sum() - 1) < 1e-12
+        assert np.all(p >= est.delta_ / K * (1 - 1e-12))
+        if n_components is None:
+            assert np.all(est.norms_ <= U * (1 + 1e-9))
+            if t % 60 == 59:  # the tracked norm is the exact RKHS norm
+                np.testing.assert_allclose(est.norms_, _exact_norms(est), rtol=1e-8, atol=1e-10)
+        else:
+            assert np.all(np.abs(est.coef_) <= U / np.sqrt(n_components) * (1 + 1e-15))
+    if algo == "ioks":
+        # Theorem 4.1's schedule: eta at most e^(1/(2 ln 2)) eta_1 and < (3/4) log2 T increases
+        c = est._resolved()
+        _, eta0, ups = ioks_constants(240.0, K, c["radius"], c["G1"], 1.0, 8.0)
+        n_incr = np.round(np.log(est.eta_ / eta0) / np.log(ups))
+        assert np.all(n_incr < 0.75 * np.log2(240))
+        assert np.all(est.eta_ <= np.exp(1 / (2 * np.log(2))) * eta0 * (1 + 1e-12))
+
+
+# ------------------------------------------------------------------------- streaming
+@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("n_components", BACKENDS)
+@pytest.mark.parametrize("horizon", [None, 300])
+def test_chunk_invariance_across_doublings(algo, n_components, horizon):
+    """fit == partial_fit over chunks, past several doublings of the horizon, random draws included."""
+    X, yc, _ = _c5_data(3, 700)
+    ref = KernelSelectionClassifier(algo, n_components=n_components, horizon=horizon, random_state=5)
+    pred_ref = clone(ref).partial_fit_predict(X, yc, classes=[-1, 1])
+    full = clone(ref).fit(X, yc)
+    assert full.horizon_ == (None if algo == "oks++" else (1024 if horizon is None else 1200))
+    est = clone(ref)
+    preds = []
+    for a, b in [(0, 1), (1, 127), (127, 129), (129, 400), (400, 401), (401, 700)]:
+        preds.append(est.partial_fit_predict(X[a:b], yc[a:b], **({"classes": [-1, 1]} if a == 0 else {})))
+        if a == 127:  # pickle mid-stream, continue from the copy
+            est = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(np.concatenate(preds), pred_ref)
+    for k in vars(full):
+        if k.endswith("_") and k != "classes_":
+            va, vb = getattr(full, k), getattr(est, k)
+            if isinstance(va, np.ndarray):
+                np.testing.assert_array_equal(va, vb, err_msg=k)
+    assert full._rng.bit_generator.state == est._rng.bit_generator.state
+
+
+def test_sampling_stream_does_not_depend_on_n_components():
+    X, yc, _ = _c5_data(4, 300)
+    states = [
+        KernelSelectionClassifier(n_components=D, random_state=3).fit(X, yc)._rng.bit_generator.state
+        for D in (8, 64, 100)
+    ]
+    assert states[0] == states[1] == states[2]
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("n_components", BACKENDS)
+def test_sparse_input_equals_dense(algo, n_components):
+    X, yc, _ = _c5_data(5, 300)
+    X[np.abs(X) < 0.4] = 0.0
+    a = KernelSelectionClassifier(algo, n_components=n_components, random_state=0)
+    pa = clone(a).partial_fit_decision_function(X, yc, classes=[-1, 1])
+    pb = clone(a).partial_fit_decision_function(sp.csr_matrix(X), yc, classes=[-1, 1])
+    np.testing.assert_allclose(pb, pa, rtol=1e-12, atol=1e-13)
+    fa, fb = clone(a).fit(X, yc), clone(a).fit(sp.csr_matrix(X), yc)
+    np.testing.assert_allclose(fb.decision_function(sp.csr_matrix(X)), fa.decision_function(X), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_components", BACKENDS)
+def test_prequential_prediction_is_the_hypothesis_value(n_components):
+    """With one kernel, the pass's prediction for a row equals decision_function before learning it."""
+    X, yc, yr = _c5_data(6, 200)
+    for est, y in [(KernelSelectionClassifier(sigmas=(0.7,), n_components=n_components), yc),
+                   (KernelSelectionRegressor(sigmas=(0.7,), n_components=n_components), yr)]:
+        est.set_params(random_state=0).fit(X[:150], y[:150])
+        for t in range(150, 160):
+            before = (est.decision_function(X[t : t + 1]) if hasattr(est, "decision_function")
+                      else est.predict(X[t : t + 1]))
+            raw = (est.partial_fit_decision_function(X[t : t + 1], y[t : t + 1])
+                   if hasattr(est, "decision_function") else est.partial_fit_predict(X[t : t + 1], y[t : t + 1]))
+            np.testing.assert_allclose(raw, before, rtol=1e-12, atol=1e-14)
+
+
+def test_rf_decision_matches_explicit_features():
+    X, yc, _ = _c5_data(8, 400)
+    clf = KernelSelectionClassifier(n_components=50, random_state=0, predict_mode="mixture").fit(X, yc)
+    maps = clf.random_features_
+    f = sum(clf.q_[k] * maps.transform_kernel(X, k) @ clf.coef_[k] for k in range(6))
+    np.testing.assert_allclose(clf.decision_function(X), f, rtol=1e-10, atol=1e-12)
+    clf.set_params(predict_mode="best")
+    k = clf.selected_kernel_
+    np.testing.assert_allclose(clf.decision_function(X), maps.transform_kernel(X, k) @ clf.coef_[k], rtol=1e-10)
+
+
+def test_exact_decision_matches_support_vectors():
+    X, yc, _ = _c5_data(9, 300)
+    clf = KernelSelectionClassifier(random_state=0).fit(X, yc)
+    V, a = clf.support_vectors()
+    s = clf.selected_sigma_
+    f = np.exp(-((X[:, None] - V[None]) ** 2).sum(-1) / (2 * s * s)) @ a
+    np.testing.assert_allclose(clf.decision_function(X), f, rtol=1e-10, atol=1e-12)
+    assert clf.n_support_.sum() <= 300
+
+
+def test_loss_conventions():
+    """The paper's square loss (f - y)^2 is what is accumulated; sign(0) = +1 for labels."""
+    X, yc, yr = _c5_data(10, 300)
+    reg = KernelSelectionRegressor(random_state=0)
+    pred = reg.partial_fit_predict(X, yr)
+    np.testing.assert_allclose(reg.cumulative_loss_, np.sum((pred - yr) ** 2), rtol=1e-12)
+    reg = KernelSelectionRegressor("ioks", loss="absolute", random_state=0)
+    pred = reg.partial_fit_predict(X, yr)
+    np.testing.assert_allclose(reg.average_loss_, np.mean(np.abs(pred - yr)), rtol=1e-12)
+    clf = KernelSelectionClassifier(random_state=0)
+    dec = clf.partial_fit_decision_function(X, yc, classes=[-1, 1])
+    assert dec[0] == 0.0  # no support vector yet: f = 0, predicted +1
+    np.testing.assert_allclose(clf.cumulative_loss_, np.sum(np.logaddexp(0, -yc * dec)), rtol=1e-12)
+    assert clf.n_mistakes_ == np.sum(np.where(dec >= 0, 1, -1) != yc)
+
+
+def test_exploration_constant_knob():
+    X, yc, _ = _c5_data(11, 2000)
+    paper = KernelSelectionClassifier(n_components=64, random_state=0).fit(X, yc)
+    code = KernelSelectionClassifier(n_components=64, random_state=0, exploration_constant=1.0).fit(X, yc)
+    # a = (G C0)^(1/3) (U K)^(2/3) = 90^(2/3) ~ 20.1 versus 1: delta_t is ~20 times smaller
+    a = 90 ** (2 / 3)
+    C = paper._C_[0]
+    assert paper.delta_ == pytest.approx(a / (2 * max(a, 2 * C ** (1 / 3))), rel=1e-12)
+    C1 = code._C_[0]
+    assert code.delta_ == pytest.approx(1 / (4 * C1 ** (1 / 3)), rel=1e-12)
+    assert code.delta_ < paper.delta_ / 5
+
+
+def test_multiclass_one_vs_rest():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (1500, 2))
+    y = np.digitize(X[:, 0] + 0.5 * np.sin(3 * X[:, 1]), [-0.4, 0.4])
+    clf = KernelSelectionClassifier(n_components=64, random_state=0).fit(X, y)
+    assert clf.q_.shape == (3, 6) and clf.selected_kernel_.shape == (3,)
+    np.testing.assert_allclose(clf.q_.sum(axis=1), 1.0)
+    assert clf.decision_function(X).shape == (1500, 3)
+    assert clf.predict_proba(X).shape == (1500, 3)
+    assert clf.mistake_rate_ < 0.25 and clf.score(X, y) > 0.8
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared_hinge"])
+def test_ioks_never_nan_with_accepted_losses(loss):
+    """Losses far above loss_bound = 1 (U = 15, adversarial labels): finite distributions."""
+    rng = np.random.default_rng(12)
+    X = rng.uniform(-1, 1, (1500, 2))
+    y = np.where(rng.random(1500) < 0.5, 1, -1)
+    y[750:] = -np.sign(X[750:, 0] + 1e-9).astype(int)  # flips the concept half-way
+    for D in BACKENDS:
+        clf = KernelSelectionClassifier("ioks", loss=loss, n_components=D, radius=15.0, horizon=1500,
+                                        random_state=0).fit(X, y)
+        assert np.all(np.isfinite(clf.q_)) and np.all(clf.q_ > 0) and abs(clf.q_.sum() - 1) < 1e-12
+        assert np.all(np.isfinite(clf.eta_))
+    reg = KernelSelectionRegressor("ioks", loss="squared", n_components=32, random_state=0)
+    with pytest.warns(UserWarning, match="exceed the radius"):
+        reg.fit(X, 5.0 * X[:, 0])
+    assert np.all(np.isfinite(reg.q_))
+
+
+# ------------------------------------------------------------------------- parameter errors
+@pytest.mark.parametrize(
+    "est, match",
+    [
+        (KernelSelectionClassifier("oks++", loss="hinge"), "not smooth"),
+        (KernelSelectionRegressor("oks++", loss="absolute"), "not smooth"),
+        (KernelSelectionClassifier("ioks", radius=None), "radius=None"),
+        (KernelSelectionClassifier(sigmas=(1.0, -2.0)), "sigmas"),
+        (KernelSelectionClassifier(sigmas=()), "sigmas"),
+    ],
+)
+def test_bad_parameters_raise_before_any_state(est, match):
+    X, yc, yr = _c5_data(13, 20)
+    y = yr if isinstance(est, KernelSelectionRegressor) else yc
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y)
+    assert not [k for k in vars(est) if k.endswith("_")]
+
+
+def test_oks_divergence_is_reported_not_stored():
+    """OKS has no projection (P11): a non-finite prediction rejects the chunk, state unchanged."""
+    X = np.zeros((400, 1))
+    y = np.full(400, 1e300)
+    reg = KernelSelectionRegressor("oks", sigmas=(1.0,), horizon=400, random_state=0)
+    reg.partial_fit(X[:1], np.ones(1))
+    before = pickle.dumps(reg)
+    with pytest.raises(FloatingPointError, match="no projection"):
+        reg.partial_fit(X, y)
+    assert pickle.dumps(reg) == before
