@@ -8,6 +8,7 @@ meta-estimators that aggregate scikit-learn models online (:class:`OnlineEnsembl
 :class:`OnlineEnsembleClassifier`).
 """
 
+from ._matrix import PCSP
 from ._rules import (
     BOA,
     OCS,
@@ -30,4 +31,5 @@ __all__ = [
     "MLPoly",
     "BOA",
     "AdaHedge",
+    "PCSP",
 ]
