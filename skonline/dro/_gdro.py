@@ -214,7 +214,9 @@ class _BaseGroupDRO:
         else:
             T = self.max_iter
         if self.anytime == "auto":
-            anytime = (self.objective == "top_k" and self.algorithm == "online") or T is None
+            anytime = (self.objective == "top_k" and self.algorithm == "online") or (
+                T is None and self.algorithm not in ("depround", "mirror_prox")
+            )
         else:
             anytime = bool(self.anytime)
         if not anytime and T is None:
