@@ -8,6 +8,7 @@ meta-estimators that aggregate scikit-learn models online (:class:`OnlineEnsembl
 :class:`OnlineEnsembleClassifier`).
 """
 
+from ._ensemble import OnlineEnsembleClassifier, OnlineEnsembleRegressor
 from ._matrix import PCSP
 from ._rules import (
     BOA,
@@ -32,4 +33,6 @@ __all__ = [
     "BOA",
     "AdaHedge",
     "PCSP",
+    "OnlineEnsembleRegressor",
+    "OnlineEnsembleClassifier",
 ]

@@ -1,0 +1,652 @@
+"""Online ensembles of scikit-learn models aggregated by an expert rule.
+
+Chunk protocol (``partial_fit(X, y)``, one chunk of the stream):
+
+1. every expert predicts the chunk with its current state (frozen experts always; an online expert
+   once it has learned at least one chunk: before that it is *asleep*, as is an expert whose
+   prediction is not finite);
+2. the experts' losses on the chunk form a loss matrix (n, K), scaled to [0, 1]; the rule runs over
+   it row by row in its compiled pass, giving the weights played at each row, and the ensemble's
+   prediction for each row mixes the experts' predictions with that row's weights;
+3. the online experts learn the chunk (their own ``partial_fit``).
+
+A chunk of one row is the exact online protocol (predict, reveal, update, learn). Larger chunks
+keep the experts frozen within the chunk, so with online experts the result depends on the chunking
+(by design); with frozen experts every chunking gives the same result.
+"""
+
+import copy
+import numbers
+import pickle
+import struct
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import _BaseComposition
+from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.exceptions import NotFittedError
+
+from ..base import OnlineClassifierMixin, OnlineRegressorMixin, running_sum
+from ._rules import PCS, _BaseRule
+
+__all__ = ["OnlineEnsembleRegressor", "OnlineEnsembleClassifier"]
+
+_EPS_PROBA = 1e-15
+
+
+class _ExpertList(list):
+    """The fitted experts, pickled canonically: estimators are flattened attribute by attribute and
+    each leaf value is pickled on its own (no pickle memo shared across values), so that equal states
+    give equal pickles whatever objects (such as interned strings) the experts share in memory."""
+
+    def __reduce__(self):
+        return (_experts_from_bytes, (b"".join(_encode(e) for e in self), len(self)))
+
+
+def _blob(b):
+    return struct.pack("<Q", len(b)) + b
+
+
+def _encode(obj):
+    state = obj.__getstate__() if isinstance(obj, BaseEstimator) else None
+    if not isinstance(state, dict):
+        return b"P" + _blob(pickle.dumps(obj, protocol=4))
+    out = [b"E", _blob(pickle.dumps(type(obj), protocol=4)), struct.pack("<Q", len(state))]
+    for k, v in state.items():
+        out.append(_blob(k.encode("utf-8")))
+        out.append(_encode(v))
+    return b"".join(out)
+
+
+def _read_blob(buf, i):
+    (n,) = struct.unpack_from("<Q", buf, i)
+    i += 8
+    return buf[i:i + n], i + n
+
+
+def _decode(buf, i):
+    tag = buf[i:i + 1]
+    i += 1
+    if tag == b"P":
+        b, i = _read_blob(buf, i)
+        return pickle.loads(b), i
+    b, i = _read_blob(buf, i)
+    cls = pickle.loads(b)
+    (n,) = struct.unpack_from("<Q", buf, i)
+    i += 8
+    state = {}
+    for _ in range(n):
+        k, i = _read_blob(buf, i)
+        state[k.decode("utf-8")], i = _decode(buf, i)
+    obj = cls.__new__(cls)
+    obj.__setstate__(state)
+    return obj, i
+
+
+def _experts_from_bytes(buf, n):
+    out = _ExpertList()
+    i = 0
+    for _ in range(n):
+        obj, i = _decode(buf, i)
+        out.append(obj)
+    return out
+
+
+def _is_fitted(est):
+    try:
+        check_is_fitted(est)
+        return True
+    except NotFittedError:
+        return False
+    except (TypeError, ValueError):
+        return False
+
+
+class _OnlineEnsembleBase:
+    """Shared machinery of the two ensembles."""
+
+    _required_parameters = ["estimators"]
+
+    # ------------------------------------------------------------------ params
+    def get_params(self, deep=True):
+        """Parameters, including ``<name>__<param>`` of the experts and ``rule__<param>``.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+
+        Returns
+        -------
+        params : dict
+        """
+        return self._get_params("estimators", deep=deep)
+
+    def set_params(self, **params):
+        """Set parameters, including the experts' (``<name>__<param>``) and the rule's.
+
+        Parameters
+        ----------
+        **params : dict
+
+        Returns
+        -------
+        self : object
+        """
+        self._set_params("estimators", **params)
+        return self
+
+    def _check_params(self):
+        if not isinstance(self.estimators, (list, tuple)) or len(self.estimators) == 0:
+            raise ValueError("estimators must be a non-empty list of (name, estimator) pairs.")
+        names = []
+        for item in self.estimators:
+            if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)):
+                raise ValueError(f"estimators must be (name, estimator) pairs; got {item!r}.")
+            names.append(item[0])
+        self._validate_names(names)
+        if self.rule is not None and not isinstance(self.rule, _BaseRule):
+            raise ValueError(
+                f"rule must be an expert-aggregation rule of skonline.experts (e.g. PCS()); got {self.rule!r}."
+            )
+        if self.loss_bound != "auto" and not (
+            isinstance(self.loss_bound, numbers.Real) and 0 < self.loss_bound < np.inf
+        ):
+            raise ValueError(f"loss_bound must be 'auto' or a positive finite number; got {self.loss_bound!r}.")
+        for name, est in self.estimators:
+            online = self._learns_online(est)
+            if online and not hasattr(est, "partial_fit"):
+                raise ValueError(f"Expert {name!r} has no partial_fit: it cannot learn online (update_experts=True).")
+            if not online and not _is_fitted(est):
+                raise ValueError(
+                    f"Expert {name!r} has no partial_fit and is not fitted: fit it first (and wrap it in "
+                    "sklearn.frozen.FrozenEstimator so that clone keeps it fitted), or use an online model."
+                )
+
+    def _learns_online(self, est):
+        if self.update_experts == "auto":
+            return hasattr(est, "partial_fit")
+        return bool(self.update_experts)
+
+    def _snapshot(self):
+        # frozen experts never change: keep references; online experts are deep-copied
+        ests = self.__dict__.get("estimators_")
+        if ests is None:
+            return super()._snapshot()
+        self.__dict__["estimators_"] = None  # (keeps the attribute order)
+        try:
+            snap = super()._snapshot()
+        finally:
+            self.__dict__["estimators_"] = ests
+        snap["estimators_"] = _ExpertList(
+            copy.deepcopy(e) if self.online_[k] else e for k, e in enumerate(ests)
+        )
+        return snap
+
+    @property
+    def _chunk_dependent(self):
+        try:
+            return any(self._learns_online(est) for _, est in self.estimators)
+        except Exception:  # pragma: no cover - malformed parameters
+            return True
+
+    # ------------------------------------------------------------------ state
+    def _allocate(self, chunk):
+        self.estimators_ = _ExpertList()
+        self.online_ = np.zeros(len(self.estimators), dtype=bool)
+        for k, (_, est) in enumerate(self.estimators):
+            if self._learns_online(est):
+                self.estimators_.append(clone(est))
+                self.online_[k] = True
+            else:
+                self.estimators_.append(est)
+        self.expert_fitted_ = ~self.online_
+        rule = PCS() if self.rule is None else self.rule
+        rule = clone(rule)
+        if "loss_range" in rule.get_params():
+            rule.set_params(loss_range=(0.0, 1.0))
+        self.rule_ = rule
+        self.loss_scale_ = 0.0
+        self.expert_cumulative_losses_ = np.zeros(len(self.estimators))
+        self._y_sum_ = 0.0
+
+    @property
+    def weights_(self):
+        """Current weights of the experts (the rule's ``weights_``)."""
+        check_is_fitted(self, "rule_")
+        if not hasattr(self.rule_, "weights_"):
+            return np.full(len(self.estimators_), 1.0 / len(self.estimators_))
+        return self.rule_.weights_
+
+    @property
+    def named_estimators_(self):
+        """The experts by name."""
+        check_is_fitted(self, "estimators_")
+        return {name: est for (name, _), est in zip(self.estimators, self.estimators_)}
+
+    def _scale(self, LR):
+        """Raw losses (n, K) with NaN for asleep experts -> losses in [0, 1], row by row."""
+        if self.loss_bound == "auto":
+            row_max = np.where(np.isnan(LR), -np.inf, LR).max(axis=1)
+            running = np.maximum.accumulate(np.concatenate([[self.loss_scale_], row_max]))[1:]
+            scale = np.where(running > 0, running, 1.0)
+            self.loss_scale_ = float(running[-1])
+            return np.minimum(LR / scale[:, None], 1.0)
+        return np.minimum(LR / float(self.loss_bound), 1.0)
+
+    def _aggregate(self, P, LR):
+        """Scale the raw losses, run the rule over the rows with an awake expert; return the
+        weights played at each row (n, K), zero rows where every expert is asleep."""
+        n, K = LR.shape
+        Ls = self._scale(LR)
+        awake_rows = ~np.isnan(Ls).all(axis=1)
+        W = np.zeros((n, K))
+        if awake_rows.all():
+            W[:] = self.rule_.partial_fit_predict(Ls)
+        elif awake_rows.any():
+            W[awake_rows] = self.rule_.partial_fit_predict(Ls[awake_rows])
+        self.expert_cumulative_losses_ += np.nansum(LR, axis=0)
+        return W
+
+    def _expert_learn(self, X, y, **kw):
+        for k, est in enumerate(self.estimators_):
+            if self.online_[k]:
+                est.partial_fit(X, y, **kw)
+                self.expert_fitted_[k] = True
+
+    def _fallback_mean(self, y):
+        """Prequential running mean of the targets before each row (0 before the first)."""
+        n = y.shape[0]
+        seen = self.n_samples_seen_
+        cum = np.concatenate([[self._y_sum_], self._y_sum_ + np.cumsum(y)])[:-1]
+        cnt = seen + np.arange(n)
+        return np.where(cnt > 0, cum / np.maximum(cnt, 1), 0.0)
+
+    def _validate_estimators_for_predict(self):
+        check_is_fitted(self, "estimators_")
+
+
+_DOC_PARAMS = """
+    estimators : list of (str, estimator)
+        The experts. A model with ``partial_fit`` learns online (cloned at the first call); a model
+        without it must be fitted already and is used frozen (wrap it in
+        :class:`sklearn.frozen.FrozenEstimator` so that ``clone`` and grid searches keep it fitted).
+    rule : aggregation rule of :mod:`skonline.experts`, default=None
+        The rule that weighs the experts (cloned; its ``loss_range`` is set to (0, 1)). ``None``:
+        ``PCS()``. Its parameters are reachable as ``rule__<param>`` (e.g. in ``GridSearchCV``)."""
+
+_DOC_COMMON = """
+    loss_bound : 'auto' or float, default='auto'
+        How the experts' losses are mapped to [0, 1] for the rule. ``'auto'``: divided by the largest
+        loss observed so far (running maximum, row by row, so it is known when the row is revealed);
+        a float B: ``min(loss / B, 1)``.
+    update_experts : 'auto' or bool, default='auto'
+        ``'auto'``: experts with ``partial_fit`` learn online, the others are frozen. ``True``: every
+        expert learns online; ``False``: every expert is frozen (must be fitted)."""
+
+_DOC_PROTOCOL = """
+    Chunk protocol: for each chunk passed to ``partial_fit``, (1) the experts predict the chunk with
+    their current state, (2) the rule runs row by row over the chunk's loss matrix in compiled code
+    (the prediction of each row mixes the experts' predictions with the weights of that row),
+    (3) the online experts learn the chunk. A chunk of one row is the exact online protocol. An
+    online expert is *asleep* (the rule's sleeping experts) until it has learned its first chunk,
+    and so is an expert whose prediction is not finite. Rows where every expert is asleep get a
+    fallback prediction and do not update the rule."""
+
+
+class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseComposition):
+    __doc__ = f"""Online aggregation of scikit-learn regressors by an expert rule.
+
+    Each round the ensemble predicts ``sum_i w_t[i] f_i(x_t)`` with the weights ``w_t`` of an
+    aggregation rule (default :class:`PCS`, which tracks the best expert when it changes over the
+    stream), then charges each expert its loss on ``y_t``. For a convex loss the ensemble's loss is
+    at most the mixture loss ``<w_t, l_t>`` (Jensen), so the rule's tracking regret bound transfers
+    to the ensemble's predictions (on the scaled losses).
+{_DOC_PROTOCOL}
+
+    Parameters
+    ----------{_DOC_PARAMS}
+    loss : {{'squared', 'absolute', 'pinball'}}, default='squared'
+        Loss of the experts' predictions: ``(f - y)^2``, ``|f - y|`` or the pinball loss
+        ``max(q (y - f), (q - 1) (y - f))`` of the quantile ``quantile``.
+    quantile : float in (0, 1), default=0.5
+        Quantile level of the pinball loss.{_DOC_COMMON}
+
+    Attributes
+    ----------
+    estimators_ : list of estimators
+        The experts (online ones cloned and trained on the stream, frozen ones as given).
+    named_estimators_ : dict
+    rule_ : aggregation rule
+        The fitted rule; ``rule_.weights_`` are the current weights.
+    weights_ : ndarray of shape (n_experts,)
+    online_ : ndarray of bool
+        Which experts learn online.
+    expert_cumulative_losses_ : ndarray of shape (n_experts,)
+        Each expert's cumulative (unscaled) loss on the rows where it predicted.
+    cumulative_loss_ : float
+        The ensemble's cumulative loss (same loss, unscaled) of its prequential predictions.
+    loss_scale_ : float
+        Running maximum of the losses (``loss_bound='auto'``).
+    n_samples_seen_ : int
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.frozen import FrozenEstimator
+    >>> from sklearn.linear_model import Ridge
+    >>> from skonline.experts import OnlineEnsembleRegressor, OCSPlus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((2000, 3))
+    >>> y = np.where(np.arange(2000) < 1000, X[:, 0], -X[:, 0])   # the concept flips midway
+    >>> before = FrozenEstimator(Ridge().fit(X[:1000], y[:1000]))
+    >>> after = FrozenEstimator(Ridge().fit(X[1000:], y[1000:]))
+    >>> ens = OnlineEnsembleRegressor([("before", before), ("after", after)],
+    ...                               rule=OCSPlus(n_segments=2), loss="absolute")
+    >>> y_online = ens.partial_fit_predict(X, y)       # predict each row, then learn it
+    >>> ens.weights_.round(2).tolist()
+    [0.0, 1.0]
+    >>> mse = lambda p: float(np.mean((p - y) ** 2))
+    >>> mse(y_online) < 0.2 * min(mse(before.predict(X)), mse(after.predict(X)))
+    True
+    """
+
+    _parameter_constraints = {
+        "estimators": [list],
+        "rule": [None, BaseEstimator],
+        "loss": [StrOptions({"squared", "absolute", "pinball"})],
+        "quantile": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "loss_bound": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
+        "update_experts": [StrOptions({"auto"}), "boolean"],
+    }
+
+    _test_param_keys = ()
+
+    def __init__(self, estimators, rule=None, *, loss="squared", quantile=0.5, loss_bound="auto",
+                 update_experts="auto"):
+        self.estimators = estimators
+        self.rule = rule
+        self.loss = loss
+        self.quantile = quantile
+        self.loss_bound = loss_bound
+        self.update_experts = update_experts
+
+    def _losses(self, P, y):
+        r = P - y[:, None]
+        if self.loss == "squared":
+            return r * r
+        if self.loss == "absolute":
+            return np.abs(r)
+        q = float(self.quantile)
+        return np.maximum(-q * r, (1.0 - q) * r)
+
+    def _expert_predictions(self, X):
+        n = X.shape[0]
+        P = np.full((n, len(self.estimators_)), np.nan)
+        for k, est in enumerate(self.estimators_):
+            if self.expert_fitted_[k]:
+                pk = np.asarray(est.predict(X), dtype=np.float64).reshape(n, -1)[:, 0]
+                P[:, k] = np.where(np.isfinite(pk), pk, np.nan)
+        return P
+
+    def _learn(self, chunk):
+        X, y = chunk["X"], chunk["y"]
+        P = self._expert_predictions(X)
+        LR = self._losses(P, y)
+        W = self._aggregate(P, LR)
+        pred = np.sum(np.where(np.isnan(P), 0.0, P) * W, axis=1)
+        none = ~(W > 0).any(axis=1)
+        if none.any():
+            pred[none] = self._fallback_mean(y)[none]
+        self.cumulative_loss_ = running_sum(self.cumulative_loss_, self._losses(pred[:, None], y)[:, 0])
+        self._y_sum_ = running_sum(self._y_sum_, y)
+        self._expert_learn(X, y)
+        return pred
+
+    def predict(self, X):
+        """Mix the experts' predictions with the current weights.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "estimators_")
+        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        P = self._expert_predictions(X)
+        awake = ~np.isnan(P)
+        n_awake = awake.sum(axis=1)
+        w = np.where(awake, self.weights_[None, :], 0.0)
+        s = w.sum(axis=1)
+        # weights renormalised over the experts able to predict (uniform if they all weigh 0)
+        w = np.where(s[:, None] > 0, w / np.where(s > 0, s, 1.0)[:, None], awake / np.maximum(n_awake, 1)[:, None])
+        pred = np.sum(np.where(awake, P, 0.0) * w, axis=1)
+        fallback = self._y_sum_ / self.n_samples_seen_ if self.n_samples_seen_ else 0.0
+        return np.where(n_awake > 0, pred, fallback)
+
+
+class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, _BaseComposition):
+    __doc__ = f"""Online aggregation of scikit-learn classifiers by an expert rule (mixing probabilities).
+
+    Each round the ensemble predicts the class probabilities ``sum_i w_t[i] p_i(x_t)`` (the one-hot
+    vector of ``predict`` for an expert without ``predict_proba``) with the weights ``w_t`` of an
+    aggregation rule (default :class:`PCS`), and the label of largest mixed probability; each expert
+    is then charged its loss on ``y_t``.
+{_DOC_PROTOCOL}
+
+    Parameters
+    ----------{_DOC_PARAMS}
+    loss : {{'log_loss', 'zero_one', 'brier'}}, default='log_loss'
+        Loss of each expert: ``-log p_i(y)`` (probabilities clipped at 1e-15), the 0-1 loss of its
+        predicted label, or the Brier score ``sum_c (p_i(c) - 1[c = y])^2``. The log loss of the mixture
+        is at most the mixture of the log losses (convexity), so the rule's bound transfers; for the
+        0-1 loss it holds for the randomised prediction that draws an expert from the weights.{_DOC_COMMON}
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    estimators_ : list of estimators
+    named_estimators_ : dict
+    rule_ : aggregation rule
+    weights_ : ndarray of shape (n_experts,)
+    online_ : ndarray of bool
+    expert_cumulative_losses_ : ndarray of shape (n_experts,)
+    cumulative_loss_ : float
+        The ensemble's cumulative loss (same loss) of its prequential probabilities.
+    n_mistakes_ : int
+        Mistakes of the prequential predictions.
+    loss_scale_ : float
+    n_samples_seen_ : int
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import SGDClassifier, Perceptron
+    >>> from skonline.experts import OnlineEnsembleClassifier
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> X = StandardScaler().fit_transform(X)
+    >>> ens = OnlineEnsembleClassifier([("sgd", SGDClassifier(loss="log_loss", random_state=0)),
+    ...                                 ("perceptron", Perceptron(random_state=0))])
+    >>> y_online = ens.partial_fit_predict(X[:400], y[:400], classes=[0, 1])
+    >>> bool(np.mean(ens.predict(X[400:]) == y[400:]) > 0.9)
+    True
+    """
+
+    _parameter_constraints = {
+        "estimators": [list],
+        "rule": [None, BaseEstimator],
+        "loss": [StrOptions({"log_loss", "zero_one", "brier"})],
+        "loss_bound": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
+        "update_experts": [StrOptions({"auto"}), "boolean"],
+    }
+
+    _test_param_keys = ()
+
+    def __init__(self, estimators, rule=None, *, loss="log_loss", loss_bound="auto", update_experts="auto"):
+        self.estimators = estimators
+        self.rule = rule
+        self.loss = loss
+        self.loss_bound = loss_bound
+        self.update_experts = update_experts
+
+    def _expert_probas(self, X):
+        """(n, K, C) probabilities in the order of ``classes_``; NaN for asleep experts."""
+        n = X.shape[0]
+        C = self.classes_.shape[0]
+        P = np.full((n, len(self.estimators_), C), np.nan)
+        for k, est in enumerate(self.estimators_):
+            if not self.expert_fitted_[k]:
+                continue
+            cls = np.asarray(getattr(est, "classes_", self.classes_))
+            idx = np.searchsorted(self.classes_, cls)
+            idx = np.clip(idx, 0, C - 1)
+            if hasattr(est, "predict_proba"):
+                try:
+                    pk = np.asarray(est.predict_proba(X), dtype=np.float64)
+                except AttributeError:
+                    pk = None
+            else:
+                pk = None
+            if pk is None:
+                lab = np.asarray(est.predict(X))
+                j = np.clip(np.searchsorted(self.classes_, lab), 0, C - 1)
+                pk = np.zeros((n, C))
+                ok = self.classes_[j] == lab
+                pk[np.arange(n)[ok], j[ok]] = 1.0
+                P[:, k, :] = pk
+            else:
+                full = np.zeros((n, C))
+                full[:, idx] = pk
+                P[:, k, :] = full
+            bad = ~np.all(np.isfinite(P[:, k, :]), axis=1)
+            P[bad, k, :] = np.nan
+        return P
+
+    def _losses(self, P, y_index):
+        """P (n, K, C) -> raw losses (n, K) (NaN propagates for asleep experts)."""
+        n = P.shape[0]
+        py = P[np.arange(n), :, y_index] if P.ndim == 3 else None
+        if self.loss == "log_loss":
+            return -np.log(np.maximum(py, _EPS_PROBA))
+        if self.loss == "zero_one":
+            pred = np.argmax(np.where(np.isnan(P), -np.inf, P), axis=2)
+            return np.where(np.isnan(py), np.nan, (pred != y_index[:, None]).astype(float))
+        onehot = np.zeros((n, P.shape[2]))
+        onehot[np.arange(n), y_index] = 1.0
+        return np.sum((P - onehot[:, None, :]) ** 2, axis=2)
+
+    def _learn(self, chunk):
+        X, yi = chunk["X"], chunk["y_index"]
+        P = self._expert_probas(X)
+        LR = self._losses(P, yi)
+        W = self._aggregate(P, LR)
+        proba = np.einsum("nk,nkc->nc", W, np.where(np.isnan(P), 0.0, P))
+        none = ~(W > 0).any(axis=1)
+        if none.any():
+            proba[none] = 1.0 / self.classes_.shape[0]
+        s = proba.sum(axis=1, keepdims=True)
+        proba = proba / s
+        self.cumulative_loss_ = running_sum(self.cumulative_loss_, self._losses(proba[:, None, :], yi)[:, 0])
+        y = self.classes_[yi]
+        self._expert_learn(X, y, classes=self.classes_)
+        return proba
+
+    def _response(self, raw, method):
+        if method == "predict":
+            return self.classes_[np.argmax(raw, axis=1)]
+        if method == "predict_proba":
+            return raw
+        raise ValueError(method)
+
+    def _fallback_mean(self, y):  # pragma: no cover - classifiers use uniform probabilities
+        raise NotImplementedError
+
+    def predict_proba(self, X):
+        """Mixed class probabilities with the current weights.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self, "estimators_")
+        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        P = self._expert_probas(X)
+        awake = ~np.isnan(P[:, :, 0])
+        w = np.where(awake, self.weights_[None, :], 0.0)
+        s = w.sum(axis=1)
+        w = np.where(s[:, None] > 0, w / np.where(s > 0, s, 1.0)[:, None], awake / np.maximum(awake.sum(axis=1), 1)[:, None])
+        proba = np.einsum("nk,nkc->nc", w, np.where(np.isnan(P), 0.0, P))
+        none = ~awake.any(axis=1)
+        proba[none] = 1.0 / self.classes_.shape[0]
+        return proba / proba.sum(axis=1, keepdims=True)
+
+    def predict(self, X):
+        """Label of largest mixed probability.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def partial_fit_predict_proba(self, X, y, **fit_params):
+        """Learn the chunk; return the mixed probabilities of each row computed before learning it.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        **fit_params : dict
+            ``classes`` on the first call.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        return self._partial_fit_response(X, y, "predict_proba", **fit_params)
+
+
+def _default_test_params():
+    from sklearn.dummy import DummyRegressor
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import SGDClassifier
+
+    from ..linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor
+
+    zero = FrozenEstimator(DummyRegressor(strategy="constant", constant=0.0).fit([[0.0]], [0.0]))
+    return (
+        [{"estimators": [("si_abs", ScaleInvariantRegressor()), ("si_huber", ScaleInvariantRegressor(loss="huber")),
+                         ("zero", zero)]}],
+        [{"estimators": [("sgd", SGDClassifier(loss="log_loss", random_state=0)),
+                         ("si", ScaleInvariantClassifier())]}],
+    )
+
+
+class _LazyTestParams:
+    """Instances for the shared checks, built on access (keeps sklearn.linear_model out of import)."""
+
+    def __init__(self, index):
+        self.index = index
+
+    def __get__(self, obj, cls):
+        return _default_test_params()[self.index]
+
+
+OnlineEnsembleRegressor._test_params = _LazyTestParams(0)
+OnlineEnsembleClassifier._test_params = _LazyTestParams(1)
