@@ -187,7 +187,7 @@ def _same_fit(a, b):
 @pytest.mark.parametrize("sampling", ["pool", "stream"])
 def test_k1_top_k_reproduces_gdro(sampling):
     X, y, g = _blobs()
-    kw = dict(random_state=5, sampling=sampling, max_iter=500, eta_q_scale=20)
+    kw = dict(random_state=5, sampling=sampling, max_iter=1000, eta_q_scale=20)
     _same_fit(GroupDROClassifier(objective="top_k", k=1, **kw).fit(X, y, groups=g),
               GroupDROClassifier(**kw).fit(X, y, groups=g))
     # DepRound with k = 1 draws i with probability q_i: Alg. 6 is Alg. 2, same step sizes
