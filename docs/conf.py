@@ -336,6 +336,15 @@ KNOWN_DOCSTRING_WARNINGS = [
     # labels and glossary terms of scikit-learn's own documentation, which do not exist here.
     ("docstring of sklearn.", "undefined label:"),
     ("docstring of sklearn.", "term not in glossary:"),
+    # skonline/kernel_ridge/_pkawv.py: PKAWVClassifier and PKAWVRegressor have no blank line
+    # between "See Also" and "References" (the References block is appended to the See Also
+    # text), so numpydoc cannot parse the docstrings and autodoc leaves the two pages empty.
+    ("", "error while formatting signature for skonline.kernel_ridge.PKAWV"),
+    ("kernel_ridge.rst", "failed to import object skonline.kernel_ridge.PKAWV"),
+    # skonline/kernel_selection/_kernel_selection.py: "|loss'|" and "|f - y|" in the
+    # KernelSelectionClassifier / KernelSelectionRegressor docstrings are reST substitution
+    # references (write them in double backquotes or as :math:).
+    ("docstring of skonline.kernel_selection._kernel_selection.KernelSelection", "substitution"),
     # skonline/datasets/__init__.py: the 'task' column of the table is one character too
     # narrow for "binary (0 / 1), groups".
     ("docstring of skonline.datasets:", "Malformed table"),
