@@ -12,7 +12,8 @@ Chunk protocol (``partial_fit(X, y)``, one chunk of the stream):
 
 A chunk of one row is the exact online protocol (predict, reveal, update, learn). Larger chunks
 keep the experts frozen within the chunk, so with online experts the result depends on the chunking
-(by design); with frozen experts every chunking gives the same result.
+(by design); with frozen experts every chunking gives the same result (up to the experts' own
+rounding differences between batch sizes, e.g. BLAS kernels in ``predict``).
 """
 
 import copy
@@ -291,7 +292,9 @@ _DOC_PROTOCOL = """
     (3) the online experts learn the chunk. A chunk of one row is the exact online protocol. An
     online expert is *asleep* (the rule's sleeping experts) until it has learned its first chunk,
     and so is an expert whose prediction is not finite. Rows where every expert is asleep get a
-    fallback prediction and do not update the rule."""
+    fallback prediction (regression: the mean of the past targets; classification: uniform
+    probabilities) and do not update the rule. With frozen experts only, every chunking gives the
+    same result (up to the experts' own rounding differences between batch sizes)."""
 
 
 class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseComposition):
