@@ -233,7 +233,7 @@ def test_river_wrapper_every_online_estimator(est):
 
 @pytest.mark.parametrize("est", estimator_params(["classifier", "regressor"]))
 def test_river_mini_batches_every_online_estimator(est):
-    """river's learn_many / predict_many (pandas mini-batches) equal partial_fit on the same frames."""
+    """river's learn_many / predict_many (pandas mini-batches) equal partial_fit on the arrays."""
     pd = pytest.importorskip("pandas")
     X, y, first = estimator_stream(est, n_samples=120, only_classes=True)
     X = dense_only(X)
@@ -248,12 +248,14 @@ def test_river_mini_batches_every_online_estimator(est):
         sl = slice(start, start + 50)
         Xb = pd.DataFrame(X[sl], columns=names, index=np.arange(X.shape[0])[sl])
         model.learn_many(Xb, pd.Series(y[sl], index=Xb.index))
-        ref.partial_fit(Xb, y[sl], **kw)
-    np.testing.assert_array_equal(model.estimator.feature_names_in_, names)
-    assert_same_state(model.estimator, ref)
+        ref.partial_fit(X[sl], y[sl], **kw)
+    # recent river hands the DataFrame itself over (older versions its values)
+    if hasattr(model.estimator, "feature_names_in_"):
+        np.testing.assert_array_equal(model.estimator.feature_names_in_, names)
+    assert_same_state(model.estimator, ref, ignore=("feature_names_in_",))
     out = model.predict_many(pd.DataFrame(X, columns=names))
     assert isinstance(out, pd.Series)
-    np.testing.assert_array_equal(out.to_numpy(), ref.predict(pd.DataFrame(X, columns=names)))
+    np.testing.assert_array_equal(out.to_numpy(), ref.predict(X))
 
 
 def test_stream_prefix_is_enough():
