@@ -1,4 +1,5 @@
-"""The documentation builds with warnings as errors, and every gallery example runs.
+"""The documentation builds with warnings as errors, every gallery example runs, and the code
+shown on the getting-started and linear_model pages runs and gives the values quoted there.
 
 The sources (``docs/`` and ``examples/``) are copied to a temporary directory first, so the build
 starts from scratch (every example is executed, nothing is reused from an earlier build) and
@@ -14,12 +15,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("sphinx")
-pytest.importorskip("numpydoc")
-pytest.importorskip("sphinx_gallery")
-pytest.importorskip("pydata_sphinx_theme")
-pytest.importorskip("matplotlib")
-
 ROOT = Path(__file__).resolve().parents[1]
 # what a build leaves in docs/ (all git-ignored): never copied
 _BUILD_OUTPUTS = ("_build", "auto_examples", "generated", "sg_execution_times.rst", "__pycache__")
@@ -32,6 +27,8 @@ def _copy_sources(dest):
 
 
 def test_docs_build_with_warnings_as_errors(tmp_path):
+    for module in ("sphinx", "numpydoc", "sphinx_gallery", "pydata_sphinx_theme", "matplotlib"):
+        pytest.importorskip(module)
     docs, examples = _copy_sources(tmp_path / "src")
     html = tmp_path / "html"
     env = dict(os.environ)
@@ -76,3 +73,47 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
         if failed:
             missing.append(f"{script.relative_to(examples)}: no {', '.join(failed)}")
     assert not missing, "gallery examples without output:\n" + "\n".join(missing)
+
+
+def _python_blocks(path):
+    """The ``.. code-block:: python`` blocks of a reST page, dedented."""
+    import textwrap
+
+    lines = path.read_text(encoding="utf-8").splitlines()
+    blocks, k = [], 0
+    while k < len(lines):
+        if lines[k].strip() == ".. code-block:: python":
+            k += 1
+            body = []
+            while k < len(lines) and (not lines[k].strip() or lines[k].startswith((" ", "\t"))):
+                body.append(lines[k])
+                k += 1
+            blocks.append(textwrap.dedent("\n".join(body)))
+        else:
+            k += 1
+    return blocks
+
+
+@pytest.mark.parametrize("page", ["getting_started.rst", "user_guide/linear_model.rst"])
+def test_code_blocks_run(page):
+    """The code shown on the getting-started and linear_model pages runs as written."""
+    blocks = _python_blocks(ROOT / "docs" / page)
+    assert blocks
+    namespace = {}
+    for block in blocks:
+        exec(compile(block, f"{page} code block", "exec"), namespace)
+    # the values quoted in the comments of the pages
+    if page == "getting_started.rst":
+        assert namespace["search"].best_params_ == {
+            "scaleinvariantclassifier__alpha": 1.25,
+            "scaleinvariantclassifier__invariance": "full",
+        }
+        assert round(namespace["search"].best_score_, 3) == 0.958
+        assert namespace["clf"].n_samples_seen_ == 569
+        assert round(namespace["clf"].mistake_rate_, 4) == 0.0949
+        assert namespace["res"].n_samples.tolist() == [114, 228, 341, 455, 569]
+        assert namespace["res"].accuracy.round(3).tolist() == [0.702, 0.825, 0.877, 0.899, 0.905]
+    else:
+        assert round(float((namespace["y_online"] == namespace["y"]).mean()), 3) == 0.946
+        assert (namespace["clf2"].predict(namespace["X"] * namespace["units"])
+                == namespace["clf"].predict(namespace["X"])).all()
