@@ -8,7 +8,9 @@ hypothesis backends, chosen by the literal flag ``rf``:
   RKHS norm tracked exactly (||f + b kappa(x,.)||^2 = ||f||^2 + 2 b f(x) + b^2) and the projection
   onto the U-ball done lazily through ``scale``;
 * random Fourier features (``rf=True``): f_{h,k}(x) = w[h,k] . z_k(x), z_k(x) = [cos(W_k x), sin(W_k x)]
-  / sqrt(D) with W_k = base_b / sigma_k, projection = coordinate clipping at ``thr``.
+  / sqrt(D) with W_k = base_b / sigma_k, projection = coordinate clipping at ``thr``. With one shared
+  base the projections x . base of the rows do not depend on the state; the estimator computes
+  them for the chunk beforehand (``pre``) and the pass only evaluates the sampled kernel's cos/sin.
 
 State arrays are updated in place; all randomness is in the uniforms ``U`` (one per row and head)
 drawn by the estimator. A pass returns -1, or the first row at which a prediction or the state
@@ -76,27 +78,28 @@ def _rf_project(X, row, sparse, Xdata, Xind, Xptr, base, proj):
                 proj[j] += v * base[k, j]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _rf_features(k, X, row, sparse, Xdata, Xind, Xptr, sigmas, RF):
-    """z_k(x_row) into zbuf[k] (computed at most once per row and kernel)."""
-    omega, W, proj, zbuf, pdone, zdone = RF
+    """sqrt(D) z_k(x_row) = [cos, sin](x . base_b / sigma_k) into zbuf[k] (once per row and kernel)."""
+    omega, W, proj, zbuf, pdone, zdone, pre = RF
     if zdone[k]:
+        return
+    D = proj.shape[1]
+    z = zbuf[k]
+    if pre.shape[0] > 0:  # shared base: projections of the rows precomputed by the estimator
+        sincos_buffer(pre[row], 1.0 / sigmas[k], z[:D], z[D:], D)
+        zdone[k] = True
         return
     b = k if omega.shape[0] > 1 else 0
     if not pdone[b]:
         _rf_project(X, row, sparse, Xdata, Xind, Xptr, omega[b], proj[b])
         pdone[b] = True
-    D = proj.shape[1]
-    z = zbuf[k]
-    sincos_buffer(proj[b], 1.0 / sigmas[k], z[:D], z[D:], D)
-    inv = 1.0 / math.sqrt(D)
-    for j in range(2 * D):
-        z[j] *= inv
+    sincos_buffer(proj[b], 1.0 / sigmas[k], z[:D], z[D:], D)  # sqrt(D) z_k(x), scaled by the callers
     zdone[k] = True
 
 
 # ----------------------------------------------------------------------------------- backend
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _begin_row(rf, RF, EX):
     if rf:
         pdone = RF[4]
@@ -109,13 +112,13 @@ def _begin_row(rf, RF, EX):
         EX[7][0] = -1  # the current row is not in the store yet
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _predict(rf, h, k, X, row, sparse, Xdata, Xind, Xptr, sigmas, inv2s2, RF, EX, SCR):
     if rf:
         _rf_features(k, X, row, sparse, Xdata, Xind, Xptr, sigmas, RF)
         W = RF[1]
         zbuf = RF[3]
-        return _dot(W[h, k], zbuf[k], W.shape[2])
+        return _dot(W[h, k], zbuf[k], W.shape[2]) * (1.0 / math.sqrt(W.shape[2] // 2))
     store, nstore, idx, coef, nsv, scale, norm2, cur = EX
     n = nsv[h, k]
     if n == 0:
@@ -125,13 +128,14 @@ def _predict(rf, h, k, X, row, sparse, Xdata, Xind, Xptr, sigmas, inv2s2, RF, EX
     )
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _gradient_step(rf, h, k, X, row, step, pred, radius, thr, RF, EX):
     """f_{h,k} <- Proj(f_{h,k} - step * phi_k(x_row)); returns False if the state became non-finite."""
     if rf:
         W = RF[1]
         z = RF[3][k]
         w = W[h, k]
+        step = step * (1.0 / math.sqrt(w.shape[0] // 2))  # z_k(x) = zbuf[k] / sqrt(D)
         ok = True
         if radius > 0.0:
             for j in range(w.shape[0]):
@@ -179,7 +183,7 @@ def _gradient_step(rf, h, k, X, row, step, pred, radius, thr, RF, EX):
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _choose(p, U, forced, r, h):
     if forced.shape[0] > 0 and forced[r, h] >= 0:
         return forced[r, h]

@@ -7,6 +7,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
+from threadpoolctl import threadpool_limits
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -22,6 +23,13 @@ DEFAULT_SIGMAS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 #: first horizon guess of the doubling trick when ``horizon=None`` (OKS and IOKS)
 INITIAL_HORIZON = 128
+
+#: random features with a shared base: rows per compiled call (bounds the projection buffer)
+_PASS_BLOCK = 8192
+#: rows per BLAS product of the projections (blocks aligned on absolute stream positions)
+_PROJ_BLOCK = 256
+#: below this many features the compiled pass projects each row itself (cheaper than BLAS blocks)
+_PRECOMPUTE_MIN_FEATURES = 48
 
 # loss name -> (catalogue name, multiplier, nu, C0). The paper's square loss is (f - y)^2, twice
 # the catalogue's squared_error; the multiplier is applied to the value and the derivative.
@@ -242,7 +250,7 @@ class _KernelSelectionBase:
             else:
                 Xd, Xdata, Xind, Xptr = X, empty_f, empty_i, np.zeros(1, dtype=np.int64)
             RF = (self._omega_, self._W_, np.zeros((B, D)), np.zeros((K, 2 * D)),
-                  np.zeros(B, dtype=np.bool_), np.zeros(K, dtype=np.bool_))
+                  np.zeros(B, dtype=np.bool_), np.zeros(K, dtype=np.bool_), np.zeros((0, D)))
             EX = (np.zeros((0, d)), np.zeros(1, dtype=np.int64), np.zeros((H, K, 0), dtype=np.int64),
                   np.zeros((H, K, 0)), np.zeros((H, K), dtype=np.int64), np.ones((H, K)),
                   np.zeros((H, K)), np.zeros(1, dtype=np.int64))
@@ -255,27 +263,68 @@ class _KernelSelectionBase:
             self._grow(self.n_samples_seen_ + n)
             cap = self._store_.shape[0]
             RF = (np.zeros((1, d, 0)), np.zeros((H, K, 0)), np.zeros((1, 0)), np.zeros((K, 0)),
-                  np.zeros(1, dtype=np.bool_), np.zeros(K, dtype=np.bool_))
+                  np.zeros(1, dtype=np.bool_), np.zeros(K, dtype=np.bool_), np.zeros((0, 0)))
             EX = (self._store_, self._nstore_, self._idx_, self._coef_, self._nsv_, self._scale_,
                   self._norm2_, np.full(1, -1, dtype=np.int64))
         SCR = (np.zeros(cap), np.zeros(cap), np.zeros(cap, dtype=np.int64), np.zeros(K), np.zeros(K))
         out = np.zeros((n, H))
         loss_acc = np.array([self.cumulative_loss_])
-        common = (self._rf, Xd, sparse, Xdata, Xind, Xptr, Y, U, forced, int(self.n_samples_seen_),
-                  sigmas, inv2s2, c["loss_code"], c["loss_mult"], c["radius"], c["thr"])
         ST = self._state_tuple()
-        if self.algorithm == "oks":
-            status = _core.oks_pass(*common, float(self.loss_bound), c["G"], c["step_scale"],
-                                    ST, RF, EX, SCR, out, loss_acc)
-        elif self.algorithm == "oks++":
-            status = _core.okspp_pass(*common, c["a"], c["b"], c["lam_num"], c["lam_den"],
-                                      ST, RF, EX, SCR, out, loss_acc)
-        else:
-            status = _core.ioks_pass(*common, float(self.loss_bound), c["G1"], float(self.eta_scale),
-                                     float(self.tsallis_alpha), ST, RF, EX, SCR, out, loss_acc)
-        raise_if_nonfinite(status, what="predictions or hypotheses" + (
-            " (OKS has no projection: pass a radius to bound it)" if c["radius"] < 0 else ""))
+        t0 = int(self.n_samples_seen_)
+        precompute = self._rf and self._omega_.shape[0] == 1 and d >= _PRECOMPUTE_MIN_FEATURES
+        block = _PASS_BLOCK if precompute else max(n, 1)
+        for a in range(0, n, block):
+            b = min(n, a + block)
+            if precompute:
+                RF = RF[:6] + (self._projections(X[a:b], t0 + a),)
+                rows = slice(a, b)
+                Xa = Xd if sparse else Xd[rows]
+                Xs = (Xdata, Xind, Xptr)
+                if sparse:  # the pass never reads the sparse row when projections are given
+                    Xs = (empty_f, empty_i, np.zeros(1, dtype=np.int64))
+                    Xa = np.zeros((0, d))
+                args = (Xa, False, *Xs, Y[rows], U[rows], forced[rows] if forced.shape[0] else forced, t0 + a)
+            else:
+                rows = slice(a, b)
+                args = (Xd, sparse, Xdata, Xind, Xptr, Y, U, forced, t0)
+            common = (self._rf, *args, sigmas, inv2s2, c["loss_code"], c["loss_mult"], c["radius"], c["thr"])
+            o = out[rows]
+            if self.algorithm == "oks":
+                status = _core.oks_pass(*common, float(self.loss_bound), c["G"], c["step_scale"],
+                                        ST, RF, EX, SCR, o, loss_acc)
+            elif self.algorithm == "oks++":
+                status = _core.okspp_pass(*common, c["a"], c["b"], c["lam_num"], c["lam_den"],
+                                          ST, RF, EX, SCR, o, loss_acc)
+            else:
+                status = _core.ioks_pass(*common, float(self.loss_bound), c["G1"], float(self.eta_scale),
+                                         float(self.tsallis_alpha), ST, RF, EX, SCR, o, loss_acc)
+            raise_if_nonfinite(status, first_row=a, what="predictions or hypotheses" + (
+                " (OKS has no projection: pass a radius to bound it)" if c["radius"] < 0 else ""))
         self.cumulative_loss_ = float(loss_acc[0])
+        return out
+
+    def _projections(self, X, t_first):
+        """x . base for the rows of X (shared base), computed block-wise with BLAS.
+
+        Each block holds the rows of absolute positions [m B, (m + 1) B) of the stream (missing
+        rows are zeros), so a row is always computed in the same position of a product of the same
+        shape, whatever the chunking: the result is bit for bit the same for any chunking.
+        """
+        base = self._omega_[0]
+        if sp.issparse(X):
+            return np.ascontiguousarray((X @ base), dtype=np.float64)  # row by row, in order
+        n, d = X.shape
+        B = _PROJ_BLOCK
+        out = np.empty((n, base.shape[1]))
+        start = t_first - t_first % B
+        buf = np.zeros((B, d))
+        # one thread: the same code path for every block (and no thread hand-offs per block)
+        with threadpool_limits(limits=1, user_api="blas"):
+            for blk in range(start, t_first + n, B):
+                lo, hi = max(blk, t_first), min(blk + B, t_first + n)
+                buf[:] = 0.0
+                buf[lo - blk : hi - blk] = X[lo - t_first : hi - t_first]
+                out[lo - t_first : hi - t_first] = (buf @ base)[lo - blk : hi - blk]
         return out
 
     # ------------------------------------------------------------------ prediction

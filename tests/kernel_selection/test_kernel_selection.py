@@ -276,3 +276,27 @@ def test_oks_divergence_is_reported_not_stored():
     with pytest.raises(FloatingPointError, match="no projection"):
         reg.partial_fit(X, y)
     assert pickle.dumps(reg) == before
+
+
+@pytest.mark.parametrize("sparse_input", [False, True])
+def test_chunk_invariance_with_precomputed_projections(sparse_input):
+    """Many features: the shared-base projections are computed by BLAS in blocks aligned on the
+    stream positions; any chunking still gives the same result bit for bit."""
+    rng = np.random.default_rng(21)
+    X = rng.uniform(-1, 1, (900, 64))
+    X[rng.random(X.shape) < 0.5] = 0.0
+    y = np.where(X[:, :3].sum(1) > 0, 1, -1)
+    Xin = sp.csr_matrix(X) if sparse_input else X
+    ref = KernelSelectionClassifier(n_components=40, random_state=2)
+    full = clone(ref).fit(Xin, y)
+    pred_ref = clone(ref).partial_fit_decision_function(Xin, y, classes=[-1, 1])
+    for cuts in ([0, 1, 255, 257, 600, 900], [0, 300, 301, 900], [0, 900]):
+        est = clone(ref)
+        preds = [est.partial_fit_decision_function(Xin[a:b], y[a:b], **({"classes": [-1, 1]} if a == 0 else {}))
+                 for a, b in zip(cuts[:-1], cuts[1:])]
+        np.testing.assert_array_equal(np.concatenate(preds), pred_ref)
+        np.testing.assert_array_equal(est.coef_, full.coef_)
+        np.testing.assert_array_equal(est.q_, full.q_)
+    dense = clone(ref).partial_fit_decision_function(X, y, classes=[-1, 1])
+    # different summation orders (scipy per row, BLAS blocks) only: rounding-level differences
+    np.testing.assert_allclose(pred_ref, dense, rtol=1e-6, atol=1e-9)
