@@ -30,7 +30,7 @@ _DIFF = """
       (Sutherland & Schneider, UAI 2015);
     * ``n_components`` counts frequencies D; the output has 2D columns (RBFSampler's
       ``n_components`` counts output columns, so compare RBFSampler(n_components=2D));
-    * the bandwidth is sigma of exp(-||x - v||^2 / (2 sigma^2)), i.e. RBFSampler's
+    * the bandwidth is sigma of ``exp(-||x - v||^2 / (2 sigma^2))``, i.e. RBFSampler's
       ``gamma = 1 / (2 sigma^2)``;
     * ``random_state`` seeds a :class:`numpy.random.Generator` (the same integer gives other
       frequencies than in RBFSampler).
@@ -43,7 +43,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
 
     ``fit`` draws D frequencies w_j ~ N(0, sigma^-2 I_d); ``transform`` maps x to
     z(x) = D^(-1/2) [cos(w_1 . x), ..., cos(w_D . x), sin(w_1 . x), ..., sin(w_D . x)], so that
-    E[z(x) . z(v)] = exp(-||x - v||^2 / (2 sigma^2)) (Rahimi & Recht 2007; the map of Li & Liao
+    ``E[z(x) . z(v)] = exp(-||x - v||^2 / (2 sigma^2))`` (Rahimi & Recht 2007; the map of Li & Liao
     2022, Appendix F). Dense and CSR input.
 """
         + _DIFF

@@ -447,7 +447,7 @@ class _KernelSelectionBase:
 
     @property
     def norms_(self):
-        """RKHS norm of each kernel's hypothesis (exact backend: tracked; random features: ||w||_2)."""
+        """RKHS norm of each kernel's hypothesis (exact backend: tracked; random features: ``||w||_2``)."""
         check_is_fitted(self, "_q_")
         if self._rf:
             return self._per_head(np.sqrt(np.sum(self._W_**2, axis=2)))
@@ -492,7 +492,7 @@ class _KernelSelectionBase:
         -------
         vectors : ndarray of shape (n_support, n_features)
         coef : ndarray of shape (n_support,)
-            f(x) = sum_j coef[j] exp(-||x - vectors[j]||^2 / (2 sigma^2)).
+            ``f(x) = sum_j coef[j] exp(-||x - vectors[j]||^2 / (2 sigma^2))``.
         """
         check_is_fitted(self, "_q_")
         if self._rf:
@@ -545,7 +545,7 @@ _DOC_PARAMS = """
         losses. With ``n_components`` set, the same algorithms run on random Fourier features:
         RF-OKS, RF-OKS++ (Algorithm 3) and RF-IOKS (Algorithm 4).
     sigmas : array-like of float, default=(0.25, 0.5, 1, 2, 4, 8)
-        Bandwidths of the K candidate Gaussian kernels exp(-||x - v||^2 / (2 sigma^2)); the default
+        Bandwidths of the K candidate Gaussian kernels ``exp(-||x - v||^2 / (2 sigma^2))``; the default
         is the paper's grid 2^-2..2^3, meant for features scaled to [-1, 1]
         (``MinMaxScaler(feature_range=(-1, 1))``).
     n_components : int, default=None
@@ -562,10 +562,10 @@ _DOC_PARAMS = """
         the logistic loss overwrote a by exp(-y f) (at most about 1), so it explored about 20
         times less; ``exploration_constant=1.0`` approximates that behaviour.
     gradient_bound : 'auto' or float, default='auto'
-        G: bound on |loss'| (OKS, OKS++) or the Lipschitz constant G1 (IOKS). 'auto': 1, except
+        G: bound on ``|loss'|`` (OKS, OKS++) or the Lipschitz constant G1 (IOKS). 'auto': 1, except
         IOKS with the squared (or squared hinge) loss, where G1 = 2 (U + 1) on the ball.
     smoothness : 'auto' or float, default='auto'
-        OKS++ only: C0 of Assumption 1 (|loss'|^nu <= C0 loss): 1 for logistic (nu = 1), 4 for
+        OKS++ only: C0 of Assumption 1 (``|loss'|^nu <= C0 loss``): 1 for logistic (nu = 1), 4 for
         squared and squared hinge (nu = 2, for which the paper sets G = 1).
     step_scale : 'auto' or float, default='auto'
         OKS only: multiplier of Remark 1's step size. 'auto' is the experiments' choice: 25 for
@@ -586,8 +586,8 @@ _DOC_PARAMS = """
         Past the horizon the doubling rule takes over.
     clip_dim : {'frequencies', 'features'}, default='frequencies'
         Random features only: the projection clips each weight at U / sqrt(D) with D the number
-        of frequencies (the authors' code; ||w||_2 <= sqrt(2) U) or at U / sqrt(2 D) with 2D the
-        number of features (the paper's W_i, ||w||_2 <= U).
+        of frequencies (the authors' code; ``||w||_2 <= sqrt(2) U``) or at U / sqrt(2 D) with 2D the
+        number of features (the paper's W_i, ``||w||_2 <= U``).
     shared_base : bool, default=True
         Random features only: one Gaussian base matrix shared by the K kernels (frequencies
         base / sigma_k, the authors' code) or independent draws per kernel (Algorithm 3).
@@ -652,9 +652,9 @@ class KernelSelectionClassifier(_KernelSelectionBase, OnlineClassifierMixin, Bas
         + _DOC_PARAMS.replace(
             "    algorithm :",
             """    loss : {'logistic', 'hinge', 'squared_hinge'}, default='logistic'
-        logistic: ln(1 + exp(-y f)) (smooth, nu = 1, and 1-Lipschitz: all three algorithms);
-        squared_hinge: max(0, 1 - y f)^2 (smooth, nu = 2; OKS++ and, Lipschitz on the ball, IOKS
-        and OKS); hinge: max(0, 1 - y f) (Lipschitz, not smooth: OKS and IOKS only). ``log_loss``
+        logistic: ``ln(1 + exp(-y f))`` (smooth, nu = 1, and 1-Lipschitz: all three algorithms);
+        squared_hinge: ``max(0, 1 - y f)^2`` (smooth, nu = 2; OKS++ and, Lipschitz on the ball, IOKS
+        and OKS); hinge: ``max(0, 1 - y f)`` (Lipschitz, not smooth: OKS and IOKS only). ``log_loss``
         is an alias of ``logistic``.
     algorithm :""",
             1,
@@ -832,8 +832,8 @@ class KernelSelectionRegressor(_KernelSelectionBase, OnlineRegressorMixin, BaseE
         + _DOC_PARAMS.replace(
             "    algorithm :",
             """    loss : {'squared', 'absolute'}, default='squared'
-        squared: the paper's (f - y)^2 (smooth, nu = 2, C0 = 4: all three algorithms; note that
-        the loss catalogue's ``squared_error`` is half of it); absolute: |f - y| (Lipschitz, not
+        squared: the paper's ``(f - y)^2`` (smooth, nu = 2, C0 = 4: all three algorithms; note that
+        the loss catalogue's ``squared_error`` is half of it); absolute: ``|f - y|`` (Lipschitz, not
         smooth: OKS and IOKS only).
     algorithm :""",
             1,
