@@ -61,7 +61,7 @@ pygments_style = "sphinx"
 
 # -- autodoc / autosummary / numpydoc ---------------------------------------------------------
 
-autosummary_generate = True
+# autosummary_generate: the list of pages is set below, after the API pages are written
 autosummary_generate_overwrite = True
 autosummary_imported_members = False
 autodoc_typehints = "none"  # numpydoc renders the types from the docstrings
@@ -306,6 +306,15 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     _API_MODULES = generate_api_reference()
 generate_families(_API_MODULES)
+
+# Stubs are generated for the autosummary directives of every page, listed here rather than
+# taken from the environment: in an incremental build the environment does not know yet the API
+# pages just written for a new subpackage, and their stubs would be missing.
+autosummary_generate = sorted(
+    path.relative_to(DOCS).as_posix()
+    for path in DOCS.rglob("*.rst")
+    if path.relative_to(DOCS).parts[0] not in {"_build", "_templates", "auto_examples"}
+)
 
 
 # -- docstring problems in other engineers' modules --------------------------------------------
