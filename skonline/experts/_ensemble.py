@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from sklearn.exceptions import NotFittedError
 
 from ..base import OnlineClassifierMixin, OnlineRegressorMixin, running_sum
+from . import _ensemble_core as core
 from ._rules import PCS, _BaseRule
 
 __all__ = ["OnlineEnsembleRegressor", "OnlineEnsembleClassifier"]
@@ -92,6 +93,18 @@ def _experts_from_bytes(buf, n):
         obj, i = _decode(buf, i)
         out.append(obj)
     return out
+
+
+class _RuleSnapshot:
+    """The rule object and its own state snapshot (restored in place on error)."""
+
+    def __init__(self, rule):
+        self.rule = rule
+        self.state = rule._snapshot()
+
+    def restore(self):
+        self.rule._restore(self.state)
+        return self.rule
 
 
 def _is_fitted(est):
@@ -170,19 +183,30 @@ class _OnlineEnsembleBase:
         return bool(self.update_experts)
 
     def _snapshot(self):
-        # frozen experts never change: keep references; online experts are deep-copied
+        # frozen experts never change: keep references; online experts are deep-copied; the rule
+        # is snapshotted by its own (cheap, array-copying) mechanism
         ests = self.__dict__.get("estimators_")
+        rule = self.__dict__.get("rule_")
         if ests is None:
             return super()._snapshot()
         self.__dict__["estimators_"] = None  # (keeps the attribute order)
+        self.__dict__["rule_"] = None
         try:
             snap = super()._snapshot()
         finally:
             self.__dict__["estimators_"] = ests
+            self.__dict__["rule_"] = rule
         snap["estimators_"] = _ExpertList(
             copy.deepcopy(e) if self.online_[k] else e for k, e in enumerate(ests)
         )
+        snap["rule_"] = _RuleSnapshot(rule)
         return snap
+
+    def _restore(self, snap):
+        super()._restore(snap)
+        r = self.__dict__.get("rule_")
+        if isinstance(r, _RuleSnapshot):
+            self.__dict__["rule_"] = r.restore()
 
     @property
     def _chunk_dependent(self):
@@ -207,7 +231,7 @@ class _OnlineEnsembleBase:
         if "loss_range" in rule.get_params():
             rule.set_params(loss_range=(0.0, 1.0))
         self.rule_ = rule
-        self.loss_scale_ = 0.0
+        self._loss_state_ = np.zeros(1)
         self.expert_cumulative_losses_ = np.zeros(len(self.estimators))
         self._y_sum_ = 0.0
 
@@ -220,34 +244,32 @@ class _OnlineEnsembleBase:
         return self.rule_.weights_
 
     @property
+    def loss_scale_(self):
+        """Running maximum of the experts' losses (the scale used when ``loss_bound='auto'``)."""
+        check_is_fitted(self, "_loss_state_")
+        return float(self._loss_state_[0])
+
+    @property
     def named_estimators_(self):
         """The experts by name."""
         check_is_fitted(self, "estimators_")
         return {name: est for (name, _), est in zip(self.estimators, self.estimators_)}
 
-    def _scale(self, LR):
-        """Raw losses (n, K) with NaN for asleep experts -> losses in [0, 1], row by row."""
-        if self.loss_bound == "auto":
-            row_max = np.where(np.isnan(LR), -np.inf, LR).max(axis=1)
-            running = np.maximum.accumulate(np.concatenate([[self.loss_scale_], row_max]))[1:]
-            scale = np.where(running > 0, running, 1.0)
-            self.loss_scale_ = float(running[-1])
-            return np.minimum(LR / scale[:, None], 1.0)
-        return np.minimum(LR / float(self.loss_bound), 1.0)
-
-    def _aggregate(self, P, LR):
-        """Scale the raw losses, run the rule over the rows with an awake expert; return the
-        weights played at each row (n, K), zero rows where every expert is asleep."""
-        n, K = LR.shape
-        Ls = self._scale(LR)
-        awake_rows = ~np.isnan(Ls).all(axis=1)
+    def _aggregate(self, Ls, n_none):
+        """Run the rule over the rows of the scaled loss matrix that have an awake expert; return
+        the weights played at each row (n, K), zero rows where every expert is asleep."""
+        n, K = Ls.shape
+        if n_none == 0:
+            return self.rule_._learn_trusted(Ls)
         W = np.zeros((n, K))
-        if awake_rows.all():
-            W[:] = self.rule_.partial_fit_predict(Ls)
-        elif awake_rows.any():
-            W[awake_rows] = self.rule_.partial_fit_predict(Ls[awake_rows])
-        self.expert_cumulative_losses_ += np.nansum(LR, axis=0)
+        rows = ~np.isnan(Ls).all(axis=1)
+        if rows.any():
+            W[rows] = self.rule_._learn_trusted(np.ascontiguousarray(Ls[rows]))
         return W
+
+    def _loss_args(self):
+        auto = self.loss_bound == "auto"
+        return auto, (0.0 if auto else 1.0 / float(self.loss_bound))
 
     def _expert_learn(self, X, y, **kw):
         for k, est in enumerate(self.estimators_):
@@ -375,7 +397,10 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
         self.loss_bound = loss_bound
         self.update_experts = update_experts
 
+    _LOSS_CODES = {"squared": core.SQUARED, "absolute": core.ABSOLUTE, "pinball": core.PINBALL}
+
     def _losses(self, P, y):
+        """Raw losses (n, K) of predictions P (numpy; NaN propagates)."""
         r = P - y[:, None]
         if self.loss == "squared":
             return r * r
@@ -396,11 +421,19 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
     def _learn(self, chunk):
         X, y = chunk["X"], chunk["y"]
         P = self._expert_predictions(X)
-        LR = self._losses(P, y)
-        W = self._aggregate(P, LR)
-        pred = np.sum(np.where(np.isnan(P), 0.0, P) * W, axis=1)
-        none = ~(W > 0).any(axis=1)
-        if none.any():
+        n, K = P.shape
+        LR = np.empty((n, K))
+        Ls = np.empty((n, K))
+        auto, inv_bound = self._loss_args()
+        n_none = core.regression_losses(
+            P, y, self._LOSS_CODES[self.loss], float(self.quantile), auto, inv_bound,
+            self._loss_state_, LR, Ls, self.expert_cumulative_losses_,
+        )
+        W = self._aggregate(Ls, n_none)
+        pred = np.empty(n)
+        core.mix_regression(P, W, pred)
+        if n_none:
+            none = ~(W > 0).any(axis=1)
             pred[none] = self._fallback_mean(y)[none]
         self.cumulative_loss_ = running_sum(self.cumulative_loss_, self._losses(pred[:, None], y)[:, 0])
         self._y_sum_ = running_sum(self._y_sum_, y)
@@ -545,20 +578,28 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, _Base
         onehot[np.arange(n), y_index] = 1.0
         return np.sum((P - onehot[:, None, :]) ** 2, axis=2)
 
+    _LOSS_CODES = {"log_loss": core.LOG_LOSS, "zero_one": core.ZERO_ONE, "brier": core.BRIER}
+
     def _learn(self, chunk):
         X, yi = chunk["X"], chunk["y_index"]
         P = self._expert_probas(X)
-        LR = self._losses(P, yi)
-        W = self._aggregate(P, LR)
-        proba = np.einsum("nk,nkc->nc", W, np.where(np.isnan(P), 0.0, P))
-        none = ~(W > 0).any(axis=1)
-        if none.any():
-            proba[none] = 1.0 / self.classes_.shape[0]
-        s = proba.sum(axis=1, keepdims=True)
-        proba = proba / s
+        n, K, C = P.shape
+        LR = np.empty((n, K))
+        Ls = np.empty((n, K))
+        auto, inv_bound = self._loss_args()
+        n_none = core.classification_losses(
+            P, yi, self._LOSS_CODES[self.loss], auto, inv_bound, self._loss_state_, LR, Ls,
+            self.expert_cumulative_losses_,
+        )
+        W = self._aggregate(Ls, n_none)
+        proba = np.empty((n, C))
+        core.mix_classification(P, W, proba)
+        if n_none:
+            none = ~(W > 0).any(axis=1)
+            proba[none] = 1.0 / C
+        proba /= proba.sum(axis=1, keepdims=True)
         self.cumulative_loss_ = running_sum(self.cumulative_loss_, self._losses(proba[:, None, :], yi)[:, 0])
-        y = self.classes_[yi]
-        self._expert_learn(X, y, classes=self.classes_)
+        self._expert_learn(X, self.classes_[yi], classes=self.classes_)
         return proba
 
     def _response(self, raw, method):

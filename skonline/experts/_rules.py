@@ -193,6 +193,21 @@ class _BaseRule(OnlineMixin, BaseEstimator):
     def _run(self, L, out, acc):  # pragma: no cover - per rule
         raise NotImplementedError
 
+    def _learn_trusted(self, L):
+        """Learn a loss matrix built by a trusted internal caller (the online ensembles): losses in
+        ``loss_range`` or NaN, C-contiguous float64, at least one awake expert per row. Skips the
+        validation and the snapshot (the caller snapshots the rule and restores it on error)."""
+        self._validate_params_once()
+        chunk = {"L": L, "n_samples": L.shape[0]}
+        if not self._is_initialized():
+            self.n_features_in_ = L.shape[1]
+            self.n_samples_seen_ = 0
+            self.cumulative_loss_ = 0.0
+            self._allocate(chunk)
+        out = self._learn(chunk)
+        self.n_samples_seen_ += L.shape[0]
+        return out
+
     def _response(self, raw, method):
         if method == "predict":
             return raw

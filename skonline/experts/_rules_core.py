@@ -103,35 +103,36 @@ def _play(Lrow, K, lo, inv_span, w, out_row, lrow, ecum):
 
     Returns (l_hat scaled to [0, 1], l_hat in the user's units).
     """
-    n_asleep = 0
-    for i in range(K):
-        if Lrow[i] != Lrow[i]:
-            n_asleep += 1
     lh = 0.0
     lh_raw = 0.0
-    if n_asleep == 0:
+    asleep = False
+    for i in range(K):
+        x = Lrow[i]
+        asleep |= x != x
+        out_row[i] = w[i]
+        li = (x - lo) * inv_span
+        lrow[i] = li
+        lh += w[i] * li
+        lh_raw += w[i] * x
+    if not asleep:
         for i in range(K):
-            x = Lrow[i]
-            out_row[i] = w[i]
-            li = (x - lo) * inv_span
-            lrow[i] = li
-            lh += w[i] * li
-            lh_raw += w[i] * x
-            ecum[i] += x
+            ecum[i] += Lrow[i]
         return lh, lh_raw
+    # some experts sleep: renormalise over the awake ones, charge the asleep ones l_hat
     s = 0.0
+    n_awake = 0
     for i in range(K):
         if Lrow[i] == Lrow[i]:
             s += w[i]
-    n_awake = K - n_asleep
+            n_awake += 1
+    lh = 0.0
+    lh_raw = 0.0
     for i in range(K):
         x = Lrow[i]
         if x == x:
             pi = w[i] / s if s > 0.0 else 1.0 / n_awake
             out_row[i] = pi
-            li = (x - lo) * inv_span
-            lrow[i] = li
-            lh += pi * li
+            lh += pi * lrow[i]
             lh_raw += pi * x
             ecum[i] += x
         else:
@@ -351,10 +352,7 @@ def boa_pass(L, lo, inv_span, w, log_prior, Rreg, V, B, eta, out, acc, ecum, lro
             Rreg[i] += ri - e * ri * ri
         for i in range(K):
             lp[i] = log_prior[i] + eta[i] * Rreg[i]
-        m = shifted_exp(lp, K, d, p, kb)
-        s = 0.0
-        for i in range(K):
-            s += p[i]
+        s = shifted_exp(lp, K, d, p, kb)
         for i in range(K):
             w[i] = p[i] / s
 
@@ -415,9 +413,6 @@ def adahedge_pass(L, lo, inv_span, w, Lcum, Delta, out, acc, ecum, lrow, lp, d, 
             eta = logK / D
             for i in range(K):
                 lp[i] = -eta * Lcum[i]
-            shifted_exp(lp, K, d, p, kb)
-            s = 0.0
-            for i in range(K):
-                s += p[i]
+            s = shifted_exp(lp, K, d, p, kb)
             for i in range(K):
                 w[i] = p[i] / s

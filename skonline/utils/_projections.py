@@ -37,22 +37,56 @@ __all__ = ["project_clipped_simplex", "project_clipped_spectraplex"]
 _MAX_FIXED_POINT_PASSES = 4
 
 
+#: 2^-k for k = 0..1099 (exact powers of two), for exp on [EXP_MIN, 0]
+_POW2_NEG = np.ldexp(1.0, -np.arange(1100))
+
+
+@numba.njit(cache=True, inline="always")
+def exp_nonpos(x):
+    """``exp(x)`` for ``x <= 0`` (within 1 ulp), clamped below at ``EXP_MIN``; no library call.
+
+    The range reduction ``x = k ln2 + r`` and degree-13 polynomial of ``utils._math.exp_buffer``, with
+    ``2^k`` read from a table (k <= 0), which is cheaper than a buffer pass for the few coordinates
+    of one round.
+    """
+    x = x if x > EXP_MIN else EXP_MIN
+    k = math.floor(x * 1.4426950408889634 + 0.5)
+    r = x - k * 6.93147180369123816490e-01 - k * 1.90821492927058770002e-10
+    q = 1.0 / 6227020800.0
+    q = q * r + 1.0 / 479001600.0
+    q = q * r + 1.0 / 39916800.0
+    q = q * r + 1.0 / 3628800.0
+    q = q * r + 1.0 / 362880.0
+    q = q * r + 1.0 / 40320.0
+    q = q * r + 1.0 / 5040.0
+    q = q * r + 1.0 / 720.0
+    q = q * r + 1.0 / 120.0
+    q = q * r + 1.0 / 24.0
+    q = q * r + 1.0 / 6.0
+    q = q * r + 0.5
+    q = q * r + 1.0
+    q = q * r + 1.0
+    return q * _POW2_NEG[-int(k)]
+
+
 @numba.njit(cache=True, inline="always")
 def shifted_exp(logp, K, d, p, kbuf):
-    """``d = logp - max(logp)`` and ``p = exp(d)`` (exactly 0 below exp's range). Returns max(logp)."""
+    """``d = logp - max(logp)`` and ``p = exp(d)`` (exactly 0 below exp's range).
+
+    Returns ``sum(p)`` (``kbuf`` is unused, kept for the callers' buffer layout).
+    """
     m = -math.inf
     for i in range(K):
         if logp[i] > m:
             m = logp[i]
+    s = 0.0
     for i in range(K):
         di = logp[i] - m
         d[i] = di
-        p[i] = di if di > EXP_MIN else EXP_MIN
-    exp_buffer(p, p, kbuf, K)
-    for i in range(K):
-        if d[i] <= EXP_MIN:
-            p[i] = 0.0
-    return m
+        pi = exp_nonpos(di) if di > EXP_MIN else 0.0
+        p[i] = pi
+        s += pi
+    return s
 
 
 @numba.njit(cache=True)
@@ -70,41 +104,38 @@ def clip_project(logp, K, floor, log_floor, w, logw, d, p, kbuf, sbuf):
     after ``_MAX_FIXED_POINT_PASSES`` passes the exact O(K log K) sort (in place, in ``sbuf``).
     Returns lam.
     """
-    shifted_exp(logp, K, d, p, kbuf)
+    s = shifted_exp(logp, K, d, p, kbuf)
     if floor <= 0.0:
-        s = 0.0
-        for i in range(K):
-            s += p[i]
         lam = 1.0 / s
         log_lam = -math.log(s)
         for i in range(K):
             w[i] = lam * p[i]
             logw[i] = log_lam + d[i]
         return lam
-    # fixed point: sbuf[i] = 1 marks a clipped coordinate (the maximum, p = 1, is never clipped
-    # because lam >= (1 - (K - n) floor) / n >= floor whenever K floor <= 1)
+    # fixed point (Michelot): sbuf[i] = 1 marks a clipped coordinate. Each pass clips the free
+    # coordinates below the floor at the current lam and sums the remaining free ones; lam only
+    # decreases. The maximum (p = 1) is never clipped because lam >= (1 - (K - n) floor) / n >= floor
+    # whenever K floor <= 1 (the test p < 1 guards the rounding when K floor == 1).
     for i in range(K):
         sbuf[i] = 0.0
-    lam = 0.0
+    lam = 1.0 / s
     converged = False
     for _ in range(_MAX_FIXED_POINT_PASSES):
-        s = 0.0
-        n_clip = 0
-        for i in range(K):
-            if sbuf[i] == 0.0:
-                s += p[i]
-            else:
-                n_clip += 1
-        lam = (1.0 - n_clip * floor) / s
         changed = False
+        n_clip = 0
+        s_free = 0.0
         for i in range(K):
-            # p[i] == 1 is a maximum: never clipped (guards the rounding of K * floor == 1)
             if sbuf[i] == 0.0 and p[i] < 1.0 and lam * p[i] < floor:
                 sbuf[i] = 1.0
                 changed = True
+            if sbuf[i] == 0.0:
+                s_free += p[i]
+            else:
+                n_clip += 1
         if not changed:
             converged = True
             break
+        lam = (1.0 - n_clip * floor) / s_free
     if not converged:
         # exact sort-based solution: the top k* coordinates (descending) are free
         for i in range(K):

@@ -1,0 +1,133 @@
+"""Compiled pieces of the online ensembles' aggregation step (losses, scaling, mixing).
+
+Row by row, in order, so that the running loss scale and the accumulated losses do not depend on
+how the stream is chunked. A NaN prediction (asleep expert) gives a NaN loss.
+"""
+
+import math
+
+import numba
+
+SQUARED = 0
+ABSOLUTE = 1
+PINBALL = 2
+LOG_LOSS = 3
+ZERO_ONE = 4
+BRIER = 5
+
+EPS_PROBA = 1e-15
+
+
+@numba.njit(cache=True, inline="always")
+def _scale_row(LR_row, K, auto, inv_bound, scale, out_row):
+    """Scale one row of raw losses into [0, 1]; returns the updated running maximum."""
+    if auto:
+        for i in range(K):
+            x = LR_row[i]
+            if x == x and x > scale:
+                scale = x
+        inv = 1.0 / scale if scale > 0.0 else 1.0
+    else:
+        inv = inv_bound
+    for i in range(K):
+        v = LR_row[i] * inv
+        out_row[i] = 1.0 if v > 1.0 else v  # NaN stays NaN
+    return scale
+
+
+@numba.njit(cache=True)
+def regression_losses(P, y, code, q, auto, inv_bound, state, LR, Ls, ecum):
+    """Raw losses ``LR`` (n, K) of the predictions ``P`` and their scaled version ``Ls``.
+
+    ``state[0]`` is the running maximum of the losses (``auto``); ``ecum`` accumulates each
+    expert's raw losses. Returns the number of rows where every expert is asleep.
+    """
+    n, K = P.shape
+    scale = state[0]
+    n_none = 0
+    for r in range(n):
+        yt = y[r]
+        awake = 0
+        for i in range(K):
+            f = P[r, i]
+            if f != f:
+                LR[r, i] = math.nan
+                continue
+            awake += 1
+            d = f - yt
+            if code == SQUARED:
+                v = d * d
+            elif code == ABSOLUTE:
+                v = abs(d)
+            else:  # pinball on the residual y - f
+                e = -d
+                v = q * e if e >= 0.0 else (q - 1.0) * e
+            LR[r, i] = v
+            ecum[i] += v
+        n_none += awake == 0
+        scale = _scale_row(LR[r], K, auto, inv_bound, scale, Ls[r])
+    state[0] = scale
+    return n_none
+
+
+@numba.njit(cache=True)
+def classification_losses(P, yi, code, auto, inv_bound, state, LR, Ls, ecum):
+    """Raw and scaled losses of the experts' class probabilities ``P`` (n, K, C); see above."""
+    n, K, C = P.shape
+    scale = state[0]
+    n_none = 0
+    for r in range(n):
+        c = yi[r]
+        awake = 0
+        for i in range(K):
+            py = P[r, i, c]
+            if py != py:
+                LR[r, i] = math.nan
+                continue
+            awake += 1
+            if code == LOG_LOSS:
+                v = -math.log(py if py > EPS_PROBA else EPS_PROBA)
+            elif code == ZERO_ONE:
+                best = 0
+                for j in range(1, C):
+                    if P[r, i, j] > P[r, i, best]:
+                        best = j
+                v = 0.0 if best == c else 1.0
+            else:
+                v = 0.0
+                for j in range(C):
+                    e = P[r, i, j] - (1.0 if j == c else 0.0)
+                    v += e * e
+            LR[r, i] = v
+            ecum[i] += v
+        n_none += awake == 0
+        scale = _scale_row(LR[r], K, auto, inv_bound, scale, Ls[r])
+    state[0] = scale
+    return n_none
+
+
+@numba.njit(cache=True)
+def mix_regression(P, W, out):
+    """``out[r] = sum_i W[r, i] P[r, i]`` over the experts with a prediction."""
+    n, K = P.shape
+    for r in range(n):
+        s = 0.0
+        for i in range(K):
+            f = P[r, i]
+            if f == f:
+                s += W[r, i] * f
+        out[r] = s
+
+
+@numba.njit(cache=True)
+def mix_classification(P, W, out):
+    """``out[r] = sum_i W[r, i] P[r, i, :]`` over the experts with probabilities."""
+    n, K, C = P.shape
+    for r in range(n):
+        for j in range(C):
+            out[r, j] = 0.0
+        for i in range(K):
+            if P[r, i, 0] == P[r, i, 0]:
+                wi = W[r, i]
+                for j in range(C):
+                    out[r, j] += wi * P[r, i, j]
