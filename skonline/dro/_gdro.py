@@ -52,8 +52,8 @@ class _BaseGroupDRO:
     }
 
     _private_state = (
-        "_rng", "_validated_params", "_W", "_w_sum", "_logq", "_q_sum", "_sums", "_order",
-        "_g_loss", "_steps", "_stats", "_bX", "_bY", "_bstate", "_uq", "_ustate", "_pend",
+        "_rng", "_validated_params", "_W", "_w_sum", "_logq", "_qlin", "_q_sum", "_sc", "_order",
+        "_g_loss", "_stats", "_bX", "_bY", "_bstate", "_uq", "_ustate", "_pend",
         "_pstate",
     )
 
@@ -230,12 +230,12 @@ class _BaseGroupDRO:
         self._W = np.zeros((H, D))
         self._w_sum = np.zeros((H, D))
         self._logq = np.full(m, -math.log(m))
+        self._qlin = np.exp(self._logq)  # q_t in linear space, kept equal to exp(_logq)
         self._q_sum = np.zeros(m)
-        self._sums = np.zeros(1)
+        self._sc = np.zeros(5)  # [sum of averaging weights, eta_w, eta_q, gamma, ||W||^2]
         self._order = np.arange(m, dtype=np.int64)
         self._g_loss = np.zeros(m)
         self.group_draws_ = np.zeros(m, dtype=np.int64)
-        self._steps = np.zeros(3)
         self._stats = np.zeros(2)
         self._bX = np.zeros((m, 1, d))
         self._bY = np.zeros((m, 1, H))
@@ -328,7 +328,7 @@ class _BaseGroupDRO:
             float(self.radius), self.D_, T, self.anytime_, float(self.eta_w_scale),
             float(self.eta_q_scale), self.k_, self.fit_intercept, self.average, loss.code, 0.1,
             self._inv_b(), self.loss_bound is not None, self._W, self._w_sum, self._logq,
-            self._q_sum, self._sums, self._order, self._g_loss, self.group_draws_, self._steps,
+            self._qlin, self._q_sum, self._sc, self._order, self._g_loss, self.group_draws_,
             self._stats, self._bX, self._bY, self._bstate, self._uq, self._ustate, self._pend,
             self._pstate, raw, loss_acc,
         )
@@ -389,6 +389,7 @@ class _BaseGroupDRO:
             cq *= float(self.eta_q_scale)
             p_incl = self.weights_ if alg == core.SMD_WEIGHTED else np.ones(m)
             upr = core.uniforms_per_round(alg, m, k)
+            par = np.array([cw, cq, float(self.radius), 0.1, inv_b / H, inv_b])
             status = -1
             done = 0
             while done < T and status < 0:
@@ -396,10 +397,9 @@ class _BaseGroupDRO:
                 U = self._rng.random((nb, upr))
                 status = core.pool_pass(
                     alg, X, Y, pool_ptr, pool_idx, seq_pos, p_incl, U, t0 + done, self.anytime_,
-                    cw, cq, k, float(self.radius), self.fit_intercept, code, 0.1, inv_b / H, inv_b,
-                    clip, self._W, self._w_sum, self._logq, self._q_sum, self._sums, self._order,
-                    self._g_loss, self.group_draws_, self._steps, 0 if rec is None else rec,
-                    hist_W, hist_q, hist_t, n_rec,
+                    k, self.fit_intercept, code, clip, par, self._W, self._w_sum, self._logq,
+                    self._qlin, self._q_sum, self._sc, self._order, self._g_loss, self.group_draws_,
+                    0 if rec is None else rec, hist_W, hist_q, hist_t, n_rec,
                 )
                 if status >= 0:
                     status += done
@@ -448,21 +448,23 @@ class _BaseGroupDRO:
         eta = min(cands) if cands else 0.0
         eta_w = 2.0 * D * D * eta * float(self.eta_w_scale)
         eta_q = 2.0 * eta * lnm * float(self.eta_q_scale)
-        self._steps[:] = [eta_w, eta_q, 0.0]
+        self._sc[1:4] = [eta_w, eta_q, 0.0]
         self.batch_sizes_ = batch
         rec = 0 if self.record_every is None else self.record_every
-        return core.mirror_prox_pass(
+        status = core.mirror_prox_pass(
             X, Y, pool_ptr, pool_idx, seq_pos, batch, p, T, t0, eta_w, eta_q,
             float(self.radius), self.fit_intercept, code, 0.1, inv_b / H, inv_b, clip, self._W,
-            self._w_sum, self._logq, self._q_sum, self._sums, self._g_loss, self.group_draws_, rec,
+            self._w_sum, self._logq, self._q_sum, self._sc, self._g_loss, self.group_draws_, rec,
             hist_W, hist_q, hist_t, n_rec,
         )
+        self._qlin[:] = np.exp(self._logq)
+        return status
 
     def _finish(self):
         """Refresh the public attributes from the state."""
-        if self.average and self._sums[0] > 0:
-            W = self._w_sum / self._sums[0]
-            q = self._q_sum / self._sums[0]
+        if self.average and self._sc[0] > 0:
+            W = self._w_sum / self._sc[0]
+            q = self._q_sum / self._sc[0]
         else:
             W = self._W.copy()
             q = np.exp(self._logq)
@@ -477,7 +479,7 @@ class _BaseGroupDRO:
             self.intercept_ = intercept.copy()
         self.q_ = q
         self.q_last_ = np.exp(self._logq)
-        self.eta_w_, self.eta_q_, self.gamma_ = (float(v) for v in self._steps)
+        self.eta_w_, self.eta_q_, self.gamma_ = (float(v) for v in self._sc[1:4])
         loss, lip_kind, lip = self._loss_info()
         self.G_ = float(core.lipschitz_bound(lip_kind, lip, math.sqrt(self._stats[0]),
                                              self._stats[1], float(self.radius), self._W.shape[0],

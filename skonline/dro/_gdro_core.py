@@ -46,6 +46,8 @@ DEPROUND = 3
 SMD_WEIGHTED = 4
 MIRROR_PROX = 5
 
+RESYNC = 1024  # rounds between exact renormalisations of q (see _round)
+
 LIP_CONST = 0  # Lipschitz loss: |dl/dp| <= lip
 LIP_SQUARED = 1  # squared error: |dl/dp| <= R ||x|| + |y|
 
@@ -114,16 +116,39 @@ def _dot(x, w, d, fi):
 
 
 @numba.njit(cache=True, inline="always")
+def _dot_norm(x, w, d, fi):
+    """(w . [x, 1], ||[x, 1]||^2) in one pass."""
+    s = 0.0
+    n2 = 0.0
+    for j in range(d):
+        s += w[j] * x[j]
+        n2 += x[j] * x[j]
+    if fi:
+        s += w[d]
+        n2 += 1.0
+    return s, n2
+
+
+@numba.njit(cache=True, inline="always")
 def _loss_grad(x, yrow, W, d, fi, code, eps, inv_hb, dvec):
-    """Head-averaged loss of the row at W (raw scale); dvec[h] = dl_h/dp * inv_hb."""
+    """Head-averaged loss of the row at W (raw scale); dvec[h] = dl_h/dp * inv_hb.
+
+    Also returns ``sum_h dvec[h] p_h`` and ``||[x, 1]||^2`` (for the incremental norm of W).
+    """
     H = W.shape[0]
     tot = 0.0
+    dp = 0.0
+    x2 = 0.0
     for h in range(H):
-        p = _dot(x, W[h], d, fi)
+        if h == 0:
+            p, x2 = _dot_norm(x, W[0], d, fi)
+        else:
+            p = _dot(x, W[h], d, fi)
         lv, g = loss_and_derivative(code, yrow[h], p, eps)
         tot += lv
         dvec[h] = g * inv_hb
-    return tot / H
+        dp += dvec[h] * p
+    return tot / H, dp, x2
 
 
 @numba.njit(cache=True, inline="always")
@@ -141,15 +166,23 @@ def _axpy(x, dvec, coef, W, d, fi):
 
 @numba.njit(cache=True, inline="always")
 def _project_ball(W, R):
+    """Project W onto the Frobenius ball of radius R; returns ||W||^2 after."""
     s = 0.0
     for h in range(W.shape[0]):
         for j in range(W.shape[1]):
             s += W[h, j] * W[h, j]
     if s > R * R:
-        c = R / math.sqrt(s)
-        for h in range(W.shape[0]):
-            for j in range(W.shape[1]):
-                W[h, j] *= c
+        _scale_to(W, R, s)
+        return R * R
+    return s
+
+
+@numba.njit(cache=True, inline="always")
+def _scale_to(W, R, s):
+    c = R / math.sqrt(s)
+    for h in range(W.shape[0]):
+        for j in range(W.shape[1]):
+            W[h, j] *= c
 
 
 @numba.njit(cache=True, inline="always")
@@ -182,33 +215,41 @@ def _q_step(logq, k, order, suffix):
 
 
 # --------------------------------------------------------------------------- one round
-@numba.njit(cache=True)
-def _round(alg, Xs, Ys, rows, grp, r, t, anytime, cw, cq, k, R, fi, code, eps, inv_hb, inv_b,
-           clip, W, w_sum, logq, q_sum, sums, qbuf, dbuf, lbuf, order, suffix, g_loss, g_draws,
-           steps):
+@numba.njit(cache=True, inline="always")
+def _round(alg, Xs, Ys, rows, grp, r, t, anytime, k, fi, code, clip, par, W, w_sum, logq, q_sum,
+           sc, qbuf, dbuf, lbuf, order, suffix, g_loss, g_draws):
     """One simultaneous update of both players from ``r`` samples (``Xs[rows[j]]``, group grp[j]).
 
-    ``qbuf`` must hold ``q_t = exp(logq)`` on entry. Returns False on a non-finite loss.
+    ``par = [c_w, c_q, R, epsilon, 1 / (n_heads B), 1 / B]``; ``sc = [sum of averaging weights,
+    eta_w, eta_q, gamma, ||W||^2]`` (eta and gamma written: the values of this round). ``qbuf`` is the
+    state ``q_t`` in linear space, kept equal to ``exp(logq)`` (to rounding; exactly every RESYNC
+    rounds) and updated here. Returns False on a non-finite loss. Inlined into the passes (a
+    call with this many array arguments costs as much as a low-dimensional round); numba inlines
+    calls of fewer than 32 arguments only.
     """
     m = logq.shape[0]
     d = Xs.shape[1]
+    cw, cq, R, eps, inv_hb, inv_b = par[0], par[1], par[2], par[3], par[4], par[5]
     a = 1.0 / math.sqrt(t) if anytime else 1.0
     for h in range(W.shape[0]):
         for j in range(W.shape[1]):
             w_sum[h, j] += a * W[h, j]
     for i in range(m):
         q_sum[i] += a * qbuf[i]
-    sums[0] += a
+    sc[0] += a
     eta_w = cw * a
     eta_q = cq * a
     gamma = 0.5 * eta_q
+    dp = 0.0
+    x2 = 0.0
     for j in range(r):
-        lv = _loss_grad(Xs[rows[j]], Ys[rows[j]], W, d, fi, code, eps, inv_hb, dbuf[j])
+        lv, dp, x2 = _loss_grad(Xs[rows[j]], Ys[rows[j]], W, d, fi, code, eps, inv_hb, dbuf[j])
         if not math.isfinite(lv):
             return False
         lbuf[j] = lv
         g_loss[grp[j]] += lv
         g_draws[grp[j]] += 1
+    c = 0.0
     for j in range(r):
         g = grp[j]
         if alg == SMD or alg == SMD_WEIGHTED:
@@ -220,29 +261,64 @@ def _round(alg, Xs, Ys, rows, grp, r, t, anytime, cw, cq, k, R, fi, code, eps, i
         else:
             c = 1.0 / k
         _axpy(Xs[rows[j]], dbuf[j], eta_w * c, W, d, fi)
-    _project_ball(W, R)
+    if r == 1 and t % RESYNC != 0:
+        # one sample: ||W - s dvec x~'||^2 = ||W||^2 - 2 s dvec.p + s^2 ||dvec||^2 ||x~||^2,
+        # no pass over W (exact recomputation every RESYNC rounds)
+        st = eta_w * c
+        dd = 0.0
+        for h in range(W.shape[0]):
+            dd += dbuf[0, h] * dbuf[0, h]
+        n2 = sc[4] - 2.0 * st * dp + st * st * dd * x2
+        if n2 < 0.0:
+            n2 = 0.0
+        if n2 > R * R:
+            _scale_to(W, R, n2)
+            n2 = R * R
+        sc[4] = n2
+    else:
+        sc[4] = _project_ball(W, R)
     if eta_q > 0.0:
+        # sparse update (a few coordinates, simplex): renormalise in O(m) multiplications from
+        # Z = sum_i q_i exp(delta_i) = 1 + sum_{updated} q_i (exp(delta_i) - 1); exactly
+        # (m exponentials) every RESYNC rounds, for a k > 1 projection, or if Z is small
+        sparse = k == 1 and alg != SMD and t % RESYNC != 0
+        z = 1.0
         for j in range(r):
             lv = lbuf[j] * inv_b
             if clip and lv > 1.0:
                 lv = 1.0
             g = grp[j]
             if alg == SMD or alg == SMD_WEIGHTED:
-                logq[g] += eta_q * lv
+                delta = eta_q * lv
             elif alg == SMD_UNIFORM:
-                logq[g] += eta_q * m * lv
+                delta = eta_q * m * lv
             elif alg == ONLINE:
-                logq[g] -= eta_q * (1.0 - lv) / (qbuf[g] + gamma)
+                delta = -eta_q * (1.0 - lv) / (qbuf[g] + gamma)
             else:
-                logq[g] -= eta_q * (1.0 - lv) / (k * qbuf[g] + gamma)
-        _q_step(logq, k, order, suffix)
-    steps[0] = eta_w
-    steps[1] = eta_q
-    steps[2] = gamma
+                delta = -eta_q * (1.0 - lv) / (k * qbuf[g] + gamma)
+            logq[g] += delta
+            if sparse:
+                e = math.exp(delta)
+                lbuf[j] = e
+                z += qbuf[g] * (e - 1.0)
+        if sparse and z > 0.25 and z < 1e300:
+            lz = math.log(z)
+            iz = 1.0 / z
+            for i in range(m):
+                logq[i] -= lz
+                qbuf[i] *= iz
+            for j in range(r):
+                qbuf[grp[j]] *= lbuf[j]
+        else:
+            _q_step(logq, k, order, suffix)
+            _fill_q(logq, qbuf)
+    sc[1] = eta_w
+    sc[2] = eta_q
+    sc[3] = gamma
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _decide(alg, m, k, qbuf, u, x, pend):
     """Groups needed by the next round (into ``pend``); returns how many."""
     if alg == SMD:
@@ -288,9 +364,9 @@ def uniforms_per_round(alg, m, k):
 
 # --------------------------------------------------------------------------- pool pass (fit)
 @numba.njit(cache=True)
-def pool_pass(alg, X, Y, pool_ptr, pool_idx, seq_pos, p_incl, U, t0, anytime, cw, cq, k, R, fi,
-              code, eps, inv_hb, inv_b, clip, W, w_sum, logq, q_sum, sums, order, g_loss, g_draws,
-              steps, rec_every, hist_W, hist_q, hist_t, n_rec):
+def pool_pass(alg, X, Y, pool_ptr, pool_idx, seq_pos, p_incl, U, t0, anytime, k, fi, code, clip,
+              par, W, w_sum, logq, qbuf, q_sum, sc, order, g_loss, g_draws, rec_every, hist_W,
+              hist_q, hist_t, n_rec):
     """``U.shape[0]`` rounds drawing from per-group pools ``pool_idx[pool_ptr[i]:pool_ptr[i+1]]``.
 
     SMD, SMD_UNIFORM, ONLINE, DEPROUND draw uniformly with replacement from the pools (the group(s)
@@ -298,12 +374,12 @@ def pool_pass(alg, X, Y, pool_ptr, pool_idx, seq_pos, p_incl, U, t0, anytime, cw
     reads its pool in order from position ``seq_pos[i]`` (the pools are then concatenated
     permutations, read without replacement and wrapping around).
     Every ``rec_every`` rounds the averaged iterate is appended to ``hist_*`` (``n_rec[0]`` counts).
+    ``par`` and ``sc`` as in :func:`_round`.
     """
     m = logq.shape[0]
     H = W.shape[0]
     rows = np.empty(max(m, k), dtype=np.int64)
     grp = np.empty(max(m, k), dtype=np.int64)
-    qbuf = np.empty(m)
     dbuf = np.empty((max(m, k), H))
     lbuf = np.empty(max(m, k))
     suffix = np.empty(m + 1)
@@ -311,7 +387,6 @@ def pool_pass(alg, X, Y, pool_ptr, pool_idx, seq_pos, p_incl, U, t0, anytime, cw
     for s in range(U.shape[0]):
         u = U[s]
         t = t0 + s + 1
-        _fill_q(logq, qbuf)
         r = 0
         if alg == SMD:
             for i in range(m):
@@ -340,25 +415,24 @@ def pool_pass(alg, X, Y, pool_ptr, pool_idx, seq_pos, p_incl, U, t0, anytime, cw
                 n_i = pool_ptr[i + 1] - pool_ptr[i]
                 o = int(u[off + j] * n_i)
                 rows[j] = pool_idx[pool_ptr[i] + (o if o < n_i else n_i - 1)]
-        if not _round(alg, X, Y, rows, grp, r, t, anytime, cw, cq, k, R, fi, code, eps, inv_hb,
-                      inv_b, clip, W, w_sum, logq, q_sum, sums, qbuf, dbuf, lbuf, order, suffix,
-                      g_loss, g_draws, steps):
+        if not _round(alg, X, Y, rows, grp, r, t, anytime, k, fi, code, clip, par, W, w_sum, logq,
+                      q_sum, sc, qbuf, dbuf, lbuf, order, suffix, g_loss, g_draws):
             return s
         if rec_every > 0 and t % rec_every == 0 and n_rec[0] < hist_t.shape[0]:
-            _record(W, w_sum, logq, q_sum, sums, t, hist_W, hist_q, hist_t, n_rec)
+            _record(W, w_sum, logq, q_sum, sc, t, hist_W, hist_q, hist_t, n_rec)
     return -1
 
 
 @numba.njit(cache=True)
-def _record(W, w_sum, logq, q_sum, sums, t, hist_W, hist_q, hist_t, n_rec):
+def _record(W, w_sum, logq, q_sum, sc, t, hist_W, hist_q, hist_t, n_rec):
     """Append the averaged iterate (the model ``predict`` would use now) to the history."""
     n = n_rec[0]
-    inv = 1.0 / sums[0] if sums[0] > 0.0 else 0.0
+    inv = 1.0 / sc[0] if sc[0] > 0.0 else 0.0
     for h in range(W.shape[0]):
         for j in range(W.shape[1]):
-            hist_W[n, h, j] = w_sum[h, j] * inv if sums[0] > 0.0 else W[h, j]
+            hist_W[n, h, j] = w_sum[h, j] * inv if sc[0] > 0.0 else W[h, j]
     for i in range(logq.shape[0]):
-        hist_q[n, i] = q_sum[i] * inv if sums[0] > 0.0 else math.exp(logq[i])
+        hist_q[n, i] = q_sum[i] * inv if sc[0] > 0.0 else math.exp(logq[i])
     hist_t[n] = t
     n_rec[0] = n + 1
 
@@ -381,7 +455,7 @@ def _mp_half(X, Y, pool_ptr, pool_idx, seq_pos, batch, p_w, Wg, qg, Wout, logq_o
         for j in range(b):
             row = pool_idx[pool_ptr[i] + seq_pos[i] % n_i]
             seq_pos[i] += 1
-            lv = _loss_grad(X[row], Y[row], Wg, d, fi, code, eps, inv_hb, dvec)
+            lv, _dp, _x2 = _loss_grad(X[row], Y[row], Wg, d, fi, code, eps, inv_hb, dvec)
             if not math.isfinite(lv):
                 return False
             g_loss[i] += lv
@@ -397,7 +471,7 @@ def _mp_half(X, Y, pool_ptr, pool_idx, seq_pos, batch, p_w, Wg, qg, Wout, logq_o
 
 @numba.njit(cache=True)
 def mirror_prox_pass(X, Y, pool_ptr, pool_idx, seq_pos, batch, p_w, n_rounds, t0, eta_w, eta_q, R,
-                     fi, code, eps, inv_hb, inv_b, clip, W, w_sum, logq, q_sum, sums, g_loss,
+                     fi, code, eps, inv_hb, inv_b, clip, W, w_sum, logq, q_sum, sc, g_loss,
                      g_draws, rec_every, hist_W, hist_q, hist_t, n_rec):
     """Stochastic mirror-prox with mini-batches (Alg. 4); ``W``/``logq`` hold (w'_t, q'_t).
 
@@ -428,14 +502,14 @@ def mirror_prox_pass(X, Y, pool_ptr, pool_idx, seq_pos, batch, p_w, n_rounds, t0
                 w_sum[h, j] += We[h, j]
         for i in range(m):
             q_sum[i] += qe[i]
-        sums[0] += 1.0
+        sc[0] += 1.0
         if not _mp_half(X, Y, pool_ptr, pool_idx, seq_pos, batch, p_w, We, qe, W, logq, eta_w,
                         eta_q, fi, code, eps, inv_hb, inv_b, clip, g_loss, g_draws, dvec):
             return s
-        _project_ball(W, R)
+        sc[4] = _project_ball(W, R)
         log_normalize(logq)
         if rec_every > 0 and t % rec_every == 0 and n_rec[0] < hist_t.shape[0]:
-            _record(W, w_sum, logq, q_sum, sums, t, hist_W, hist_q, hist_t, n_rec)
+            _record(W, w_sum, logq, q_sum, sc, t, hist_W, hist_q, hist_t, n_rec)
     return -1
 
 
@@ -462,7 +536,7 @@ def _grow1(a, new_cap, head, length):
 @numba.njit(cache=True)
 def stream_pass(alg, X, Y, G, Ur, max_buf, max_uq, u_need, lip_kind, lip, R, D, T, anytime,
                 scale_w, scale_q, k, fi, average, code, eps, inv_b, clip,
-                W, w_sum, logq, q_sum, sums, order, g_loss, g_draws, steps, stats,
+                W, w_sum, logq, qbuf, q_sum, sc, order, g_loss, g_draws, stats,
                 bX, bY, bstate, uq, ustate, pend, pstate, raw, loss_acc):
     """Rows arrive in order; each is predicted, buffered in its group's FIFO, then every round the
     buffers can serve is run.
@@ -486,21 +560,20 @@ def stream_pass(alg, X, Y, G, Ur, max_buf, max_uq, u_need, lip_kind, lip, R, D, 
     kk = max(m, k)
     rows = np.empty(kk, dtype=np.int64)
     grp = np.empty(kk, dtype=np.int64)
-    qbuf = np.empty(m)
     dbuf = np.empty((kk, H))
     lbuf = np.empty(kk)
     suffix = np.empty(m + 1)
     xw = np.empty(m)
     ubuf = np.empty(max(u_need, 1))
     c_row = Ur.shape[1]
-    inv_hb = inv_b / H
+    par = np.array([0.0, 0.0, R, eps, inv_b / H, inv_b])
     head = bstate[0]
     blen = bstate[1]
     for i in range(n):
         x = X[i]
         # prequential prediction with the current predictor
-        use_avg = average and sums[0] > 0.0
-        inv = 1.0 / sums[0] if use_avg else 1.0
+        use_avg = average and sc[0] > 0.0
+        inv = 1.0 / sc[0] if use_avg else 1.0
         tot = 0.0
         for h in range(H):
             p = _dot(x, w_sum[h], d, fi) * inv if use_avg else _dot(x, W[h], d, fi)
@@ -561,7 +634,6 @@ def stream_pass(alg, X, Y, G, Ur, max_buf, max_uq, u_need, lip_kind, lip, R, D, 
                     ubuf[c] = uq[ustate[0]]
                     ustate[0] = (ustate[0] + 1) % qcap
                     ustate[1] -= 1
-                _fill_q(logq, qbuf)
                 pstate[1] = _decide(alg, m, k, qbuf, ubuf, xw, pend)
                 pstate[0] = 1
             r = pstate[1]
@@ -579,13 +651,13 @@ def stream_pass(alg, X, Y, G, Ur, max_buf, max_uq, u_need, lip_kind, lip, R, D, 
                 grp[j] = gj
             Gl = lipschitz_bound(lip_kind, lip, math.sqrt(stats[0]), stats[1], R, H, inv_b)
             cw, cq = step_constants(alg, anytime, T, D, Gl, m, k)
+            par[0] = cw * scale_w
+            par[1] = cq * scale_q
             t = pstate[2] + 1
-            _fill_q(logq, qbuf)
             Xf = bX.reshape(m * cap, d)
             Yf = bY.reshape(m * cap, H)
-            if not _round(alg, Xf, Yf, rows, grp, r, t, anytime, cw * scale_w, cq * scale_q, k, R,
-                          fi, code, eps, inv_hb, inv_b, clip, W, w_sum, logq, q_sum, sums, qbuf,
-                          dbuf, lbuf, order, suffix, g_loss, g_draws, steps):
+            if not _round(alg, Xf, Yf, rows, grp, r, t, anytime, k, fi, code, clip, par, W, w_sum,
+                          logq, q_sum, sc, qbuf, dbuf, lbuf, order, suffix, g_loss, g_draws):
                 return i, bX, bY, uq
             pstate[2] = t
             for j in range(r):
