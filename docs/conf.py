@@ -354,12 +354,6 @@ KNOWN_DOCSTRING_WARNINGS = [
     # KernelSelectionClassifier / KernelSelectionRegressor docstrings are reST substitution
     # references (write them in double backquotes or as :math:).
     ("docstring of skonline.kernel_selection._kernel_selection.KernelSelection", "substitution"),
-    # skonline/datasets/__init__.py: the 'task' column of the table is one character too
-    # narrow for "binary (0 / 1), groups".
-    ("docstring of skonline.datasets:", "Malformed table"),
-    # skonline/losses.py: the 'name' column of the table is one character too narrow for
-    # "epsilon_insensitive".
-    ("docstring of skonline.losses:", "Malformed table"),
 ]
 
 

@@ -11,19 +11,19 @@ for regression). Classification losses take labels ``y`` in {-1, +1}; regression
 ``y``. Derivatives are with respect to ``p``; at a kink the subgradient is the one scikit-learn's SGD
 uses (hinge: ``-y`` when ``y p <= 1``; absolute: ``sign(0) = 0``).
 
-================== ============================================ ============ =========== ==========
-name               value                                        task         smooth      Lipschitz
-================== ============================================ ============ =========== ==========
-log_loss           log(1 + exp(-y p))                           binary       yes (1/4)   1
-hinge              max(0, 1 - y p)                              binary       no          1
-squared_hinge      max(0, 1 - y p)^2                            binary       yes (2)     unbounded
-modified_huber     -4 y p if y p < -1, else max(0, 1 - y p)^2   binary       yes (2)     4
-squared_error      (p - y)^2 / 2                                regression   yes (1)     unbounded
-absolute_error     abs(p - y)                                   regression   no          1
-epsilon_insensitive max(0, abs(p - y) - epsilon)                regression   no          1
-huber              r^2/2 if abs(r) <= epsilon, else             regression   yes (1)     epsilon
-                   epsilon (abs(r) - epsilon / 2), r = p - y
-================== ============================================ ============ =========== ==========
+=================== ============================================ ============ =========== ==========
+name                value                                        task         smooth      Lipschitz
+=================== ============================================ ============ =========== ==========
+log_loss            log(1 + exp(-y p))                           binary       yes (1/4)   1
+hinge               max(0, 1 - y p)                              binary       no          1
+squared_hinge       max(0, 1 - y p)^2                            binary       yes (2)     unbounded
+modified_huber      -4 y p if y p < -1, else max(0, 1 - y p)^2   binary       yes (2)     4
+squared_error       (p - y)^2 / 2                                regression   yes (1)     unbounded
+absolute_error      abs(p - y)                                   regression   no          1
+epsilon_insensitive max(0, abs(p - y) - epsilon)                 regression   no          1
+huber               r^2/2 if abs(r) <= epsilon, else             regression   yes (1)     epsilon
+                    epsilon (abs(r) - epsilon / 2), r = p - y
+=================== ============================================ ============ =========== ==========
 
 Aliases: ``logistic`` for ``log_loss``, ``squared`` for ``squared_error``, ``absolute`` for
 ``absolute_error``.

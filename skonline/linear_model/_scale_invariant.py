@@ -35,7 +35,8 @@ class _ScaleInvariantBase:
             lipschitz=True,
             estimator=type(self).__name__,
             reason=(
-                "The regret guarantee and the scale invariance need |dloss/dp| <= L. "
+                "The regret guarantee (and the numerical stability of the potential) needs "
+                "|dloss/dp| <= L. "
                 + ("Use loss='huber' (squared loss with clipped gradient)."
                    if self._is_regressor() else "Use 'log_loss', 'hinge' or 'modified_huber'.")
             ),
