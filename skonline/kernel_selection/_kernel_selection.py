@@ -7,7 +7,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -319,7 +319,7 @@ class _KernelSelectionBase:
         start = t_first - t_first % B
         buf = np.zeros((B, d))
         # one thread: the same code path for every block (and no thread hand-offs per block)
-        with threadpool_limits(limits=1, user_api="blas"):
+        with _blas_controller().limit(limits=1, user_api="blas"):
             for blk in range(start, t_first + n, B):
                 lo, hi = max(blk, t_first), min(blk + B, t_first + n)
                 buf[:] = 0.0
@@ -526,6 +526,16 @@ class _KernelSelectionBase:
         {"algorithm": "oks", "n_components": 8},
     ]
     _test_param_keys = ("algorithm", "n_components")
+
+
+_CONTROLLER = []
+
+
+def _blas_controller():
+    """One ThreadpoolController per process (building one inspects every loaded library)."""
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]
 
 
 def _fourier_map(proj, sigma, D):

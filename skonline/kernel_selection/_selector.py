@@ -32,6 +32,11 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         If not None, seeds the learner (overriding its own ``random_state``).
 
+    Notes
+    -----
+    For a classification stream, pass ``classes=`` to the first ``partial_fit`` (as for any
+    scikit-learn classifier); without it the labels of the first chunk are taken as the classes.
+
     Attributes
     ----------
     estimator_ : estimator
