@@ -37,7 +37,11 @@ import numba
 import numpy as np
 
 from ..losses import loss_and_derivative, loss_value
-from ..utils._capped_simplex import depround_select, log_normalize, project_capped_log
+from ..utils._capped_simplex import (
+    depround_select,
+    log_normalize,
+    project_capped_log_lin,
+)
 
 SMD = 0
 SMD_UNIFORM = 1
@@ -206,14 +210,6 @@ def _categorical(qbuf, u):
     return last
 
 
-@numba.njit(cache=True, inline="always")
-def _q_step(logq, k, order, suffix):
-    if k > 1:
-        project_capped_log(logq, k, order, suffix, logq)
-    else:
-        log_normalize(logq)
-
-
 # --------------------------------------------------------------------------- one round
 @numba.njit(cache=True, inline="always")
 def _round(alg, Xs, Ys, rows, grp, r, t, anytime, k, fi, code, clip, par, W, w_sum, logq, q_sum,
@@ -309,8 +305,10 @@ def _round(alg, Xs, Ys, rows, grp, r, t, anytime, k, fi, code, clip, par, W, w_s
                 qbuf[i] *= iz
             for j in range(r):
                 qbuf[grp[j]] *= lbuf[j]
+        elif k > 1:
+            project_capped_log_lin(logq, k, order, suffix, logq, qbuf)
         else:
-            _q_step(logq, k, order, suffix)
+            log_normalize(logq)
             _fill_q(logq, qbuf)
     sc[1] = eta_w
     sc[2] = eta_q

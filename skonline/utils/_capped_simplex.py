@@ -128,6 +128,56 @@ def project_capped_log(logp, k, order, suffix, out):
     return n_cap
 
 
+@numba.njit(cache=True)
+def project_capped_log_lin(logp, k, order, suffix, out, q):
+    """:func:`project_capped_log` that also writes the projection in linear space into ``q``.
+
+    With ``1 < k < m`` it computes the shifted weights ``exp(logp - max)`` once (m exponentials)
+    and does the search with direct sums of them: no further exponential and one logarithm, where
+    the log-space version needs about 2m transcendental calls (plus m to leave log space). When
+    the uncapped weights underflow in linear space it falls back to the log-space computation.
+    ``out`` may be ``logp``; ``q`` must not alias either.
+    """
+    m = logp.shape[0]
+    if k <= 1 or k >= m:
+        project_capped_log(logp, k, order, suffix, out)
+        for i in range(m):
+            q[i] = math.exp(out[i])
+        return
+    sort_desc(logp, order)
+    mx = logp[order[0]]
+    for i in range(m):
+        q[i] = math.exp(logp[i] - mx)  # shifted weights, in (0, 1]
+    s = 0.0
+    for a in range(k, m):
+        s += q[order[a]]
+    suffix[k] = s
+    for j in range(k - 1, -1, -1):
+        suffix[j] = q[order[j]] + suffix[j + 1]
+    inv_k = 1.0 / k
+    n_cap = k - 1
+    for j in range(k):
+        if (1.0 - j / k) * q[order[j]] <= inv_k * suffix[j] * (1.0 + _TOL):
+            n_cap = j
+            break
+    if not suffix[n_cap] > 1e-290:
+        project_capped_log(logp, k, order, suffix, out)
+        for i in range(m):
+            q[i] = math.exp(out[i])
+        return
+    c = (1.0 - n_cap / k) / suffix[n_cap]
+    logc = math.log(c) - mx
+    logk = math.log(k)
+    for i in range(m):
+        v = logp[i] + logc
+        out[i] = v if v < -logk else -logk
+        w = q[i] * c
+        q[i] = w if w < inv_k else inv_k
+    for a in range(n_cap):
+        out[order[a]] = -logk
+        q[order[a]] = inv_k
+
+
 @numba.njit(cache=True, inline="always")
 def _snap(v):
     if v < _TOL:

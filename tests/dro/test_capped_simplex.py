@@ -7,7 +7,11 @@ import pytest
 from scipy.optimize import brentq, minimize
 
 from skonline.utils import depround, kl_project_capped_simplex
-from skonline.utils._capped_simplex import depround_select, project_capped_log
+from skonline.utils._capped_simplex import (
+    depround_select,
+    project_capped_log,
+    project_capped_log_lin,
+)
 
 
 def _slsqp_projection(p, k, g=None, eta=0.0):
@@ -165,3 +169,23 @@ def test_depround_errors():
     np.testing.assert_array_equal(depround(np.full(5, 0.2), 2, random_state=4, size=50),
                                   depround(np.full(5, 0.2), 2, random_state=4, size=50))
     assert math.isclose(sum(depround(np.full(5, 0.2), 5)), 10)
+
+
+def test_linear_space_variant_agrees_with_log_space():
+    """The compiled variant the learners use (linear-space sums, one exp per entry)."""
+    rng = np.random.default_rng(7)
+    cases = [(np.array([0.0, 0.0, -800.0, -900.0, -1000.0]), 3)]  # uncapped mass underflows
+    for _ in range(300):
+        m = int(rng.integers(2, 25))
+        cases.append((rng.normal(0, rng.choice([0.5, 5.0, 200.0]), m), int(rng.integers(1, m + 1))))
+    for logp, k in cases:
+        m = logp.shape[0]
+        ref = np.empty(m)
+        project_capped_log(logp, k, np.arange(m, dtype=np.int64), np.empty(m + 1), ref)
+        out, q = np.empty(m), np.empty(m)
+        project_capped_log_lin(logp, k, np.arange(m, dtype=np.int64), np.empty(m + 1), out, q)
+        np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)
+        big = ref > -500  # below, linear space may underflow (log q stays exact)
+        np.testing.assert_allclose(q[big], np.exp(ref[big]), rtol=1e-12)
+        assert np.all(q[~big] < 1e-200)
+        assert abs(q.sum() - 1.0) <= 1e-12 and q.max() <= (1 + 1e-12) / k
