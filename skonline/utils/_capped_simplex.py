@@ -171,8 +171,11 @@ def project_capped_log_lin(logp, k, order, suffix, out, q):
     for i in range(m):
         v = logp[i] + logc
         out[i] = v if v < -logk else -logk
-        w = q[i] * c
-        q[i] = w if w < inv_k else inv_k
+        if logp[i] - mx > -700.0:
+            w = q[i] * c
+            q[i] = w if w < inv_k else inv_k
+        else:  # the shifted weight is subnormal (or 0): take it from log space
+            q[i] = math.exp(out[i])
     for a in range(n_cap):
         out[order[a]] = -logk
         q[order[a]] = inv_k
