@@ -9,14 +9,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import OnlineRegressorMixin, raise_if_nonfinite
 from . import _core as core
-from ._base import _CAP_ROWS, _DOC_ALGORITHM, _DOC_ALPHA, _DOC_CLIP, grow, next_capacity
+from ._base import _CAP_ROWS, _DOC_ALGORITHM, _DOC_ALPHA, _DOC_CLIP, _GrowingStateMixin, grow, next_capacity
 
 __all__ = ["KernelAWVRegressor"]
 
 _KERNELS = {"rbf": 0, "linear": 1}
 
 
-class KernelAWVRegressor(OnlineRegressorMixin, BaseEstimator):
+class KernelAWVRegressor(_GrowingStateMixin, OnlineRegressorMixin, BaseEstimator):
     __doc__ = (
         r"""Exact online kernel regression with the Kernel-AWV forecaster, O(t^2) per row.
 
@@ -120,6 +120,14 @@ class KernelAWVRegressor(OnlineRegressorMixin, BaseEstimator):
         self._K_inv_buf_ = np.zeros((cap, cap))
         self._coef_buf_ = np.zeros((cap, 1))
         self._n_buf_ = np.zeros(1, dtype=np.int64)
+
+    def _buffer_layout(self):
+        t, d = int(self._n_buf_[0]), self._X_buf_.shape[1]
+        return {
+            "_X_buf_": ((t, d), False),
+            "_K_inv_buf_": ((t, t), True),
+            "_coef_buf_": ((t, self._coef_buf_.shape[1]), True),
+        }
 
     def _grow(self):
         cap = next_capacity(self._X_buf_.shape[0])

@@ -19,6 +19,7 @@ from ._base import (
     _DOC_ALGORITHM,
     _DOC_ALPHA,
     _DOC_CLIP,
+    _GrowingStateMixin,
     _LinearAWVMixin,
     grow,
     next_capacity,
@@ -32,7 +33,7 @@ _RHO_TOL = 1e-10
 _WARN_N_COMPONENTS = 5000
 
 
-class _PKAWVBase(_LinearAWVMixin):
+class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
     """Feature maps (Taylor, Nyström/KORS), passes and predictions shared by the estimators."""
 
     _parameter_constraints = {
@@ -80,6 +81,25 @@ class _PKAWVBase(_LinearAWVMixin):
         self._precision_ = np.zeros((cm, cm))
         self._b_ = np.zeros((n_heads, cm))
         self._counts_ = np.zeros(3, dtype=np.int64)  # rows stored, components, skipped insertions
+
+    def _buffer_layout(self):
+        if self.features == "taylor" or not hasattr(self, "_counts_"):
+            return {}
+        t, m = int(self._counts_[0]), int(self._counts_[1])
+        d, k = self._X_hist_.shape[1], self._Y_hist_.shape[1]
+        return {
+            "_X_hist_": ((t, d), False),
+            "_Y_hist_": ((t, k), False),
+            "_Phi_hist_": ((t, m), False),
+            "_dict_X_": ((m, d), False),
+            "_chol_": ((m, m), False),
+            "_kors_w_": ((m,), False),
+            "_kors_p_": ((m,), False),
+            "_dict_idx_": ((m,), False),
+            "_kors_inv_": ((m, m), True),
+            "_precision_": ((m, m), True),
+            "_b_": ((k, m), True),
+        }
 
     def _n_active(self):
         if self.features == "taylor":

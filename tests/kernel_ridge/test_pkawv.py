@@ -164,3 +164,26 @@ def test_warns_when_the_taylor_basis_is_huge():
         with pytest.raises(UserWarning, match="12341 Taylor features"):
             reg.fit(np.zeros((2, 40)), np.zeros(2))
     assert not hasattr(reg, "n_samples_seen_")
+
+
+@pytest.mark.parametrize("make", [
+    lambda: PKAWVRegressor(features="nystrom", mu=0.05, random_state=0),
+    lambda: KernelAWVRegressor(),
+])
+def test_a_chunk_failing_mid_pass_after_buffer_growth_changes_nothing(make):
+    """The cheap snapshot of the growing buffers restores exactly, even after a reallocation."""
+    import pickle
+
+    rng = np.random.default_rng(8)
+    X = rng.uniform(-1, 1, (400, 3))
+    y = np.sin(2 * X[:, 0])
+    est = make().fit(X[:250], y[:250])
+    before = pickle.dumps(est)
+    bad = y[250:].copy()
+    bad[60:] = 1e308  # b overflows: a non-finite prediction well after the growth past 256 rows
+    with pytest.raises(FloatingPointError, match="non-finite"):
+        est.partial_fit(X[250:], bad)
+    assert pickle.dumps(est) == before
+    ref = pickle.loads(before)
+    np.testing.assert_array_equal(est.partial_fit_predict(X[250:], y[250:]), ref.partial_fit_predict(X[250:], y[250:]))
+    assert pickle.dumps(est) == pickle.dumps(ref)
