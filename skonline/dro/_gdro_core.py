@@ -275,10 +275,14 @@ def _round(alg, Xs, Ys, rows, grp, r, t, anytime, k, fi, code, clip, par, W, w_s
         sc[4] = _project_ball(W, R)
     if eta_q > 0.0:
         # sparse update (a few coordinates, simplex): renormalise in O(m) multiplications from
-        # Z = sum_i q_i exp(delta_i) = 1 + sum_{updated} q_i (exp(delta_i) - 1); exactly
-        # (m exponentials) every RESYNC rounds, for a k > 1 projection, or if Z is small
+        # Z = sum_i q_i exp(delta_i) = sum_i q_i + sum_{updated} q_i (exp(delta_i) - 1) (the
+        # actual sum, so rounding errors do not compound); exactly (m exponentials) every RESYNC
+        # rounds, for a k > 1 projection, or if Z is small (cancellation)
         sparse = k == 1 and alg != SMD and t % RESYNC != 0
-        z = 1.0
+        z = 0.0
+        if sparse:
+            for i in range(m):
+                z += qbuf[i]
         for j in range(r):
             lv = lbuf[j] * inv_b
             if clip and lv > 1.0:

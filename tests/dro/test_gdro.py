@@ -488,3 +488,14 @@ def test_multiclass_regressor_history_and_group_risk():
     gs = np.array(["a", "b", "c"])[g]
     clf2 = GroupDROClassifier(random_state=0).fit(X, y, groups=gs)
     assert clf2.groups_.tolist() == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("algorithm", ["online", "smd_uniform"])
+def test_q_stays_normalised_with_large_steps_and_raw_losses(algorithm):
+    """Sparse q-updates renormalise incrementally: the error must not compound (Z < 1 amplifies
+    it), even when unbounded raw losses and a large eta_q give huge multiplicative factors."""
+    X, y, g = _blobs(seed=3, n=3000, m=6)
+    clf = GroupDROClassifier(algorithm=algorithm, eta_q_scale=300.0, radius=3.0, max_iter=20000,
+                             random_state=0).fit(X * 5, y, groups=g)
+    assert abs(clf.q_.sum() - 1) < 1e-12 and abs(clf.q_last_.sum() - 1) < 1e-12
+    np.testing.assert_allclose(clf._qlin, np.exp(clf._logq), rtol=1e-9, atol=1e-300)
