@@ -18,23 +18,6 @@ BRIER = 5
 EPS_PROBA = 1e-15
 
 
-@numba.njit(cache=True, inline="always")
-def _scale_row(LR_row, K, auto, inv_bound, scale, out_row):
-    """Scale one row of raw losses into [0, 1]; returns the updated running maximum."""
-    if auto:
-        for i in range(K):
-            x = LR_row[i]
-            if x == x and x > scale:
-                scale = x
-        inv = 1.0 / scale if scale > 0.0 else 1.0
-    else:
-        inv = inv_bound
-    for i in range(K):
-        v = LR_row[i] * inv
-        out_row[i] = 1.0 if v > 1.0 else v  # NaN stays NaN
-    return scale
-
-
 @numba.njit(cache=True)
 def regression_losses(P, y, code, q, auto, inv_bound, state, LR, Ls, ecum):
     """Raw losses ``LR`` (n, K) of the predictions ``P`` and their scaled version ``Ls``.
@@ -65,7 +48,18 @@ def regression_losses(P, y, code, q, auto, inv_bound, state, LR, Ls, ecum):
             LR[r, i] = v
             ecum[i] += v
         n_none += awake == 0
-        scale = _scale_row(LR[r], K, auto, inv_bound, scale, Ls[r])
+        # scale the row into [0, 1] (written out: helpers taking arrays are slow in this loop)
+        if auto:
+            for i in range(K):
+                x = LR[r, i]
+                if x == x and x > scale:
+                    scale = x
+            inv = 1.0 / scale if scale > 0.0 else 1.0
+        else:
+            inv = inv_bound
+        for i in range(K):
+            v = LR[r, i] * inv
+            Ls[r, i] = 1.0 if v > 1.0 else v  # NaN stays NaN
     state[0] = scale
     return n_none
 
@@ -101,7 +95,18 @@ def classification_losses(P, yi, code, auto, inv_bound, state, LR, Ls, ecum):
             LR[r, i] = v
             ecum[i] += v
         n_none += awake == 0
-        scale = _scale_row(LR[r], K, auto, inv_bound, scale, Ls[r])
+        # scale the row into [0, 1] (written out: helpers taking arrays are slow in this loop)
+        if auto:
+            for i in range(K):
+                x = LR[r, i]
+                if x == x and x > scale:
+                    scale = x
+            inv = 1.0 / scale if scale > 0.0 else 1.0
+        else:
+            inv = inv_bound
+        for i in range(K):
+            v = LR[r, i] * inv
+            Ls[r, i] = 1.0 if v > 1.0 else v  # NaN stays NaN
     state[0] = scale
     return n_none
 

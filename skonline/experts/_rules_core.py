@@ -18,6 +18,11 @@ update. Common conventions:
   ``T_k = S * 2^k`` (the smallest such T_k >= t at round t) without restarting: the learning rate,
   the floor and the sharing rate of round t are those of T_k. Lowering the floor keeps the current
   weights feasible, so the paper's per-segment analysis applies on each doubling period.
+* The hot passes (Hedge, ClippedHedge, PCS, Fixed Share, OCS, OCS+) write the play step and the
+  clipped-simplex projection out in the row loop rather than calling helpers: with numba, a helper
+  taking arrays inside the loop (even inlined) costs more than the whole round at K = 10. The
+  projection is the same sequence of operations as ``utils._projections.clip_project`` (tests
+  check both against an independent sort-based reference).
 * Updates after round t use round t's parameters. ``tstate`` = [T_k of the last round, eta, floor,
   alpha]; the state arrays are updated in place.
 """
@@ -27,8 +32,8 @@ import math
 import numba
 import numpy as np
 
-from ..utils._math import EXP_MIN, exp_buffer
-from ..utils._projections import clip_project, shifted_exp
+from ..utils._math import EXP_MIN
+from ..utils._projections import _MAX_FIXED_POINT_PASSES, exp_nonpos, shifted_exp
 
 # rule codes for the tuning helper
 HEDGE = 0
@@ -43,6 +48,25 @@ OCS_PLUS = 5
 def _log_term(K, T, S):
     """c = S log(K T / S), the paper's common complexity term."""
     return S * math.log(K * T / S)
+
+
+@numba.njit(cache=True)
+def _sorted_lambda(p, K, floor, sb):
+    """The projection's lam by the exact O(K log K) sort (the rare fallback of the fixed point)."""
+    for i in range(K):
+        sb[i] = p[i]
+    sb[:K].sort()
+    cum = 0.0
+    lam = 0.0
+    for k in range(1, K + 1):
+        q = sb[K - k]
+        cum += q
+        rest = 1.0 - (K - k) * floor
+        if k == 1 or q * rest >= floor * cum:
+            lam = rest / cum
+        else:
+            break
+    return lam
 
 
 @numba.njit(cache=True)
@@ -98,27 +122,9 @@ def _horizon(t, horizon, S, T_prev):
 
 
 @numba.njit(cache=True, inline="always")
-def _play(Lrow, K, lo, inv_span, w, out_row, lrow, ecum):
-    """Play ``w`` restricted to the awake experts; fill the imputed scaled losses ``lrow``.
-
-    Returns (l_hat scaled to [0, 1], l_hat in the user's units).
-    """
-    lh = 0.0
-    lh_raw = 0.0
-    asleep = False
-    for i in range(K):
-        x = Lrow[i]
-        asleep |= x != x
-        out_row[i] = w[i]
-        li = (x - lo) * inv_span
-        lrow[i] = li
-        lh += w[i] * li
-        lh_raw += w[i] * x
-    if not asleep:
-        for i in range(K):
-            ecum[i] += Lrow[i]
-        return lh, lh_raw
-    # some experts sleep: renormalise over the awake ones, charge the asleep ones l_hat
+def _play_sleeping(Lrow, K, w, out_row, lrow, ecum):
+    """``_play`` when some experts sleep: renormalise over the awake ones, charge the asleep ones
+    the mixture's loss. (Inlined: a call out of the row loop costs more than the whole round.)"""
     s = 0.0
     n_awake = 0
     for i in range(K):
@@ -143,6 +149,30 @@ def _play(Lrow, K, lo, inv_span, w, out_row, lrow, ecum):
     return lh, lh_raw
 
 
+@numba.njit(cache=True, inline="always")
+def _play(Lrow, K, lo, inv_span, w, out_row, lrow, ecum):
+    """Play ``w`` restricted to the awake experts; fill the imputed scaled losses ``lrow``.
+
+    Returns (l_hat scaled to [0, 1], l_hat in the user's units).
+    """
+    lh = 0.0
+    lh_raw = 0.0
+    asleep = False
+    for i in range(K):
+        x = Lrow[i]
+        asleep |= x != x
+        out_row[i] = w[i]
+        li = (x - lo) * inv_span
+        lrow[i] = li
+        lh += w[i] * li
+        lh_raw += w[i] * x
+    if not asleep:
+        for i in range(K):
+            ecum[i] += Lrow[i]
+        return lh, lh_raw
+    return _play_sleeping(Lrow, K, w, out_row, lrow, ecum)
+
+
 # --------------------------------------------------------------------------- Hedge, clipped
 @numba.njit(cache=True)
 def exponential_pass(L, lo, inv_span, rule, t0, horizon, S, eta_user, bound_user, floor_user,
@@ -165,7 +195,43 @@ def exponential_pass(L, lo, inv_span, rule, t0, horizon, S, eta_user, bound_user
             T = T_new
             eta, floor, _ = tuning(rule, K, T, S, eta_user, bound_user, math.nan, floor_user)
             log_floor = math.log(floor) if floor > 0.0 else -math.inf
-        lh, lh_raw = _play(L[r], K, lo, inv_span, w, out[r], lrow, ecum)
+        # --- play w restricted to the awake experts (written out: see the module notes)
+        lh = 0.0
+        lh_raw = 0.0
+        asleep = False
+        for i in range(K):
+            x = L[r, i]
+            asleep |= x != x
+            out[r, i] = w[i]
+            li = (x - lo) * inv_span
+            lrow[i] = li
+            lh += w[i] * li
+            lh_raw += w[i] * x
+        if asleep:
+            s = 0.0
+            n_awake = 0
+            for i in range(K):
+                if L[r, i] == L[r, i]:
+                    s += w[i]
+                    n_awake += 1
+            lh = 0.0
+            lh_raw = 0.0
+            for i in range(K):
+                x = L[r, i]
+                if x == x:
+                    pi = w[i] / s if s > 0.0 else 1.0 / n_awake
+                    out[r, i] = pi
+                    lh += pi * lrow[i]
+                    lh_raw += pi * x
+                    ecum[i] += x
+                else:
+                    out[r, i] = 0.0
+            for i in range(K):
+                if L[r, i] != L[r, i]:
+                    lrow[i] = lh
+        else:
+            for i in range(K):
+                ecum[i] += L[r, i]
         acc[0] += lh_raw
         if K == 1:
             continue
@@ -175,7 +241,57 @@ def exponential_pass(L, lo, inv_span, rule, t0, horizon, S, eta_user, bound_user
         else:
             for i in range(K):
                 lp[i] = logw[i] - eta * lrow[i]
-        clip_project(lp, K, floor, log_floor, w, logw, d, p, kb, sb)
+        # --- KL projection of exp(lp) onto the clipped simplex: utils._projections.clip_project,
+        # written out (same operations, same results)
+        m = -math.inf
+        for i in range(K):
+            if lp[i] > m:
+                m = lp[i]
+        s = 0.0
+        for i in range(K):
+            di = lp[i] - m
+            d[i] = di
+            pi = exp_nonpos(di) if di > EXP_MIN else 0.0
+            p[i] = pi
+            s += pi
+        if floor <= 0.0:
+            lam = 1.0 / s
+            log_lam = -math.log(s)
+            for i in range(K):
+                w[i] = lam * p[i]
+                logw[i] = log_lam + d[i]
+        else:
+            for i in range(K):
+                sb[i] = 0.0
+            lam = 1.0 / s
+            converged = False
+            for _ in range(_MAX_FIXED_POINT_PASSES):
+                changed = False
+                n_clip = 0
+                s_free = 0.0
+                for i in range(K):
+                    if sb[i] == 0.0 and p[i] < 1.0 and lam * p[i] < floor:
+                        sb[i] = 1.0
+                        changed = True
+                    if sb[i] == 0.0:
+                        s_free += p[i]
+                    else:
+                        n_clip += 1
+                if not changed:
+                    converged = True
+                    break
+                lam = (1.0 - n_clip * floor) / s_free
+            if not converged:
+                lam = _sorted_lambda(p, K, floor, sb)
+            log_lam = math.log(lam)
+            for i in range(K):
+                v = lam * p[i]
+                if v > floor:
+                    w[i] = v
+                    logw[i] = log_lam + d[i]
+                else:
+                    w[i] = floor
+                    logw[i] = log_floor
     tstate[0] = T
     tstate[1] = eta
     tstate[2] = floor
@@ -197,13 +313,65 @@ def fixed_share_pass(L, lo, inv_span, t0, horizon, S, eta_user, alpha_user,
         if T_new != T or eta != eta:
             T = T_new
             eta, _, alpha = tuning(FIXED_SHARE, K, T, S, eta_user, math.nan, alpha_user, math.nan)
-        lh, lh_raw = _play(L[r], K, lo, inv_span, w, out[r], lrow, ecum)
+        # --- play w restricted to the awake experts (written out: see the module notes)
+        lh = 0.0
+        lh_raw = 0.0
+        asleep = False
+        for i in range(K):
+            x = L[r, i]
+            asleep |= x != x
+            out[r, i] = w[i]
+            li = (x - lo) * inv_span
+            lrow[i] = li
+            lh += w[i] * li
+            lh_raw += w[i] * x
+        if asleep:
+            s = 0.0
+            n_awake = 0
+            for i in range(K):
+                if L[r, i] == L[r, i]:
+                    s += w[i]
+                    n_awake += 1
+            lh = 0.0
+            lh_raw = 0.0
+            for i in range(K):
+                x = L[r, i]
+                if x == x:
+                    pi = w[i] / s if s > 0.0 else 1.0 / n_awake
+                    out[r, i] = pi
+                    lh += pi * lrow[i]
+                    lh_raw += pi * x
+                    ecum[i] += x
+                else:
+                    out[r, i] = 0.0
+            for i in range(K):
+                if L[r, i] != L[r, i]:
+                    lrow[i] = lh
+        else:
+            for i in range(K):
+                ecum[i] += L[r, i]
         acc[0] += lh_raw
         if K == 1:
             continue
+        # Hedge step, normalised in the log domain
+        m = -math.inf
         for i in range(K):
-            lp[i] = logw[i] - eta * lrow[i]
-        clip_project(lp, K, 0.0, -math.inf, w, logw, d, p, kb, sb)
+            v = logw[i] - eta * lrow[i]
+            lp[i] = v
+            if v > m:
+                m = v
+        s = 0.0
+        for i in range(K):
+            di = lp[i] - m
+            d[i] = di
+            pi = exp_nonpos(di) if di > EXP_MIN else 0.0
+            p[i] = pi
+            s += pi
+        lam = 1.0 / s
+        log_lam = -math.log(s)
+        for i in range(K):
+            w[i] = lam * p[i]
+            logw[i] = log_lam + d[i]
         if alpha > 0.0:
             b = alpha / (K - 1.0)
             a = 1.0 - alpha - b
@@ -245,7 +413,43 @@ def optimistic_pass(L, lo, inv_span, plus, t0, horizon, S, eta_user, bound_user,
             c = _log_term(K, T, S) if K > 1 else 0.0
             if plus:
                 eta = eta / 2.0 ** (epoch[0] - 1.0)
-        lh, lh_raw = _play(L[r], K, lo, inv_span, w, out[r], lrow, ecum)
+        # --- play w restricted to the awake experts (written out: see the module notes)
+        lh = 0.0
+        lh_raw = 0.0
+        asleep = False
+        for i in range(K):
+            x = L[r, i]
+            asleep |= x != x
+            out[r, i] = w[i]
+            li = (x - lo) * inv_span
+            lrow[i] = li
+            lh += w[i] * li
+            lh_raw += w[i] * x
+        if asleep:
+            s = 0.0
+            n_awake = 0
+            for i in range(K):
+                if L[r, i] == L[r, i]:
+                    s += w[i]
+                    n_awake += 1
+            lh = 0.0
+            lh_raw = 0.0
+            for i in range(K):
+                x = L[r, i]
+                if x == x:
+                    pi = w[i] / s if s > 0.0 else 1.0 / n_awake
+                    out[r, i] = pi
+                    lh += pi * lrow[i]
+                    lh_raw += pi * x
+                    ecum[i] += x
+                else:
+                    out[r, i] = 0.0
+            for i in range(K):
+                if L[r, i] != L[r, i]:
+                    lrow[i] = lh
+        else:
+            for i in range(K):
+                ecum[i] += L[r, i]
         acc[0] += lh_raw
         halved[r] = 0
         if K == 1:
@@ -253,7 +457,57 @@ def optimistic_pass(L, lo, inv_span, plus, t0, horizon, S, eta_user, bound_user,
         # (18) w~_{t+1} = proj(log w~_t - eta l_t), with the eta of the current epoch
         for i in range(K):
             lp[i] = logwt[i] - eta * lrow[i]
-        clip_project(lp, K, floor, log_floor, scratch, logwt, d, p, kb, sb)
+        # --- KL projection of exp(lp) onto the clipped simplex: utils._projections.clip_project,
+        # written out (same operations, same results)
+        m = -math.inf
+        for i in range(K):
+            if lp[i] > m:
+                m = lp[i]
+        s = 0.0
+        for i in range(K):
+            di = lp[i] - m
+            d[i] = di
+            pi = exp_nonpos(di) if di > EXP_MIN else 0.0
+            p[i] = pi
+            s += pi
+        if floor <= 0.0:
+            lam = 1.0 / s
+            log_lam = -math.log(s)
+            for i in range(K):
+                scratch[i] = lam * p[i]
+                logwt[i] = log_lam + d[i]
+        else:
+            for i in range(K):
+                sb[i] = 0.0
+            lam = 1.0 / s
+            converged = False
+            for _ in range(_MAX_FIXED_POINT_PASSES):
+                changed = False
+                n_clip = 0
+                s_free = 0.0
+                for i in range(K):
+                    if sb[i] == 0.0 and p[i] < 1.0 and lam * p[i] < floor:
+                        sb[i] = 1.0
+                        changed = True
+                    if sb[i] == 0.0:
+                        s_free += p[i]
+                    else:
+                        n_clip += 1
+                if not changed:
+                    converged = True
+                    break
+                lam = (1.0 - n_clip * floor) / s_free
+            if not converged:
+                lam = _sorted_lambda(p, K, floor, sb)
+            log_lam = math.log(lam)
+            for i in range(K):
+                v = lam * p[i]
+                if v > floor:
+                    scratch[i] = v
+                    logwt[i] = log_lam + d[i]
+                else:
+                    scratch[i] = floor
+                    logwt[i] = log_floor
         # path length of the epoch, then OCS+'s halving test
         dmax = 0.0
         for i in range(K):
@@ -273,7 +527,57 @@ def optimistic_pass(L, lo, inv_span, plus, t0, horizon, S, eta_user, bound_user,
         # (17) for the next round: w_{t+1} = proj(log w~_{t+1} - eta l_t)
         for i in range(K):
             lp[i] = logwt[i] - eta * lrow[i]
-        clip_project(lp, K, floor, log_floor, w, scratch, d, p, kb, sb)
+        # --- KL projection of exp(lp) onto the clipped simplex: utils._projections.clip_project,
+        # written out (same operations, same results)
+        m = -math.inf
+        for i in range(K):
+            if lp[i] > m:
+                m = lp[i]
+        s = 0.0
+        for i in range(K):
+            di = lp[i] - m
+            d[i] = di
+            pi = exp_nonpos(di) if di > EXP_MIN else 0.0
+            p[i] = pi
+            s += pi
+        if floor <= 0.0:
+            lam = 1.0 / s
+            log_lam = -math.log(s)
+            for i in range(K):
+                w[i] = lam * p[i]
+                scratch[i] = log_lam + d[i]
+        else:
+            for i in range(K):
+                sb[i] = 0.0
+            lam = 1.0 / s
+            converged = False
+            for _ in range(_MAX_FIXED_POINT_PASSES):
+                changed = False
+                n_clip = 0
+                s_free = 0.0
+                for i in range(K):
+                    if sb[i] == 0.0 and p[i] < 1.0 and lam * p[i] < floor:
+                        sb[i] = 1.0
+                        changed = True
+                    if sb[i] == 0.0:
+                        s_free += p[i]
+                    else:
+                        n_clip += 1
+                if not changed:
+                    converged = True
+                    break
+                lam = (1.0 - n_clip * floor) / s_free
+            if not converged:
+                lam = _sorted_lambda(p, K, floor, sb)
+            log_lam = math.log(lam)
+            for i in range(K):
+                v = lam * p[i]
+                if v > floor:
+                    w[i] = v
+                    scratch[i] = log_lam + d[i]
+                else:
+                    w[i] = floor
+                    scratch[i] = log_floor
     tstate[0] = T
     tstate[1] = eta
     tstate[2] = floor

@@ -89,7 +89,7 @@ def shifted_exp(logp, K, d, p, kbuf):
     return s
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def clip_project(logp, K, floor, log_floor, w, logw, d, p, kbuf, sbuf):
     """KL projection of ``exp(logp[:K])`` onto the clipped simplex with floor ``floor``.
 
