@@ -85,7 +85,13 @@ def _check_incremental(est, X, y, first, scheduler):
     assert Xd.numblocks[0] == len(BLOCKS)
     inc = Incremental(seeded(est), shuffle_blocks=False)
     with dask.config.set(scheduler=scheduler):
-        inc.fit(Xd, yd, **first)  # dask-ml passes the fit keywords (classes) with every block
+        if scheduler == "sync":
+            inc.fit(Xd, yd, **first)  # dask-ml passes the fit keywords (classes) with every block
+        else:  # the partial_fit calls ran as tasks on the cluster's workers
+            with distributed.get_task_stream(scheduler) as ts:
+                inc.fit(Xd, yd, **first)
+            fit_tasks = [t for t in ts.data if "fit-" in str(t["key"])]
+            assert len(fit_tasks) >= len(BLOCKS)
         assert inc.estimator_.n_samples_seen_ == N_ROWS
         assert_same_state(inc.estimator_, ref)
         assert_same_responses(inc.estimator_, ref, X)
@@ -117,6 +123,8 @@ def test_incremental_scale_invariant(est, scheduler):
     inc, ref = _check_incremental(est, X, y, first, scheduler)
     assert inc.estimator_.coef_.shape == ref.coef_.shape
     np.testing.assert_array_equal(inc.estimator_.neg_cum_grad_, ref.neg_cum_grad_)
+    with dask.config.set(scheduler=scheduler):  # blockwise predictions equal whole-array ones
+        np.testing.assert_array_equal(inc.predict(_blocks(X)).compute(), ref.predict(X))
     # Incremental's score runs blockwise on the dask array (dask-ml's own metrics). Its "r2"
     # scorer fails on this dask version for scikit-learn's SGDRegressor too, so use the MSE.
     if isinstance(est, ScaleInvariantClassifier):
