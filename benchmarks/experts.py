@@ -310,17 +310,6 @@ def throughput(quick):
     P = rng.standard_normal((n_ens, K)) + rng.standard_normal((n_ens, 1))
     y = P.mean(axis=1) + 0.3 * rng.standard_normal(n_ens)
     experts = [(f"c{i}", FrozenEstimator(_Column(i).fit(P[:2]))) for i in range(K)]
-    agg = {}
-    for label, rule in (("Hedge(eta=0.5)", Hedge(eta=0.5)), ("PCS()", PCS())):
-        for chunk in (1000, 1):
-            m = n_ens if chunk > 1 else n_river
-            ens = OnlineEnsembleRegressor(experts, rule=rule, loss="squared")
-            ens.partial_fit(P[:100], y[:100])
-            ens = OnlineEnsembleRegressor(experts, rule=rule, loss="squared")
-            t0 = time.perf_counter()
-            for i in range(0, m, chunk):
-                ens.partial_fit_predict(P[i:i + chunk], y[i:i + chunk])
-            agg[(label, chunk)] = m / (time.perf_counter() - t0)
     from river import base, ensemble
 
     class _RiverColumn(base.Regressor):
@@ -333,12 +322,34 @@ def throughput(quick):
         def predict_one(self, x):
             return x[self.i]
 
-    ewa = ensemble.EWARegressor([_RiverColumn(i) for i in range(K)])
     rows = [dict(enumerate(P[t])) for t in range(n_river)]
-    t0 = time.perf_counter()
-    for t in range(n_river):
-        ewa.learn_predict_one(rows[t], y[t])
-    river_rate = n_river / (time.perf_counter() - t0)
+
+    def river_once():
+        ewa = ensemble.EWARegressor([_RiverColumn(i) for i in range(K)])
+        t0 = time.perf_counter()
+        for t in range(n_river):
+            ewa.learn_predict_one(rows[t], y[t])
+        return n_river / (time.perf_counter() - t0)
+
+    def ours_once(rule, chunk):
+        m = n_ens if chunk > 1 else n_river // 4
+        ens = OnlineEnsembleRegressor(experts, rule=rule, loss="squared")
+        t0 = time.perf_counter()
+        for i in range(0, m, chunk):
+            ens.partial_fit_predict(P[i:i + chunk], y[i:i + chunk])
+        return m / (time.perf_counter() - t0)
+
+    configs = [("Hedge(eta=0.5)", Hedge(eta=0.5), c) for c in (10_000, 1000, 1)]
+    configs += [("PCS()", PCS(), c) for c in (10_000, 1000, 1)]
+    for _, rule, chunk in configs:  # compile
+        OnlineEnsembleRegressor(experts, rule=rule, loss="squared").partial_fit(P[:100], y[:100])
+    # interleaved repeats, best of 3 for each (the machine is shared: this keeps the ratio fair)
+    agg = {}
+    river_rate = 0.0
+    for _ in range(3):
+        river_rate = max(river_rate, river_once())
+        for label, rule, chunk in configs:
+            agg[(label, chunk)] = max(agg.get((label, chunk), 0.0), ours_once(rule, chunk))
     return out, agg, river_rate, n, n_ens, n_river
 
 
@@ -449,8 +460,11 @@ Every rule on {n_thr:,} rounds of K = {K} uniform losses (best of 3, compiled):
 {chr(10).join(thr_lines)}
 
 The ensemble's aggregation step on the same stream of expert predictions (frozen experts that read
-their prediction from a column of X, squared loss): skonline on {n_ens:,} rows in chunks of 1,000 and on
-{n_river:,} rows one row per call, river on {n_river:,} rows (`learn_predict_one`, its fastest path).
+their prediction from a column of X, squared loss): skonline on {n_ens:,} rows in chunks of 10,000 and
+1,000 rows and on {n_river // 4:,} rows one row per call, river on {n_river:,} rows (`learn_predict_one`,
+its fastest path); interleaved repeats, best of 3 each, so that the load of the shared machine affects
+both alike. With one row per call the cost is the scikit-learn API (validation and one `predict` per
+expert per call), not the aggregation.
 
 {chr(10).join(agg_lines)}
 """

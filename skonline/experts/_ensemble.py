@@ -414,8 +414,9 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
         P = np.full((n, len(self.estimators_)), np.nan)
         for k, est in enumerate(self.estimators_):
             if self.expert_fitted_[k]:
-                pk = np.asarray(est.predict(X), dtype=np.float64).reshape(n, -1)[:, 0]
-                P[:, k] = np.where(np.isfinite(pk), pk, np.nan)
+                P[:, k] = np.asarray(est.predict(X), dtype=np.float64).reshape(n, -1)[:, 0]
+        if not np.isfinite(P.sum()):  # an expert without a finite prediction sleeps on that row
+            P[~np.isfinite(P)] = np.nan
         return P
 
     def _learn(self, chunk):
