@@ -159,6 +159,34 @@ def test_incremental_every_online_estimator(est, scheduler):
     _check_incremental(est, dense_only(X), y, first, scheduler)
 
 
+@pytest.mark.parametrize("est", estimator_params(require=("fit",)))
+def test_parallel_post_fit_every_estimator(est):
+    """Every estimator: fitted in memory, predicting a dask array block by block (ParallelPostFit).
+
+    Labels are identical. Real-valued outputs agree to 1e-12 relative, not bit for bit: several
+    estimators compute a row's output with matrix products whose rounding depends on how many
+    rows are in the batch (1-ulp differences between one call and three); the reference family
+    is checked bit for bit above.
+    """
+    from dask_ml.wrappers import ParallelPostFit
+
+    X, y, first = estimator_stream(est, n_samples=N_ROWS)
+    X = dense_only(X)
+    ppf = ParallelPostFit(seeded(est)).fit(X, y, **first)
+    Xd = _blocks(X)
+    with dask.config.set(scheduler="sync"):
+        for m in ("predict", "predict_proba", "transform"):
+            if not hasattr(ppf.estimator, m):
+                continue
+            out = getattr(ppf, m)(Xd)
+            assert isinstance(out, da.Array), m
+            out, whole = out.compute(), np.asarray(getattr(ppf.estimator, m)(X))
+            if np.issubdtype(whole.dtype, np.floating):
+                np.testing.assert_allclose(out, whole, rtol=1e-12, atol=1e-14, err_msg=m)
+            else:
+                np.testing.assert_array_equal(out, whole, err_msg=m)
+
+
 # --------------------------------------------------------------------------- joblib's dask backend
 def _on_cluster(client, fn):
     """Run ``fn()`` under joblib's dask backend; return its result and the cluster's task stream."""
