@@ -131,7 +131,7 @@ def plot_cumulative_losses(L, W=None, *, expert_names=None, average=False, ax=No
     return ax
 
 
-def plot_regret(L, W, *, expert_names=None, per_expert=False, ax=None):
+def plot_regret(L, W, *, expert_names=None, per_expert=False, ax=None, **line_kw):
     """Regret curves: the mixture's cumulative loss minus the best expert's (in hindsight, on each
     prefix), and optionally minus each expert's.
 
@@ -145,6 +145,9 @@ def plot_regret(L, W, *, expert_names=None, per_expert=False, ax=None):
     per_expert : bool, default=False
         Also draw ``sum_{s<=t} (<W[s], L[s]> - L[s, i])`` for every expert i.
     ax : matplotlib Axes, default=None
+    **line_kw : dict
+        Properties of the main regret line (e.g. ``label``, ``color``) for
+        :meth:`matplotlib.axes.Axes.plot`.
 
     Returns
     -------
@@ -167,7 +170,8 @@ def plot_regret(L, W, *, expert_names=None, per_expert=False, ax=None):
     names = _names(Li.shape[1], expert_names)
     t = _rounds(Li.shape[0])
     R = np.cumsum(lh[:, None] - Li, axis=0)
-    ax.plot(t, R.max(axis=1), color="black", linewidth=2, label="regret vs best expert so far")
+    kw = {"color": "black", "linewidth": 2, "label": "regret vs best expert so far", **line_kw}
+    ax.plot(t, R.max(axis=1), **kw)
     if per_expert:
         for i, name in enumerate(names):
             ax.plot(t, R[:, i], linewidth=1, label=f"vs {name}")
