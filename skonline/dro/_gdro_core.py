@@ -120,52 +120,48 @@ def _dot(x, w, d, fi):
 
 
 @numba.njit(cache=True, inline="always")
-def _dot_norm(x, w, d, fi):
-    """(w . [x, 1], ||[x, 1]||^2) in one pass."""
-    s = 0.0
-    n2 = 0.0
-    for j in range(d):
-        s += w[j] * x[j]
-        n2 += x[j] * x[j]
-    if fi:
-        s += w[d]
-        n2 += 1.0
-    return s, n2
+def _loss_grad(X, Y, row, W, d, fi, code, eps, inv_hb, dbuf, jj):
+    """Head-averaged loss of row ``row`` at W (raw scale); dbuf[jj, h] = dl_h/dp * inv_hb.
 
-
-@numba.njit(cache=True, inline="always")
-def _loss_grad(x, yrow, W, d, fi, code, eps, inv_hb, dvec):
-    """Head-averaged loss of the row at W (raw scale); dvec[h] = dl_h/dp * inv_hb.
-
-    Also returns ``sum_h dvec[h] p_h`` and ``||[x, 1]||^2`` (for the incremental norm of W).
+    Also returns ``sum_h dbuf[jj, h] p_h`` and ``||[x, 1]||^2`` (for the incremental norm of W).
+    Indexes the 2-D arrays directly: a row view per sample costs reference counting.
     """
     H = W.shape[0]
     tot = 0.0
     dp = 0.0
     x2 = 0.0
     for h in range(H):
+        p = 0.0
         if h == 0:
-            p, x2 = _dot_norm(x, W[0], d, fi)
+            for j in range(d):
+                xv = X[row, j]
+                p += W[0, j] * xv
+                x2 += xv * xv
+            if fi:
+                p += W[0, d]
+                x2 += 1.0
         else:
-            p = _dot(x, W[h], d, fi)
-        lv, g = loss_and_derivative(code, yrow[h], p, eps)
+            for j in range(d):
+                p += W[h, j] * X[row, j]
+            if fi:
+                p += W[h, d]
+        lv, g = loss_and_derivative(code, Y[row, h], p, eps)
         tot += lv
-        dvec[h] = g * inv_hb
-        dp += dvec[h] * p
+        dbuf[jj, h] = g * inv_hb
+        dp += dbuf[jj, h] * p
     return tot / H, dp, x2
 
 
 @numba.njit(cache=True, inline="always")
-def _axpy(x, dvec, coef, W, d, fi):
-    """W[h] -= coef * dvec[h] * [x, 1]."""
+def _axpy(X, row, dbuf, jj, coef, W, d, fi):
+    """W[h] -= coef * dbuf[jj, h] * [X[row], 1]."""
     for h in range(W.shape[0]):
-        c = coef * dvec[h]
+        c = coef * dbuf[jj, h]
         if c != 0.0:
-            wh = W[h]
             for j in range(d):
-                wh[j] -= c * x[j]
+                W[h, j] -= c * X[row, j]
             if fi:
-                wh[d] -= c
+                W[h, d] -= c
 
 
 @numba.njit(cache=True, inline="always")
@@ -239,7 +235,7 @@ def _round(alg, Xs, Ys, rows, grp, r, t, anytime, k, fi, code, clip, par, W, w_s
     dp = 0.0
     x2 = 0.0
     for j in range(r):
-        lv, dp, x2 = _loss_grad(Xs[rows[j]], Ys[rows[j]], W, d, fi, code, eps, inv_hb, dbuf[j])
+        lv, dp, x2 = _loss_grad(Xs, Ys, rows[j], W, d, fi, code, eps, inv_hb, dbuf, j)
         if not math.isfinite(lv):
             return False
         lbuf[j] = lv
@@ -256,7 +252,7 @@ def _round(alg, Xs, Ys, rows, grp, r, t, anytime, k, fi, code, clip, par, W, w_s
             c = 1.0
         else:
             c = 1.0 / k
-        _axpy(Xs[rows[j]], dbuf[j], eta_w * c, W, d, fi)
+        _axpy(Xs, rows[j], dbuf, j, eta_w * c, W, d, fi)
     if r == 1 and t % RESYNC != 0:
         # one sample: ||W - s dvec x~'||^2 = ||W||^2 - 2 s dvec.p + s^2 ||dvec||^2 ||x~||^2,
         # no pass over W (exact recomputation every RESYNC rounds)
@@ -386,8 +382,10 @@ def pool_pass(alg, X, Y, pool_ptr, pool_idx, seq_pos, p_incl, U, t0, anytime, k,
     lbuf = np.empty(max(m, k))
     suffix = np.empty(m + 1)
     xw = np.empty(m)
+    u = np.empty(U.shape[1])
     for s in range(U.shape[0]):
-        u = U[s]
+        for c in range(U.shape[1]):
+            u[c] = U[s, c]
         t = t0 + s + 1
         r = 0
         if alg == SMD:
@@ -443,7 +441,8 @@ def _record(W, w_sum, logq, q_sum, sc, t, hist_W, hist_q, hist_t, n_rec):
 @numba.njit(cache=True)
 def _mp_half(X, Y, pool_ptr, pool_idx, seq_pos, batch, p_w, Wg, qg, Wout, logq_out, eta_w, eta_q,
              fi, code, eps, inv_hb, inv_b, clip, g_loss, g_draws, dvec):
-    """One half-step: gradients at (Wg, qg) from fresh mini-batches, applied to Wout / logq_out.
+    """One half-step: gradients at (Wg, qg) from fresh mini-batches, applied to Wout / logq_out
+    (``dvec`` is a (1, n_heads) work buffer).
 
     g_w = sum_i qg_i p_i mean_j grad l(Wg; z_ij),  [g_q]_i = p_i mean_j l(Wg; z_ij)  (eq. 37/40).
     """
@@ -457,7 +456,7 @@ def _mp_half(X, Y, pool_ptr, pool_idx, seq_pos, batch, p_w, Wg, qg, Wout, logq_o
         for j in range(b):
             row = pool_idx[pool_ptr[i] + seq_pos[i] % n_i]
             seq_pos[i] += 1
-            lv, _dp, _x2 = _loss_grad(X[row], Y[row], Wg, d, fi, code, eps, inv_hb, dvec)
+            lv, _dp, _x2 = _loss_grad(X, Y, row, Wg, d, fi, code, eps, inv_hb, dvec, 0)
             if not math.isfinite(lv):
                 return False
             g_loss[i] += lv
@@ -466,7 +465,7 @@ def _mp_half(X, Y, pool_ptr, pool_idx, seq_pos, batch, p_w, Wg, qg, Wout, logq_o
             if clip and ls > 1.0:
                 ls = 1.0
             acc += ls
-            _axpy(X[row], dvec, coef, Wout, d, fi)
+            _axpy(X, row, dvec, 0, coef, Wout, d, fi)
         logq_out[i] += eta_q * p_w[i] * acc / b
     return True
 
@@ -487,7 +486,7 @@ def mirror_prox_pass(X, Y, pool_ptr, pool_idx, seq_pos, batch, p_w, n_rounds, t0
     le = np.empty(m)
     qp = np.empty(m)
     qe = np.empty(m)
-    dvec = np.empty(H)
+    dvec = np.empty((1, H))
     for s in range(n_rounds):
         t = t0 + s + 1
         _fill_q(logq, qp)
@@ -571,6 +570,8 @@ def stream_pass(alg, X, Y, G, Ur, max_buf, max_uq, u_need, lip_kind, lip, R, D, 
     par = np.array([0.0, 0.0, R, eps, inv_b / H, inv_b])
     head = bstate[0]
     blen = bstate[1]
+    Xf = bX.reshape(m * bX.shape[1], d)  # the buffers as (m * cap) rows; re-made after growth
+    Yf = bY.reshape(m * bY.shape[1], H)
     for i in range(n):
         x = X[i]
         # prequential prediction with the current predictor
@@ -647,6 +648,9 @@ def stream_pass(alg, X, Y, G, Ur, max_buf, max_uq, u_need, lip_kind, lip, R, D, 
             if not ready:
                 break
             cap = bX.shape[1]
+            if Xf.shape[0] != m * cap:
+                Xf = bX.reshape(m * cap, d)
+                Yf = bY.reshape(m * cap, H)
             for j in range(r):
                 gj = pend[j]
                 rows[j] = gj * cap + head[gj]
@@ -656,8 +660,6 @@ def stream_pass(alg, X, Y, G, Ur, max_buf, max_uq, u_need, lip_kind, lip, R, D, 
             par[0] = cw * scale_w
             par[1] = cq * scale_q
             t = pstate[2] + 1
-            Xf = bX.reshape(m * cap, d)
-            Yf = bY.reshape(m * cap, H)
             if not _round(alg, Xf, Yf, rows, grp, r, t, anytime, k, fi, code, clip, par, W, w_sum,
                           logq, q_sum, sc, qbuf, dbuf, lbuf, order, suffix, g_loss, g_draws):
                 return i, bX, bY, uq
