@@ -66,7 +66,7 @@ def log_normalize(logq):
         logq[i] -= lse
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def sort_desc(vals, order):
     """Insertion-sort the permutation ``order`` so that ``vals[order]`` is non-increasing.
 
@@ -128,7 +128,7 @@ def project_capped_log(logp, k, order, suffix, out):
     return n_cap
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def project_capped_log_lin(logp, k, order, suffix, out, q):
     """:func:`project_capped_log` that also writes the projection in linear space into ``q``.
 
@@ -190,7 +190,7 @@ def _snap(v):
     return v
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def depround_select(p, k, u, x, out):
     """DepRound: write ``k`` distinct indices with ``P(i in out) = k p_i`` into ``out`` (sorted).
 
