@@ -166,7 +166,9 @@ class OnlineMixin:
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
-            What ``predict`` would have returned for each row just before learning it.
+            The algorithm's prediction for each row, made just before learning it. For estimators
+            whose ``predict`` uses a summary of the state (e.g. ``predict_mode='linear'``), this is
+            the online algorithm's own prediction, which ``predict`` approximates.
         """
         return self._partial_fit_response(X, y, "predict", **fit_params)
 
@@ -182,6 +184,10 @@ class OnlineMixin:
 
     def _partial_fit(self, X, y, *, reset, from_fit, **fit_params):
         snapshot = self._snapshot()
+        for k in self._state_keys():  # state loaded read-only (joblib mmap_mode='r') is copied
+            v = self.__dict__[k]
+            if isinstance(v, np.ndarray) and not v.flags.writeable:
+                self.__dict__[k] = v.copy()
         try:
             self._validate_params_once()
             if reset:

@@ -2,10 +2,9 @@
 
 * ``joblib.dump`` / ``joblib.load`` mid-stream (after a first chunk), plain, compressed or
   memory-mapped copy-on-write, then continuing the stream equals never stopping, bit for bit.
-* A model loaded read-only (``mmap_mode='r'``) predicts exactly. Continuing to learn on it fails
-  today for every online estimator (the compiled passes write the state in place): strict xfail
-  below. Both run on the scale-invariant learners only: read-only arrays make numba compile
-  (or fail to compile) another specialization of each pass, seconds per family on a cold cache.
+* A model loaded read-only (``mmap_mode='r'``) predicts exactly, and continues to learn (the
+  streaming contract copies read-only state arrays before a pass). Both run on the scale-invariant
+  learners only: read-only arrays make numba compile another specialization of each pass.
 """
 
 import numpy as np
@@ -84,15 +83,6 @@ def test_read_only_mmap_predicts(est, tmp_path):
     assert_same_state(a, b)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the compiled passes update the state arrays in place, and joblib.load(mmap_mode='r') "
-        "returns read-only memmaps: partial_fit raises numba's TypingError (setitem on a readonly "
-        "array) instead of learning; the state should be made writeable (copied) on the first "
-        "partial_fit after loading, as mmap_mode='c' does"
-    ),
-)
 @pytest.mark.parametrize("est", SCALE_INVARIANT)
 def test_read_only_mmap_continue(est, tmp_path):
     a, X, y = _first_chunk(est)
