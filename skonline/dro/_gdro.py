@@ -608,10 +608,10 @@ _DOC_PARAMS = """
         raw losses (the paper's experiments with the logistic loss).
     eta_w_scale, eta_q_scale : float, default=1.0
         Multipliers of the prescribed step sizes of the w- and q-player (the IX coefficient stays
-        ``gamma = eta_q / 2``). The prescribed values are the theorems' (see ``step_sizes`` in the
-        user guide); in high dimension ``eta_q`` of the SMD methods carries a factor ``1/(D G)``
-        that barely moves q, and ``eta_q_scale`` is the knob to tune (e.g. with GridSearchCV on a
-        worst-group score). ``eta_q_scale=0`` freezes q at uniform: ERM on the uniform mixture of
+        ``gamma = eta_q / 2``). The prescribed values are the theorems' (listed in the user
+        guide, and in ``_gdro_core.step_constants``); in high dimension ``eta_q`` of the SMD
+        methods carries a factor ``1/(D G)`` that barely moves q, and ``eta_q_scale`` is the knob
+        to tune (e.g. with GridSearchCV on a worst-group score). ``eta_q_scale=0`` freezes q at uniform: ERM on the uniform mixture of
         the groups.
     anytime : bool or 'auto', default='auto'
         Time-varying step sizes ``~1/sqrt(t)`` and step-weighted averages (the paper's anytime
