@@ -231,7 +231,7 @@ class _OnlineEnsembleBase:
         if "loss_range" in rule.get_params():
             rule.set_params(loss_range=(0.0, 1.0))
         self.rule_ = rule
-        self._loss_state_ = np.zeros(1)
+        self._loss_state_ = np.array([0.0, np.inf, -np.inf])
         self.expert_cumulative_losses_ = np.zeros(len(self.estimators))
         self._y_sum_ = 0.0
 
@@ -245,7 +245,7 @@ class _OnlineEnsembleBase:
 
     @property
     def loss_scale_(self):
-        """Running maximum of the experts' losses (the scale used when ``loss_bound='auto'``)."""
+        """The scale of the last round's losses (``loss_bound='auto'``; see ``loss_bound``)."""
         check_is_fitted(self, "_loss_state_")
         return float(self._loss_state_[0])
 
@@ -300,9 +300,14 @@ _DOC_PARAMS = """
 
 _DOC_COMMON = """
     loss_bound : 'auto' or float, default='auto'
-        How the experts' losses are mapped to [0, 1] for the rule. ``'auto'``: divided by the largest
-        loss observed so far (running maximum, row by row, so it is known when the row is revealed);
-        a float B: ``min(loss / B, 1)``.
+        How the experts' losses are mapped to [0, 1] for the rule, row by row (so that the scale of a
+        row is known when the row is revealed and does not depend on the chunking): a loss ``x``
+        becomes ``min(x / B, 1)``. A float gives B. ``'auto'``: for regression, the loss of a
+        prediction off by the range of the targets seen so far (``range^2`` for the squared loss,
+        ``range`` for the absolute loss, ``max(q, 1 - q) range`` for the pinball loss; until two
+        distinct targets have been seen, the largest loss so far); for classification 1 (0-1
+        loss), 2 (Brier) or the largest log loss seen so far (at most ``log(1e15)``). Clipping
+        keeps a diverging expert from squashing the other experts' losses to zero.
     update_experts : 'auto' or bool, default='auto'
         ``'auto'``: experts with ``partial_fit`` learn online, the others are frozen. ``True``: every
         expert learns online; ``False``: every expert is frozen (must be fitted)."""
@@ -352,7 +357,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
     cumulative_loss_ : float
         The ensemble's cumulative loss (same loss, unscaled) of its prequential predictions.
     loss_scale_ : float
-        Running maximum of the losses (``loss_bound='auto'``).
+        The scale B of the last round (``loss_bound='auto'``).
     n_samples_seen_ : int
     n_features_in_ : int
 

@@ -22,14 +22,26 @@ EPS_PROBA = 1e-15
 def regression_losses(P, y, code, q, auto, inv_bound, state, LR, Ls, ecum):
     """Raw losses ``LR`` (n, K) of the predictions ``P`` and their scaled version ``Ls``.
 
-    ``state[0]`` is the running maximum of the losses (``auto``); ``ecum`` accumulates each
-    expert's raw losses. Returns the number of rows where every expert is asleep.
+    ``auto``: the scale of row t is the loss of a prediction off by the range of the targets seen
+    so far (row t included): ``range^2`` (squared), ``range`` (absolute), ``max(q, 1 - q) range``
+    (pinball); ``state`` = [scale, min y, max y]. Losses above the scale are clipped to 1, so one
+    diverging expert cannot squash the others' losses to 0. Until the range is positive the scale
+    is the largest loss seen. ``ecum`` accumulates each expert's raw losses. Returns the number of
+    rows where every expert is asleep.
     """
     n, K = P.shape
     scale = state[0]
+    ylo = state[1]
+    yhi = state[2]
+    qq = q if q > 1.0 - q else 1.0 - q
     n_none = 0
     for r in range(n):
         yt = y[r]
+        if auto:
+            if yt < ylo:
+                ylo = yt
+            if yt > yhi:
+                yhi = yt
         awake = 0
         for i in range(K):
             f = P[r, i]
@@ -50,10 +62,14 @@ def regression_losses(P, y, code, q, auto, inv_bound, state, LR, Ls, ecum):
         n_none += awake == 0
         # scale the row into [0, 1] (written out: helpers taking arrays are slow in this loop)
         if auto:
-            for i in range(K):
-                x = LR[r, i]
-                if x == x and x > scale:
-                    scale = x
+            rng = yhi - ylo
+            if rng > 0.0:
+                scale = rng * rng if code == SQUARED else (rng if code == ABSOLUTE else qq * rng)
+            else:
+                for i in range(K):
+                    x = LR[r, i]
+                    if x == x and x > scale:
+                        scale = x
             inv = 1.0 / scale if scale > 0.0 else 1.0
         else:
             inv = inv_bound
@@ -61,6 +77,8 @@ def regression_losses(P, y, code, q, auto, inv_bound, state, LR, Ls, ecum):
             v = LR[r, i] * inv
             Ls[r, i] = 1.0 if v > 1.0 else v  # NaN stays NaN
     state[0] = scale
+    state[1] = ylo
+    state[2] = yhi
     return n_none
 
 
@@ -97,10 +115,15 @@ def classification_losses(P, yi, code, auto, inv_bound, state, LR, Ls, ecum):
         n_none += awake == 0
         # scale the row into [0, 1] (written out: helpers taking arrays are slow in this loop)
         if auto:
-            for i in range(K):
-                x = LR[r, i]
-                if x == x and x > scale:
-                    scale = x
+            if code == ZERO_ONE:
+                scale = 1.0
+            elif code == BRIER:
+                scale = 2.0
+            else:  # log loss: the largest loss seen (at most log(1e15))
+                for i in range(K):
+                    x = LR[r, i]
+                    if x == x and x > scale:
+                        scale = x
             inv = 1.0 / scale if scale > 0.0 else 1.0
         else:
             inv = inv_bound

@@ -787,11 +787,13 @@ class OCSPlus(_OptimisticRule):
 
     @property
     def epoch_(self):
+        """Current epoch m (from 1)."""
         check_is_fitted(self, "_epoch_")
         return int(self._epoch_[0])
 
     @property
     def path_length_epoch_(self):
+        """Path length of the current epoch so far (losses scaled to [0, 1])."""
         check_is_fitted(self, "_epoch_")
         return float(self._epoch_[1])
 
@@ -842,6 +844,7 @@ class MLPoly(_BaseRule):
 
     @property
     def learning_rates_(self):
+        """Current per-expert learning rates ``eta_i`` (inf while an expert has no regret)."""
         check_is_fitted(self, "_inv_eta_")
         with np.errstate(divide="ignore"):
             return 1.0 / self._inv_eta_
@@ -968,6 +971,7 @@ class AdaHedge(_BaseRule):
 
     @property
     def mixability_gap_(self):
+        """Cumulative mixability gap ``Delta`` (losses scaled to [0, 1])."""
         check_is_fitted(self, "_delta_")
         return float(self._delta_[0])
 

@@ -235,18 +235,19 @@ def exponential_pass(L, lo, inv_span, rule, t0, horizon, S, eta_user, bound_user
         acc[0] += lh_raw
         if K == 1:
             continue
+        m = -math.inf
         if rule == PCS:
             for i in range(K):
-                lp[i] = logw[i] + math.log1p(-eta * lrow[i])
+                v = logw[i] + math.log1p(-eta * lrow[i])
+                lp[i] = v
+                m = v if v > m else m
         else:
             for i in range(K):
-                lp[i] = logw[i] - eta * lrow[i]
+                v = logw[i] - eta * lrow[i]
+                lp[i] = v
+                m = v if v > m else m
         # --- KL projection of exp(lp) onto the clipped simplex: utils._projections.clip_project,
-        # written out (same operations, same results)
-        m = -math.inf
-        for i in range(K):
-            if lp[i] > m:
-                m = lp[i]
+        # written out (same operations, same results; the maximum m is taken above)
         s = 0.0
         for i in range(K):
             di = lp[i] - m

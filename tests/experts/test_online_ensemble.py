@@ -177,3 +177,22 @@ def test_configuration_errors():
         OnlineEnsembleRegressor([("s", SGDRegressor())], rule=Ridge()).fit(X, y)
     with pytest.raises(ValueError, match="non-empty"):
         OnlineEnsembleRegressor([]).fit(X, y)
+
+
+def test_auto_loss_scale_resists_a_diverging_expert():
+    """'auto' scales by the loss of a prediction off by the range of the targets, clipping above:
+    an expert predicting 1e6 gets loss 1 and the others keep their resolution."""
+    X, y = _drift_regression(n=400)
+    good = FrozenEstimator(LinearRegression().fit(X, y))
+    crazy = FrozenEstimator(DummyRegressor(strategy="constant", constant=1e6).fit(X, y))
+    mean = FrozenEstimator(DummyRegressor().fit(X, y))
+    ens = OnlineEnsembleRegressor([("good", good), ("crazy", crazy), ("mean", mean)], rule=Hedge(eta=1.0))
+    ens.fit(X, y)
+    assert ens.loss_scale_ == pytest.approx((y.max() - y.min()) ** 2)
+    assert np.argmax(ens.weights_) == 0 and ens.weights_[1] < 1e-6
+    # the same losses fed to the rule by hand
+    P = np.column_stack([e.predict(X) for e in (good, crazy, mean)])
+    rng = np.maximum.accumulate(y) - np.minimum.accumulate(y)
+    scale = np.where(rng > 0, rng**2, np.maximum.accumulate(((P - y[:, None]) ** 2).max(axis=1)))
+    Ls = np.minimum((P - y[:, None]) ** 2 / scale[:, None], 1.0)
+    np.testing.assert_allclose(ens.weights_, Hedge(eta=1.0).fit(Ls).weights_, rtol=1e-10)
