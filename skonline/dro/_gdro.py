@@ -1,7 +1,6 @@
 """Group distributionally robust linear models by stochastic approximation (Zhang et al.)."""
 
 import math
-import numbers
 import warnings
 from numbers import Integral, Real
 
@@ -611,8 +610,8 @@ _DOC_PARAMS = """
         ``gamma = eta_q / 2``). The prescribed values are the theorems' (listed in the user
         guide, and in ``_gdro_core.step_constants``); in high dimension ``eta_q`` of the SMD
         methods carries a factor ``1/(D G)`` that barely moves q, and ``eta_q_scale`` is the knob
-        to tune (e.g. with GridSearchCV on a worst-group score). ``eta_q_scale=0`` freezes q at uniform: ERM on the uniform mixture of
-        the groups.
+        to tune (e.g. with GridSearchCV on a worst-group score). ``eta_q_scale=0`` freezes q at
+        uniform: ERM on the uniform mixture of the groups.
     anytime : bool or 'auto', default='auto'
         Time-varying step sizes ``~1/sqrt(t)`` and step-weighted averages (the paper's anytime
         variants, eqs. 19, 30, 52), which need no horizon. ``'auto'``: anytime when the horizon is
