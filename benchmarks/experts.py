@@ -375,7 +375,7 @@ def main(argv=None):
     verdict = verdicts(table)
     print(syn, "\n", verdict, sep="")
 
-    rows, names, expert_losses, T_real, chunk, weights, n_warm = casp_ensembles(quick)
+    rows, names, expert_losses, T_real, casp_chunk, weights, n_warm = casp_ensembles(quick)
     best_expert = float(np.min(expert_losses)) / T_real
     real_lines = ["| predictor | prequential MSE | vs best single expert | time (s) |", "|---|---|---|---|"]
     for name, mse, el in rows:
@@ -446,7 +446,8 @@ Where the paper says the adaptive rules should beat Fixed Share:
 ## 2. Online ensemble on casp ordered by F3 (drift)
 
 {T_real} prequential rows after a {n_warm}-row warm-up (frozen experts fitted on it; the SGD experts
-see features standardised with its statistics); chunks of {chunk} rows. The experts' losses are the
+see features standardised with its statistics); chunks of {casp_chunk} rows; squared loss,
+`loss_bound='auto'`, `clip_predictions=True` (the defaults). The experts' losses are the
 same in every run (they do not depend on the rule). "vs best single expert": MSE divided by the best
 expert's prequential MSE in hindsight (online experts are asleep during the first chunk and are
 charged nothing there).

@@ -340,7 +340,13 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
         Loss of the experts' predictions: ``(f - y)^2``, ``|f - y|`` or the pinball loss
         ``max(q (y - f), (q - 1) (y - f))`` of the quantile ``quantile``.
     quantile : float in (0, 1), default=0.5
-        Quantile level of the pinball loss.{_DOC_COMMON}
+        Quantile level of the pinball loss.
+    clip_predictions : bool, default=True
+        Clip each expert's prediction to the range of the targets seen before the row (a no-op
+        until two targets were seen). A clipped prediction is never farther from a target inside
+        that range, it keeps one diverging expert from ruining the mixture (the clipped simplex
+        gives every expert some weight), and with ``loss_bound='auto'`` it keeps the scaled losses
+        in [0, 1] without clipping them, so that the rule's guarantee carries over to the mixture.{_DOC_COMMON}
 
     Attributes
     ----------
@@ -388,18 +394,20 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
         "loss": [StrOptions({"squared", "absolute", "pinball"})],
         "quantile": [Interval(numbers.Real, 0, 1, closed="neither")],
         "loss_bound": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
+        "clip_predictions": ["boolean"],
         "update_experts": [StrOptions({"auto"}), "boolean"],
     }
 
     _test_param_keys = ()
 
     def __init__(self, estimators, rule=None, *, loss="squared", quantile=0.5, loss_bound="auto",
-                 update_experts="auto"):
+                 clip_predictions=True, update_experts="auto"):
         self.estimators = estimators
         self.rule = rule
         self.loss = loss
         self.quantile = quantile
         self.loss_bound = loss_bound
+        self.clip_predictions = clip_predictions
         self.update_experts = update_experts
 
     _LOSS_CODES = {"squared": core.SQUARED, "absolute": core.ABSOLUTE, "pinball": core.PINBALL}
@@ -433,7 +441,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
         auto, inv_bound = self._loss_args()
         n_none = core.regression_losses(
             P, y, self._LOSS_CODES[self.loss], float(self.quantile), auto, inv_bound,
-            self._loss_state_, LR, Ls, self.expert_cumulative_losses_,
+            bool(self.clip_predictions), self._loss_state_, LR, Ls, self.expert_cumulative_losses_,
         )
         W = self._aggregate(Ls, n_none)
         pred = np.empty(n)
@@ -460,6 +468,9 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
         check_is_fitted(self, "estimators_")
         X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
         P = self._expert_predictions(X)
+        lo, hi = self._loss_state_[1], self._loss_state_[2]
+        if self.clip_predictions and lo <= hi:
+            P = np.clip(P, lo, hi)  # NaN stays NaN
         awake = ~np.isnan(P)
         n_awake = awake.sum(axis=1)
         w = np.where(awake, self.weights_[None, :], 0.0)

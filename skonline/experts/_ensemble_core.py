@@ -19,15 +19,16 @@ EPS_PROBA = 1e-15
 
 
 @numba.njit(cache=True)
-def regression_losses(P, y, code, q, auto, inv_bound, state, LR, Ls, ecum):
+def regression_losses(P, y, code, q, auto, inv_bound, clip, state, LR, Ls, ecum):
     """Raw losses ``LR`` (n, K) of the predictions ``P`` and their scaled version ``Ls``.
 
     ``auto``: the scale of row t is the loss of a prediction off by the range of the targets seen
     so far (row t included): ``range^2`` (squared), ``range`` (absolute), ``max(q, 1 - q) range``
     (pinball); ``state`` = [scale, min y, max y]. Losses above the scale are clipped to 1, so one
     diverging expert cannot squash the others' losses to 0. Until the range is positive the scale
-    is the largest loss seen. ``ecum`` accumulates each expert's raw losses. Returns the number of
-    rows where every expert is asleep.
+    is the largest loss seen. With ``clip``, the predictions of row t are first clipped (in place)
+    to the range of the targets *before* row t. ``ecum`` accumulates each expert's raw losses.
+    Returns the number of rows where every expert is asleep.
     """
     n, K = P.shape
     scale = state[0]
@@ -37,11 +38,17 @@ def regression_losses(P, y, code, q, auto, inv_bound, state, LR, Ls, ecum):
     n_none = 0
     for r in range(n):
         yt = y[r]
-        if auto:
-            if yt < ylo:
-                ylo = yt
-            if yt > yhi:
-                yhi = yt
+        if clip and ylo <= yhi:
+            for i in range(K):
+                f = P[r, i]
+                if f < ylo:
+                    P[r, i] = ylo
+                elif f > yhi:
+                    P[r, i] = yhi
+        if yt < ylo:
+            ylo = yt
+        if yt > yhi:
+            yhi = yt
         awake = 0
         for i in range(K):
             f = P[r, i]

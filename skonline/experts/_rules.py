@@ -9,7 +9,6 @@ expert *predictions* ``P`` (n, K) with the current weights.
 """
 
 import math
-import numbers
 import warnings
 from numbers import Integral, Real
 

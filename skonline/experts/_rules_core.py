@@ -30,7 +30,6 @@ update. Common conventions:
 import math
 
 import numba
-import numpy as np
 
 from ..utils._math import EXP_MIN
 from ..utils._projections import _MAX_FIXED_POINT_PASSES, exp_nonpos, shifted_exp

@@ -29,7 +29,7 @@ import math
 import numba
 import numpy as np
 
-from ._math import EXP_MIN, exp_buffer
+from ._math import EXP_MIN
 
 __all__ = ["project_clipped_simplex", "project_clipped_spectraplex"]
 

@@ -4,7 +4,6 @@ experts, edge cases and bad input."""
 
 import math
 import pickle
-import warnings
 
 import numpy as np
 import pytest

@@ -38,7 +38,8 @@ def _frozen_experts(X, y):
 def test_frozen_experts_are_chunk_invariant_and_match_the_rule():
     X, y = _drift_regression()
     experts = _frozen_experts(X, y)
-    ens = OnlineEnsembleRegressor(experts, rule=PCS(eta=0.3, n_segments=2), loss="absolute", loss_bound=5.0)
+    ens = OnlineEnsembleRegressor(experts, rule=PCS(eta=0.3, n_segments=2), loss="absolute", loss_bound=5.0,
+                                  clip_predictions=False)
     assert not ens._chunk_dependent
     pred = ens.partial_fit_predict(X, y)
     e2 = clone(ens)
@@ -62,7 +63,8 @@ def test_one_row_chunks_are_the_exact_online_protocol():
     """A row-by-row reference: experts predict, the rule updates, the experts learn."""
     X, y = _drift_regression(n=120)
     experts = [("sgd", SGDRegressor(random_state=0, eta0=0.05)), ("sgd2", SGDRegressor(random_state=1, alpha=0.1))]
-    ens = OnlineEnsembleRegressor(experts, rule=Hedge(eta=2.0), loss="squared", loss_bound=10.0)
+    ens = OnlineEnsembleRegressor(experts, rule=Hedge(eta=2.0), loss="squared", loss_bound=10.0,
+                                  clip_predictions=False)
     assert ens._chunk_dependent
     preds = np.array([ens.partial_fit_predict(X[t : t + 1], y[t : t + 1])[0] for t in range(len(y))])
     # reference
@@ -125,7 +127,7 @@ def test_regression_losses():
         ("absolute", 0.5, np.abs(r)),
         ("pinball", 0.9, np.maximum(0.9 * r, (0.9 - 1) * r)),
     ):
-        ens = OnlineEnsembleRegressor(experts, loss=loss, quantile=q).fit(X, y)
+        ens = OnlineEnsembleRegressor(experts, loss=loss, quantile=q, clip_predictions=False).fit(X, y)
         np.testing.assert_allclose(ens.expert_cumulative_losses_, expected.sum(axis=0), rtol=1e-12)
 
 
@@ -179,20 +181,33 @@ def test_configuration_errors():
         OnlineEnsembleRegressor([]).fit(X, y)
 
 
-def test_auto_loss_scale_resists_a_diverging_expert():
-    """'auto' scales by the loss of a prediction off by the range of the targets, clipping above:
-    an expert predicting 1e6 gets loss 1 and the others keep their resolution."""
+def test_auto_loss_scale_and_clipping_resist_a_diverging_expert():
+    """The predictions of row t are clipped to the range of the targets before t; 'auto' scales by
+    the squared range of the targets up to t: an expert predicting 1e6 cannot ruin the mixture."""
     X, y = _drift_regression(n=400)
     good = FrozenEstimator(LinearRegression().fit(X, y))
     crazy = FrozenEstimator(DummyRegressor(strategy="constant", constant=1e6).fit(X, y))
     mean = FrozenEstimator(DummyRegressor().fit(X, y))
-    ens = OnlineEnsembleRegressor([("good", good), ("crazy", crazy), ("mean", mean)], rule=Hedge(eta=1.0))
-    ens.fit(X, y)
+    experts = [("good", good), ("crazy", crazy), ("mean", mean)]
+    ens = OnlineEnsembleRegressor(experts, rule=PCS(eta=0.5))
+    pred = ens.partial_fit_predict(X, y)
     assert ens.loss_scale_ == pytest.approx((y.max() - y.min()) ** 2)
-    assert np.argmax(ens.weights_) == 0 and ens.weights_[1] < 1e-6
-    # the same losses fed to the rule by hand
-    P = np.column_stack([e.predict(X) for e in (good, crazy, mean)])
+    # reference: clip, square, scale, run the rule, mix
+    P = np.column_stack([e.predict(X) for _, e in experts])
+    lo = np.concatenate([[np.inf], np.minimum.accumulate(y)[:-1]])
+    hi = np.concatenate([[-np.inf], np.maximum.accumulate(y)[:-1]])
+    Pc = np.where((lo <= hi)[:, None], np.minimum(np.maximum(P, lo[:, None]), hi[:, None]), P)
+    LR = (Pc - y[:, None]) ** 2
     rng = np.maximum.accumulate(y) - np.minimum.accumulate(y)
-    scale = np.where(rng > 0, rng**2, np.maximum.accumulate(((P - y[:, None]) ** 2).max(axis=1)))
-    Ls = np.minimum((P - y[:, None]) ** 2 / scale[:, None], 1.0)
-    np.testing.assert_allclose(ens.weights_, Hedge(eta=1.0).fit(Ls).weights_, rtol=1e-10)
+    scale = np.where(rng > 0, rng**2, np.maximum.accumulate(LR.max(axis=1)))
+    Ls = np.minimum(LR / scale[:, None], 1.0)
+    W = PCS(eta=0.5).partial_fit_predict(Ls)
+    np.testing.assert_allclose(pred, np.sum(W * Pc, axis=1), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ens.expert_cumulative_losses_, LR.sum(axis=0), rtol=1e-10)
+    # from the second row on (nothing to clip to before), the crazy expert is clipped and the
+    # mixture does about as well as the best expert
+    assert np.mean((pred[1:] - y[1:]) ** 2) < 1.5 * np.mean((good.predict(X) - y) ** 2)
+    assert np.all(np.abs(ens.predict(X)) <= np.abs(y).max() + 1e-12)
+    # without clipping, the mixture keeps some weight on 1e6 and pays for it
+    raw = OnlineEnsembleRegressor(experts, rule=PCS(eta=0.5), clip_predictions=False).partial_fit_predict(X, y)
+    assert np.mean((raw[1:] - y[1:]) ** 2) > 100 * np.mean((pred[1:] - y[1:]) ** 2)
