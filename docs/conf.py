@@ -350,10 +350,6 @@ KNOWN_DOCSTRING_WARNINGS = [
     # text), so numpydoc cannot parse the docstrings and autodoc leaves the two pages empty.
     ("", "error while formatting signature for skonline.kernel_ridge.PKAWV"),
     ("kernel_ridge.rst", "failed to import object skonline.kernel_ridge.PKAWV"),
-    # skonline/kernel_selection/_kernel_selection.py: "|loss'|" and "|f - y|" in the
-    # KernelSelectionClassifier / KernelSelectionRegressor docstrings are reST substitution
-    # references (write them in double backquotes or as :math:).
-    ("docstring of skonline.kernel_selection._kernel_selection.KernelSelection", "substitution"),
 ]
 
 

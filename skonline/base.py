@@ -108,7 +108,8 @@ class OnlineMixin:
     """Mixin implementing the streaming contract (see the module docstring)."""
 
     #: attribute names (besides fitted ``*_`` ones) that belong to the learned state
-    _private_state = ("_rng", "_validated_params")
+    #: (``_validated_params``, a cache of the last validated parameters, is not state: never reset)
+    _private_state = ("_rng",)
 
     # ------------------------------------------------------------------ public API
     def fit(self, X, y=None, **fit_params):
@@ -240,6 +241,12 @@ class OnlineMixin:
                 line += f", mistake rate {self.n_mistakes_ / self.n_samples_seen_:.4f}"
             print(line, flush=True)
         return np.concatenate(raws) if raws else self._learn(chunk)
+
+    def __getstate__(self):
+        # the cache of validated parameters is not learned state: it is rebuilt on demand
+        state = dict(super().__getstate__())
+        state.pop("_validated_params", None)
+        return state
 
     @classmethod
     def _param_names(cls):

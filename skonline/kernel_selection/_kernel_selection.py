@@ -511,12 +511,6 @@ class _KernelSelectionBase:
             tags.regressor_tags.poor_score = True
         return tags
 
-    def __getstate__(self):
-        # the cache of validated parameters is not learned state (it is rebuilt on demand)
-        state = dict(super().__getstate__())
-        state.pop("_validated_params", None)
-        return state
-
     _test_params = [
         {},
         {"algorithm": "oks"},
