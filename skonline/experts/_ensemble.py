@@ -31,6 +31,7 @@ from sklearn.exceptions import NotFittedError
 from ..base import OnlineClassifierMixin, OnlineRegressorMixin, running_sum
 from . import _ensemble_core as core
 from ._rules import PCS, _BaseRule
+from ..utils.validation import validate_X_predict
 
 __all__ = ["OnlineEnsembleRegressor", "OnlineEnsembleClassifier"]
 
@@ -466,7 +467,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "estimators_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        X = validate_X_predict(self, X, dtype=np.float64, order="C")
         P = self._expert_predictions(X)
         lo, hi = self._loss_state_[1], self._loss_state_[2]
         if self.clip_predictions and lo <= hi:
@@ -641,7 +642,7 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, _Base
         proba : ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self, "estimators_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        X = validate_X_predict(self, X, dtype=np.float64, order="C")
         P = self._expert_probas(X)
         awake = ~np.isnan(P[:, :, 0])
         w = np.where(awake, self.weights_[None, :], 0.0)

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..base import OnlineMixin
 from . import _matrix_core as core
 from ._rules import _REF_LZ
+from ..utils.validation import readonly
 
 __all__ = ["PCSP"]
 
@@ -122,7 +123,7 @@ class PCSP(OnlineMixin, BaseEstimator):
             arr = np.asarray(X) if not hasattr(X, "ndim") else X
             if arr.ndim == 3:
                 X3 = np.asarray(arr).reshape(arr.shape[0], -1)
-        M = validate_data(self, X3, reset=reset, dtype=np.float64, order="C")
+        M = readonly(validate_data(self, X3, reset=reset, dtype=np.float64, order="C"))
         d = M.shape[1]
         K = int(round(math.sqrt(d)))
         if K * K != d:

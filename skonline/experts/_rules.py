@@ -19,6 +19,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import OnlineMixin
 from . import _rules_core as core
+from ..utils.validation import validate_X_predict
+from ..utils.validation import readonly
 
 __all__ = [
     "Hedge",
@@ -75,7 +77,7 @@ def _check_loss_matrix(est, X, reset, allow_nan=True):
     if np.isinf(L).any():
         row = int(np.flatnonzero(np.isinf(L).any(axis=1))[0])
         raise ValueError(f"Row {row} of the loss matrix contains an infinite loss.")
-    return L
+    return readonly(L)
 
 
 def _check_range(est, L, lo, hi):
@@ -255,7 +257,7 @@ class _BaseRule(OnlineMixin, BaseEstimator):
             ``sum_i w_i X[:, i] / sum_i w_i`` over the non-NaN entries of each row.
         """
         check_is_fitted(self, "weights_")
-        P = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan")
+        P = validate_X_predict(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
         if np.isinf(P).any():
             raise ValueError("Expert predictions must not be infinite.")
         awake = ~np.isnan(P)

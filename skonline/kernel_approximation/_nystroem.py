@@ -19,7 +19,7 @@ from ..utils._online_kernel import (
     next_capacity,
     rbf_matrix,
 )
-from ..utils.validation import validate_X_chunk
+from ..utils.validation import validate_X_predict, validate_X_chunk
 
 __all__ = ["OnlineNystroem"]
 
@@ -252,7 +252,7 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
         X_new : ndarray of shape (n_samples, n_components_)
         """
         check_is_fitted(self, "_dict_X_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        X = validate_X_predict(self, X, dtype=np.float64, order="C")
         m = self.n_components_
         if m == 0:
             return np.zeros((X.shape[0], 0))

@@ -10,6 +10,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import make_generator
+from ..utils.validation import validate_X_predict
 
 __all__ = ["RandomFourierFeatures", "MultiBandwidthFourierFeatures"]
 
@@ -132,7 +133,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         Z : ndarray of shape (n_samples, 2 * n_components)
         """
         check_is_fitted(self, "random_weights_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64)
         P = np.asarray(safe_sparse_dot(X, self.random_weights_))
         return _cos_sin(P, 1.0, self.n_components)
 
@@ -273,7 +274,7 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "base_")
         s = self._sigmas()
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64)
         k = int(kernel)
         if not 0 <= k < s.size:
             raise ValueError(f"kernel must be in [0, {s.size}); got {kernel!r}.")
@@ -293,7 +294,7 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "base_")
         s = self._sigmas()
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64)
         P = [np.asarray(safe_sparse_dot(X, self.base_[b])) for b in range(self.base_.shape[0])]
         return np.hstack([_cos_sin(P[k if len(P) > 1 else 0], s[k], self.n_components) for k in range(s.size)])
 

@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
 from ..utils._online_kernel import taylor_tables, taylor_transform
+from ..utils.validation import validate_X_predict
 
 __all__ = ["TaylorFeatures"]
 
@@ -143,7 +144,7 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
         X_new : ndarray of shape (n_samples, n_output_features_)
         """
         check_is_fitted(self, "powers_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        X = validate_X_predict(self, X, dtype=np.float64, order="C")
         if not hasattr(self, "_parent"):  # e.g. after a partial unpickle of an older object
             _, self._parent, self._var, self._inv_sqrt = taylor_tables(self.n_features_in_, int(self.degree))
         out = np.empty((X.shape[0], self.n_output_features_))

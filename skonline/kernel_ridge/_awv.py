@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..base import OnlineRegressorMixin, raise_if_nonfinite
 from . import _core as core
 from ._base import _DOC_ALGORITHM, _DOC_ALPHA, _DOC_CLIP, _LinearAWVMixin
+from ..utils.validation import validate_X_predict
 
 __all__ = ["AWVRegressor"]
 
@@ -171,5 +172,5 @@ class AWVRegressor(_LinearAWVMixin, OnlineRegressorMixin, BaseEstimator):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "_precision_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        X = validate_X_predict(self, X, dtype=np.float64, order="C")
         return self._linear_predict(self._features(X))[:, 0]

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..base import OnlineRegressorMixin, raise_if_nonfinite
 from . import _core as core
 from ._base import _CAP_ROWS, _DOC_ALGORITHM, _DOC_ALPHA, _DOC_CLIP, _GrowingStateMixin, grow, next_capacity
+from ..utils.validation import validate_X_predict
 
 __all__ = ["KernelAWVRegressor"]
 
@@ -176,7 +177,7 @@ class KernelAWVRegressor(_GrowingStateMixin, OnlineRegressorMixin, BaseEstimator
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "_X_buf_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        X = validate_X_predict(self, X, dtype=np.float64, order="C")
         out = np.zeros((X.shape[0], 1))
         core.kernel_predict(
             X, _KERNELS[self.kernel], self._gamma(), float(self.alpha), self.algorithm == "awv",

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import OnlineClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
 from ..utils._online_kernel import rbf_matrix, taylor_tables, taylor_transform
+from ..utils.validation import validate_X_predict
 from . import _core as core
 from ._base import (
     _CAP_COMPONENTS,
@@ -172,7 +173,7 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
 
     def _raw_predict(self, X):
         check_is_fitted(self, "_precision_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        X = validate_X_predict(self, X, dtype=np.float64, order="C")
         return self._linear_predict(self._embed(X))
 
     # ------------------------------------------------------------------ public views

@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..base import OnlineClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
 from ..losses import get_loss
 from . import _core
+from ..utils.validation import validate_X_predict
 
 __all__ = ["KernelSelectionClassifier", "KernelSelectionRegressor"]
 
@@ -338,7 +339,7 @@ class _KernelSelectionBase:
 
     def _raw_decision(self, X):
         check_is_fitted(self, "_q_")
-        X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=np.float64, order="C")
+        X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64, order="C")
         weights = self._weights()
         H, K = weights.shape
         n = X.shape[0]

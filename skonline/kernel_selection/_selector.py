@@ -6,7 +6,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import OnlineMixin
-from ..utils.validation import validate_X_chunk
+from ..utils.validation import validate_X_predict, validate_X_chunk
 from ._kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor, _KernelSelectionBase
 
 __all__ = ["OnlineKernelSelector"]
@@ -161,7 +161,7 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
         Z : ndarray of shape (n_samples, 2 * n_components)
         """
         check_is_fitted(self, "estimator_")
-        X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=np.float64)
+        X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64)
         maps = self.estimator_.random_features_
         return maps.transform_kernel(X, self._selected())
 

@@ -8,11 +8,12 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
 from ..losses import get_loss
 from . import _scale_invariant_core as core
+from ..utils.validation import readonly, validate_X_predict
 
 _ALPHA_MIN = 9.0 / 8.0
 
@@ -76,7 +77,7 @@ class _ScaleInvariantBase:
                 X = X.tocsr()
                 X.sort_indices()
                 status = core.coordinate_pass_csr(
-                    X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64), X.shape[1],
+                    readonly(X.data), X.indices.astype(np.int64), X.indptr.astype(np.int64), X.shape[1],
                     Y, self.n_samples_seen_, self.fit_intercept, scaling, float(self.alpha),
                     loss.code, eps, lip, self.sum_sq_, self.neg_cum_grad_, self.scale_, out,
                     self.n_clamped_, loss_acc,
@@ -157,15 +158,14 @@ class _ScaleInvariantBase:
 
     def _raw_decision(self, X):
         check_is_fitted(self, "neg_cum_grad_")
-        X = validate_data(
-            self, X, reset=False, accept_sparse="csr" if self._accept_sparse else False,
-            dtype=np.float64, order="C",
+        X = validate_X_predict(
+            self, X, accept_sparse="csr" if self._accept_sparse else False, dtype=np.float64, order="C"
         )
         if self.predict_mode == "linear":
             coef, intercept = self._coef_intercept()
             return np.asarray(X @ coef.T) + intercept
         if sp.issparse(X):
-            X = X.toarray()
+            X = readonly(X.toarray())
         out = np.zeros((X.shape[0], self.neg_cum_grad_.shape[0]))
         if self.invariance == "coordinate":
             core.coordinate_predict_online(

@@ -5,6 +5,24 @@ import scipy.sparse as sp
 from sklearn.utils.validation import _assert_all_finite, validate_data
 
 
+def readonly(A):
+    """A read-only view of a dense array (no copy); other inputs are returned unchanged.
+
+    numba compiles a separate specialisation of a function for read-only arrays (memory-mapped
+    chunks, joblib's memmapped inputs). Every validated input is handed to the compiled code as a
+    read-only view, so each pass is compiled once, whatever the caller passes.
+    """
+    if isinstance(A, np.ndarray) and A.flags.writeable:
+        A = A.view()
+        A.flags.writeable = False
+    return A
+
+
+def validate_X_predict(estimator, X, **kwargs):
+    """``validate_data(estimator, X, reset=False, **kwargs)``, returned as a read-only view."""
+    return readonly(validate_data(estimator, X, reset=False, **kwargs))
+
+
 def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_numeric=False):
     """Validate one chunk of a stream, as ``validate_data`` does, with a fast path for the stream.
 
@@ -13,7 +31,8 @@ def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_nume
     done, with scikit-learn's own finiteness check and messages. Everything else goes through
     ``sklearn.utils.validation.validate_data``.
 
-    Returns ``X`` or ``(X, y)`` (``y`` as a 1-D ndarray) like ``validate_data``.
+    Returns ``X`` (as a read-only view, see :func:`readonly`) or ``(X, y)`` (``y`` as a 1-D
+    ndarray) like ``validate_data``.
     """
     fast = (
         not reset
@@ -28,9 +47,9 @@ def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_nume
         kw = dict(reset=reset, accept_sparse="csr" if accept_sparse else False, dtype=np.float64, order="C")
         if y is None:
             X = validate_data(estimator, X, **kw)
-            return _as_csr(X)
+            return readonly(_as_csr(X))
         X, y = validate_data(estimator, X, y, y_numeric=y_numeric, **kw)
-        return _as_csr(X), y
+        return readonly(_as_csr(X)), y
     n, d = X.shape
     if d != estimator.n_features_in_:
         raise ValueError(
@@ -43,6 +62,7 @@ def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_nume
             f"{type(estimator).__name__}."
         )
     _assert_all_finite(X, input_name="X", estimator_name=type(estimator).__name__)
+    X = readonly(X)
     if y is None:
         return X
     y = np.asarray(y)
