@@ -1,0 +1,842 @@
+"""``skonline tour``: every family on the public datasets, one prequential pass per learner.
+
+Private module behind the command line (:mod:`skonline.__main__`). Each family runs its learners
+on the benchmark datasets found in the data home (never downloaded here), on a prefix of at most
+``MAX_ROWS`` rows, and on small synthetic data (fixed seed) for each dataset that is missing. The
+tour prints one results table and writes a few plots.
+
+Every number is a *progressive* (prequential) score: each row is predicted before it is learned,
+in one pass, except for the group-DRO family, which fits on a training part and is scored on
+held-out rows per group (it is an offline-sampling method).
+"""
+
+import os
+import shutil
+import sys
+import time
+import warnings
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+MAX_ROWS = 20_000  # prefix of each real dataset
+N_SYNTHETIC = 4_000  # rows of each synthetic stand-in
+N_QUICK = 1_000  # rows with --quick
+CHUNK = 100  # chunk size of the scikit-learn baselines (predict the chunk, then learn it)
+
+FAMILIES = ("linear_model", "experts", "kernel_selection", "kernel_ridge", "dro")
+
+# the real datasets each family uses, with the synthetic stand-in used when a file is missing
+PLAN = {
+    "linear_model": [("magic04", "logistic"), ("phishing", "logistic"), ("ijcnn1", "logistic"),
+                     ("cod-rna", "logistic")],
+    "experts": [("casp", "drift")],
+    "kernel_selection": [("magic04", "bumps_binary"), ("phishing", "bumps_binary"),
+                         ("elevators", "bumps_regression"), ("ailerons", "bumps_regression")],
+    "kernel_ridge": [("casp", "bumps_regression"), ("cod-rna", "bumps_binary")],
+    "dro": [("adult", "groups")],
+}
+
+SYNTHETIC_TITLES = {
+    "logistic": "synthetic: logistic, 20 features",
+    "drift": "synthetic: concept change, 4 features",
+    "bumps_binary": "synthetic: Gaussian bumps, 3 features",
+    "bumps_regression": "synthetic: Gaussian-bump regression, 3 features",
+    "groups": "synthetic: 6 groups, one noisy",
+}
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass
+class Row:
+    family: str
+    dataset: str
+    learner: str
+    rows: int
+    metric: str
+    value: float
+    baseline: str
+    baseline_value: float
+    seconds: float
+
+
+@dataclass
+class Dataset:
+    name: str  # what the table says: the real name or 'synthetic: ...'
+    task: str  # 'binary' or 'regression' ('groups' for the DRO data)
+    X: np.ndarray
+    y: np.ndarray
+    real: bool
+    extra: dict = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- progress
+
+
+class Progress:
+    """A one-line text progress bar on stderr (no dependency); silent when disabled."""
+
+    def __init__(self, total, enabled, stream=None, width=24):
+        self.total = max(int(total), 1)
+        self.enabled = enabled
+        self.stream = stream if stream is not None else sys.stderr
+        self.width = width
+        self.done = 0
+        self.t0 = time.perf_counter()
+        self._len = 0
+
+    def show(self, label):
+        if not self.enabled:
+            return
+        filled = int(self.width * self.done / self.total)
+        bar = "#" * filled + "-" * (self.width - filled)
+        text = f"[{bar}] {self.done}/{self.total} {time.perf_counter() - self.t0:5.1f}s  {label}"
+        cols = shutil.get_terminal_size((100, 20)).columns
+        text = text[: max(cols - 1, 20)]
+        self.stream.write("\r" + text.ljust(self._len))
+        self.stream.flush()
+        self._len = len(text)
+
+    def advance(self, label=""):
+        self.done += 1
+        self.show(label)
+
+    def close(self):
+        if self.enabled and self._len:
+            self.stream.write("\r" + " " * self._len + "\r")
+            self.stream.flush()
+
+
+# --------------------------------------------------------------------------- data
+
+
+def resolve_data_home(data_home=None):
+    """The data home the loaders would use, without creating it."""
+    home = data_home or os.environ.get("SKONLINE_DATA") or os.path.join("~", "skonline_data")
+    return os.path.expanduser(os.fspath(home))
+
+
+def _permutation(name, n):
+    return np.random.default_rng([0, zlib.crc32(name.encode())]).permutation(n)
+
+
+def _dense(X):
+    if hasattr(X, "toarray"):
+        X = X.toarray()
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def load_real(name, data_home, max_rows=MAX_ROWS):
+    """The permuted prefix of a dataset in the data home, or None when its file is missing.
+
+    Never downloads (``download_if_missing=False``); a file that cannot be read is reported
+    on stderr and treated as missing.
+    """
+    if not os.path.isfile(os.path.join(data_home, f"{name}.npz")):
+        return None
+    from .datasets import load_dataset
+
+    try:
+        bunch = load_dataset(name, data_home=data_home, download_if_missing=False)
+        X, y = _dense(bunch.data), np.asarray(bunch.target)
+        perm = _permutation(name, len(y))[:max_rows]
+        extra = {}
+        if name == "adult":
+            extra["groups"], extra["group_names"] = _adult_groups(bunch)
+            extra["groups"] = extra["groups"][perm]
+            test = load_dataset(name, split="test", data_home=data_home, download_if_missing=False)
+            Xt, yt = _dense(test.data), np.asarray(test.target)
+            gt, _ = _adult_groups(test)
+            keep = _permutation(name + "-test", len(yt))[:max_rows]
+            extra.update(X_test=Xt[keep], y_test=yt[keep], groups_test=gt[keep])
+        task = bunch.get("task", "binary" if np.unique(y).size <= 2 else "regression")
+        if task == "binary" and np.unique(y).size > 2:
+            task = "regression"
+        return Dataset(name, task, X[perm], y[perm], True, extra)
+    except Exception as exc:  # noqa: BLE001 - a broken file falls back to synthetic data
+        print(f"skonline tour: could not read {name}.npz ({type(exc).__name__}: {exc}); "
+              "using synthetic data instead.", file=sys.stderr)
+        return None
+
+
+def _adult_groups(bunch):
+    """race in {Black, White, other} x sex, as in benchmarks/dro.py: 6 groups."""
+    race = np.asarray(bunch.race).astype(str)
+    sex = np.asarray(bunch.sex).astype(str)
+    race3 = np.where(np.isin(race, ["Black", "White"]), race, "Other")
+    names = [f"{r}/{s[0]}" for r in ("Black", "White", "Other") for s in ("Female", "Male")]
+    code = {n: k for k, n in enumerate(names)}
+    groups = np.array([code[f"{r}/{s[:1]}"] for r, s in zip(race3, sex)], dtype=np.int64)
+    return groups, names
+
+
+def _bumps(rng, n, d=3, n_bumps=30, width=0.5):
+    X = rng.uniform(-1, 1, (n, d))
+    centres = rng.uniform(-1, 1, (n_bumps, d))
+    weights = rng.standard_normal(n_bumps)
+    F = (weights * np.exp(-((X[:, None, :] - centres[None]) ** 2).sum(-1) / (2 * width**2))).sum(1)
+    return X, F
+
+
+def synthetic(kind, n):
+    """Small synthetic stand-ins, generated with a fixed seed."""
+    rng = np.random.default_rng([7, zlib.crc32(kind.encode())])
+    title = SYNTHETIC_TITLES[kind]
+    if kind == "logistic":
+        d = 20
+        X = rng.standard_normal((n, d))
+        w = rng.standard_normal(d) * (rng.random(d) < 0.5)
+        y = (rng.random(n) < 1.0 / (1.0 + np.exp(-X @ w))).astype(np.int64)
+        return Dataset(title, "binary", X, y, False)
+    if kind == "drift":
+        d = 4
+        X = rng.standard_normal((n, d))
+        a, b = np.array([1.0, 2.0, 0.0, 0.0]), np.array([0.0, 0.0, 2.0, 1.0])
+        half = n // 2
+        y = np.concatenate([X[:half] @ a, X[half:] @ b]) + 0.3 * rng.standard_normal(n)
+        return Dataset(title, "regression", X, y, False)
+    if kind == "bumps_binary":
+        X, F = _bumps(rng, n)
+        y = np.where(F >= np.median(F), 1, -1)
+        return Dataset(title, "binary", X, y, False)
+    if kind == "bumps_regression":
+        X, F = _bumps(rng, n)
+        y = F + 0.1 * F.std() * rng.standard_normal(n)
+        return Dataset(title, "regression", X, y, False)
+    if kind == "groups":
+        m, d = 6, 10
+        w0 = rng.standard_normal(d)
+        W = w0 / np.linalg.norm(w0) + 0.5 * rng.standard_normal((m, d)) / np.sqrt(d)
+        noise = np.r_[0.3, np.full(m - 1, 0.05)]
+        # group 0 (the noisy one) is also the rare one, as a minority group would be
+        p = np.r_[0.05, np.full(m - 1, 0.95 / (m - 1))]
+
+        def sample(k):
+            g = rng.choice(m, size=k, p=p)
+            Xg = rng.standard_normal((k, d))
+            yg = (np.einsum("ij,ij->i", Xg, W[g]) > 0) ^ (rng.random(k) < noise[g])
+            return Xg, yg.astype(np.int64), g
+
+        X, y, g = sample(n)
+        Xt, yt, gt = sample(n)
+        extra = dict(groups=g, group_names=[f"group {i}" + (" (noisy)" if i == 0 else "")
+                                            for i in range(m)],
+                     X_test=Xt, y_test=yt, groups_test=gt)
+        return Dataset(title, "groups", X, y, False, extra)
+    raise ValueError(kind)
+
+
+class DataStore:
+    """Loads each real dataset once; builds each synthetic stand-in once."""
+
+    def __init__(self, data_home, quick):
+        self.data_home = data_home
+        self.quick = quick
+        self._cache = {}
+
+    def available(self, name):
+        if self.quick:
+            return False
+        return os.path.isfile(os.path.join(self.data_home, f"{name}.npz"))
+
+    def get(self, name, fallback):
+        key = name if self.available(name) else "synthetic:" + fallback
+        if key not in self._cache:
+            data = load_real(name, self.data_home) if self.available(name) else None
+            if data is None:
+                key = "synthetic:" + fallback
+                if key not in self._cache:
+                    self._cache[key] = synthetic(fallback, N_QUICK if self.quick else N_SYNTHETIC)
+            else:
+                self._cache[key] = data
+        return self._cache[key]
+
+    def plan(self, family):
+        """The datasets of a family, synthetic stand-ins deduplicated."""
+        seen, out = set(), []
+        for name, fallback in PLAN[family]:
+            key = name if self.available(name) else "synthetic:" + fallback
+            if key not in seen:
+                seen.add(key)
+                out.append((name, fallback))
+        return out
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _log_loss(p, y1):
+    p = np.clip(p, 1e-15, 1 - 1e-15)
+    return -(y1 * np.log(p) + (1 - y1) * np.log1p(-p))
+
+
+def _sigmoid(z):
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+def _minmax(X, low=-1.0, high=1.0):
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    return np.ascontiguousarray(low + (high - low) * (X - lo) / span)
+
+
+def _scale_target(y, low, high):
+    lo, hi = float(np.min(y)), float(np.max(y))
+    return low + (high - low) * (y - lo) / (hi - lo if hi > lo else 1.0)
+
+
+def _timed(fn, *args, **kwargs):
+    t0 = time.perf_counter()
+    out = fn(*args, **kwargs)
+    return out, time.perf_counter() - t0
+
+
+def _warm_up(est, X, y, **kw):
+    """Compile the estimator's pass (numba, cached on disk) before timing it."""
+    from sklearn.base import clone
+
+    k = min(50, len(y))
+    clone(est).partial_fit(X[:k], y[:k], **kw)
+
+
+def sklearn_prequential(est, X, y, *, classes=None, chunk=CHUNK, proba=False):
+    """The chunked prequential protocol for scikit-learn's ``partial_fit`` learners.
+
+    Each chunk is predicted with the current model, then learned; the first chunk gets the
+    prediction of a model that has seen nothing (probability 1/2, class ``classes[0]``, or 0).
+    Returns the predictions (positive-class probabilities with ``proba=True``).
+    """
+    n = len(y)
+    if proba:
+        out = np.full(n, 0.5)
+    elif classes is not None:
+        out = np.empty(n, dtype=np.asarray(y).dtype)
+        out[:] = classes[0]
+    else:
+        out = np.zeros(n)
+    kw = {"classes": classes} if classes is not None else {}
+    for start in range(0, n, chunk):
+        rows = slice(start, start + chunk)
+        if start > 0:
+            out[rows] = est.predict_proba(X[rows])[:, 1] if proba else est.predict(X[rows])
+        est.partial_fit(X[rows], y[rows], **kw)
+    return out
+
+
+def _nystroem_features(X, *, gamma=None, n_components=100):
+    """Nystroem features fitted (unsupervised) on the first rows of the stream."""
+    from sklearn.kernel_approximation import Nystroem
+
+    k = min(1000, len(X))
+    ny = Nystroem(gamma=gamma, n_components=min(n_components, k), random_state=0).fit(X[:k])
+    return ny.transform(X)
+
+
+# --------------------------------------------------------------------------- families
+
+
+def run_linear_model(data, ctx):
+    """Scale-invariant linear learners vs SGDClassifier, on raw and rescaled features."""
+    from sklearn.linear_model import SGDClassifier
+
+    from .linear_model import ScaleInvariantClassifier
+
+    X, y = data.X, data.y
+    classes = np.unique(y)
+    y1 = (y == classes[-1]).astype(float)
+    rng = np.random.default_rng([1, zlib.crc32(data.name.encode())])
+    scale = 10.0 ** rng.uniform(-3, 3, size=X.shape[1])
+    variants = {"raw": X, "rescaled": np.ascontiguousarray(X * scale)}
+    rows, curves = [], {}
+    sgd = []
+    for variant, Xv in variants.items():
+        ctx.progress.show(f"linear_model · {data.name} · SGDClassifier ({variant})")
+        p = sklearn_prequential(SGDClassifier(loss="log_loss", random_state=0), Xv, y,
+                                classes=classes, proba=True)
+        curves["SGDClassifier", variant] = losses = _log_loss(p, y1)
+        sgd.append(float(losses.mean()))
+    for invariance in ("coordinate", "full"):
+        values, seconds = [], 0.0
+        for variant, Xv in variants.items():
+            ctx.progress.show(f"linear_model · {data.name} · ScaleInvariant({invariance}, {variant})")
+            est = ScaleInvariantClassifier(invariance=invariance)
+            _warm_up(est, Xv, y, classes=classes)
+            dec, sec = _timed(est.partial_fit_decision_function, Xv, y, classes=classes)
+            losses = _log_loss(_sigmoid(dec), y1)
+            curves[f"ScaleInvariant({invariance})", variant] = losses
+            values.append(float(losses.mean()))
+            seconds += sec
+        rows.append(Row("linear_model", data.name, f"ScaleInvariantClassifier({invariance})",
+                        len(y), "log-loss, raw / rescaled", tuple(values),
+                        "SGDClassifier(log_loss)", tuple(sgd), seconds))
+    ctx.plot_data.setdefault("linear_model", (data.name, curves))
+    return rows
+
+
+def run_experts(data, ctx):
+    """Online ensembles of scikit-learn regressors (frozen and online experts)."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import Ridge, SGDRegressor
+
+    from .experts import PCS, FixedShare, OCSPlus, OnlineEnsembleRegressor
+    from .linear_model import ScaleInvariantRegressor
+
+    X, y = data.X, data.y.astype(float)
+    name = data.name
+    if data.real and data.name == "casp":  # the stream drifts when ordered by F3
+        order = np.argsort(X[:, 2], kind="stable")
+        X, y = X[order], y[order]
+        name = "casp (ordered by F3)"
+    n_warm = min(2000, max(100, len(y) // 10))
+    mu, sd = X[:n_warm].mean(axis=0), X[:n_warm].std(axis=0) + 1e-12
+    Xs = np.ascontiguousarray((X - mu) / sd)
+    Xw, yw, Xs_s, ys = Xs[:n_warm], y[:n_warm], Xs[n_warm:], y[n_warm:]
+    ctx.progress.show(f"experts · {name} · fitting the warm-up experts")
+    experts = [
+        ("sgd", SGDRegressor(random_state=0)),
+        ("scale_invariant", ScaleInvariantRegressor(loss="huber", epsilon=1.0)),
+        ("ridge_warmup", FrozenEstimator(Ridge().fit(Xw, yw))),
+        ("hgb_warmup", FrozenEstimator(HistGradientBoostingRegressor(max_iter=50, random_state=0)
+                                       .fit(Xw, yw))),
+    ]
+    names = [n for n, _ in experts]
+    T = len(ys)
+    rules = [("PCS", PCS()), ("OCSPlus", OCSPlus()), ("FixedShare", FixedShare())]
+    rows, weights = [], None
+    for rule_name, rule in rules:
+        ctx.progress.show(f"experts · {name} · OnlineEnsembleRegressor({rule_name})")
+        OnlineEnsembleRegressor(experts, rule=rule, loss="squared").fit(Xs_s[:200], ys[:200])
+        ens = OnlineEnsembleRegressor(experts, rule=rule, loss="squared")
+        preds, W = [], []
+        t0 = time.perf_counter()
+        for i in range(0, T, CHUNK):
+            preds.append(ens.partial_fit_predict(Xs_s[i:i + CHUNK], ys[i:i + CHUNK]))
+            W.append(np.tile(ens.weights_, (min(CHUNK, T - i), 1)))
+        sec = time.perf_counter() - t0
+        mse = float(np.mean((np.concatenate(preds) - ys) ** 2))
+        # online experts are asleep during the first chunk (charged nothing there)
+        n_pred = np.where(ens.online_, T - min(CHUNK, T), T)
+        expert_mse = ens.expert_cumulative_losses_ / np.maximum(n_pred, 1)
+        best = int(np.argmin(expert_mse))
+        rows.append(Row("experts", name, f"OnlineEnsembleRegressor({rule_name})", T, "MSE", mse,
+                        f"best single expert ({names[best]})",
+                        float(expert_mse[best]), sec))
+        if weights is None:
+            weights = np.vstack(W)
+    ctx.plot_data.setdefault("experts", (name, names, weights, n_warm))
+    return rows
+
+
+def run_kernel_selection(data, ctx):
+    """Online kernel selection (RF-OKS++, D = 100) vs a fixed-bandwidth Nystroem + SGD."""
+    from sklearn.linear_model import SGDClassifier, SGDRegressor
+
+    from .kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor
+
+    X = _minmax(data.X)  # the paper's protocol: features in [-1, 1]
+    n = len(data.y)
+    chunk = max(CHUNK, n // 100)
+    if data.task == "binary":
+        y = data.y
+        classes = np.unique(y)
+        est = KernelSelectionClassifier(algorithm="oks++", n_components=100, random_state=0)
+        kw = {"classes": classes}
+        metric = "error rate"
+    else:
+        y = _scale_target(data.y.astype(float), 0.0, 1.0)  # targets in [0, 1]
+        est = KernelSelectionRegressor(algorithm="oks++", n_components=100, random_state=0)
+        kw = {}
+        metric = "MSE (y in [0, 1])"
+    ctx.progress.show(f"kernel_selection · {data.name} · RF-OKS++")
+    _warm_up(est, X, y, **kw)
+    qs, preds = [], []
+    t0 = time.perf_counter()
+    for start in range(0, n, chunk):
+        rows_ = slice(start, start + chunk)
+        preds.append(est.partial_fit_predict(X[rows_], y[rows_], **kw))
+        q = np.asarray(est.q_)
+        qs.append(q if q.ndim == 1 else q.mean(axis=0))
+    sec = time.perf_counter() - t0
+    pred = np.concatenate(preds)
+    ctx.progress.show(f"kernel_selection · {data.name} · Nystroem+SGD")
+    Z = _nystroem_features(X)
+    if data.task == "binary":
+        value = float(np.mean(pred != y))
+        base = sklearn_prequential(SGDClassifier(loss="log_loss", random_state=0), Z, y,
+                                   classes=classes)
+        base_value = float(np.mean(base != y))
+        base_name = "Nystroem+SGDClassifier"
+    else:
+        value = float(np.mean((pred - y) ** 2))
+        base = sklearn_prequential(SGDRegressor(random_state=0), Z, y)
+        base_value = float(np.mean((base - y) ** 2))
+        base_name = "Nystroem+SGDRegressor"
+    learner = f"{type(est).__name__}(oks++, D=100), sigma={est.selected_sigma_:g}"
+    if data.task == "binary" or "kernel_selection" not in ctx.plot_data:
+        ctx.plot_data.setdefault("kernel_selection",
+                                 (data.name, np.array(est.sigmas), np.array(qs), chunk, n))
+    return [Row("kernel_selection", data.name, learner, n, metric, value, base_name, base_value,
+                sec)]
+
+
+def run_kernel_ridge(data, ctx):
+    """PKAWV (Taylor M=2 and Nystrom/KORS) vs Nystroem + SGD on the same kernel."""
+    from sklearn.linear_model import SGDClassifier, SGDRegressor
+
+    from .kernel_ridge import PKAWVClassifier, PKAWVRegressor
+
+    X = _minmax(data.X)  # the paper's protocol: features in [-1, 1], sigma = 1
+    n = len(data.y)
+    Z = None
+    rows, curves = [], {}
+    if data.task == "binary":
+        y = data.y
+        classes = np.unique(y)
+        learners = [(f"PKAWVClassifier(taylor, M={M})", PKAWVClassifier(degree=M)) for M in (2, 3)]
+        learners.append(("PKAWVClassifier(nystrom)",
+                         PKAWVClassifier(features="nystrom", random_state=0)))
+        kw = {"classes": classes}
+        metric = "error rate"
+
+        def score(pred):
+            return pred != y
+    else:
+        y = _scale_target(data.y.astype(float), -1.0, 1.0)  # targets in [-1, 1]
+        learners = [(f"PKAWVRegressor(taylor, M={M})", PKAWVRegressor(degree=M)) for M in (2, 3)]
+        learners.append(("PKAWVRegressor(nystrom)",
+                         PKAWVRegressor(features="nystrom", random_state=0)))
+        kw = {}
+        metric = "MSE (y in [-1, 1])"
+
+        def score(pred):
+            return (pred - y) ** 2
+    ctx.progress.show(f"kernel_ridge · {data.name} · Nystroem+SGD")
+    Z = _nystroem_features(X, gamma=0.5)  # sigma = 1: the same kernel as PKAWV
+    if data.task == "binary":
+        base = sklearn_prequential(SGDClassifier(loss="log_loss", random_state=0), Z, y,
+                                   classes=classes)
+        base_name = "Nystroem+SGDClassifier"
+    else:
+        base = sklearn_prequential(SGDRegressor(random_state=0), Z, y)
+        base_name = "Nystroem+SGDRegressor"
+    base_losses = score(base).astype(float)
+    curves[base_name] = base_losses
+    for name, est in learners:
+        ctx.progress.show(f"kernel_ridge · {data.name} · {name}")
+        _warm_up(est, X, y, **kw)
+        pred, sec = _timed(est.partial_fit_predict, X, y, **kw)
+        losses = score(pred).astype(float)
+        curves[name] = losses
+        m = getattr(est, "n_components_", None)
+        label = name if m is None else f"{name}, m={m}"
+        rows.append(Row("kernel_ridge", data.name, label, n, metric, float(losses.mean()),
+                        base_name, float(base_losses.mean()), sec))
+    if data.task == "regression":
+        ctx.plot_data.setdefault("kernel_ridge", (data.name, metric, curves))
+    return rows
+
+
+def run_dro(data, ctx):
+    """Group DRO (worst group) vs ERM LogisticRegression, per-group held-out log-loss."""
+    from sklearn.linear_model import LogisticRegression
+
+    try:
+        from .dro import GroupDROClassifier
+    except ImportError as exc:  # the family is optional in the tour
+        ctx.notes.append(f"dro: skipped (skonline.dro does not import: {exc}).")
+        return []
+    X, y, g = data.X, data.y, data.extra["groups"]
+    Xt, yt, gt = data.extra["X_test"], data.extra["y_test"], data.extra["groups_test"]
+    names = data.extra["group_names"]
+    if data.real:  # adult: standardise the 6 numeric columns, keep the one-hot ones at 0/1
+        mu, sd = X[:, :6].mean(axis=0), X[:, :6].std(axis=0) + 1e-12
+        X, Xt = X.copy(), Xt.copy()
+        X[:, :6] = (X[:, :6] - mu) / sd
+        Xt[:, :6] = (Xt[:, :6] - mu) / sd
+        # the setting benchmarks/dro.py chose by worst-group validation risk
+        params = dict(algorithm="smd", radius=10.0, eta_w_scale=10.0, eta_q_scale=10.0,
+                      n_epochs=20)
+    else:
+        params = dict(algorithm="smd", radius=5.0, eta_q_scale=10.0, n_epochs=10)
+    classes = np.unique(y)
+    y1t = (yt == classes[-1]).astype(float)
+
+    def group_risks(model):
+        losses = _log_loss(model.predict_proba(Xt)[:, -1], y1t)
+        return np.array([losses[gt == k].mean() if np.any(gt == k) else np.nan
+                         for k in range(len(names))])
+
+    ctx.progress.show(f"dro · {data.name} · GroupDROClassifier")
+    est = GroupDROClassifier(random_state=0, **params)
+    small = np.concatenate([np.flatnonzero(g == k)[:5] for k in np.unique(g)])
+    GroupDROClassifier(random_state=0, **{**params, "n_epochs": 1}).fit(X[small], y[small],
+                                                                       groups=g[small])
+    _, sec = _timed(est.fit, X, y, groups=g)
+    ctx.progress.show(f"dro · {data.name} · LogisticRegression (ERM)")
+    erm = LogisticRegression(max_iter=5000).fit(X, y)
+    r_dro, r_erm = group_risks(est), group_risks(erm)
+    worst = int(np.nanargmax(r_dro))
+    worst_erm = int(np.nanargmax(r_erm))
+    ctx.plot_data.setdefault("dro", (data.name, names, r_dro, r_erm))
+    ctx.notes.append(f"dro on {data.name}: worst group {names[worst]} (GroupDROClassifier), "
+                     f"{names[worst_erm]} (LogisticRegression); group weights q_ = "
+                     f"{np.round(est.q_, 2).tolist()}.")
+    return [Row("dro", data.name, "GroupDROClassifier(smd)", len(y), "worst-group log-loss",
+                float(r_dro[worst]), "LogisticRegression (ERM)", float(r_erm[worst_erm]), sec)]
+
+
+RUNNERS = {
+    "linear_model": run_linear_model,
+    "experts": run_experts,
+    "kernel_selection": run_kernel_selection,
+    "kernel_ridge": run_kernel_ridge,
+    "dro": run_dro,
+}
+
+
+# --------------------------------------------------------------------------- plots
+
+
+def _plot_linear_model(plt, payload, path):
+    name, curves = payload
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    colors = {}
+    for (learner, variant), losses in curves.items():
+        color = colors.setdefault(learner, f"C{len(colors)}")
+        t = np.arange(1, len(losses) + 1)
+        style = "-" if variant == "raw" else "--"
+        ax.plot(t, np.cumsum(losses) / t, style, color=color, lw=1.6 if variant == "raw" else 1.2,
+                label=f"{learner}, {variant}")
+    ax.set_xscale("log")
+    ax.set_ylim(0, 2.0)
+    ax.set_xlabel("rows seen")
+    ax.set_ylabel("running mean log-loss (clipped at 2)")
+    ax.set_title(f"{name}: raw features (solid) vs rescaled by 10^U(-3,3) (dashed)")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _plot_experts(plt, payload, path):
+    from .plotting import plot_weights
+
+    name, names, W, n_warm = payload
+    fig, ax = plt.subplots(figsize=(8, 4))
+    plot_weights(W, expert_names=names, ax=ax)
+    ax.set_title(f"{name}: expert weights of OnlineEnsembleRegressor(PCS)\n"
+                 f"(frozen experts fitted on a {n_warm}-row warm-up)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _plot_kernel_selection(plt, payload, path):
+    name, sigmas, qs, chunk, n = payload
+    t = np.minimum(np.arange(1, len(qs) + 1) * chunk, n)
+    fig, ax = plt.subplots(figsize=(8, 4))
+    colors = plt.cm.viridis(np.linspace(0, 0.95, len(sigmas)))
+    ax.stackplot(t, qs.T, colors=colors, labels=[f"sigma = {s:g}" for s in sigmas])
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("rows seen")
+    ax.set_ylabel("kernel probability q")
+    ax.set_title(f"{name}: RF-OKS++ distribution over the Gaussian bandwidths")
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _plot_kernel_ridge(plt, payload, path):
+    name, metric, curves = payload
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for label, losses in curves.items():
+        t = np.arange(1, len(losses) + 1)
+        ax.plot(t, np.cumsum(losses) / t, label=label, lw=1.4)
+    ax.set_xscale("log")
+    ax.set_xlabel("rows seen")
+    ax.set_ylabel(f"running {metric}")
+    top = max(np.mean(v) for v in curves.values())
+    ax.set_ylim(0, 2.5 * top)
+    ax.set_title(f"{name}: progressive loss of PKAWV and Nystroem+SGD")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _plot_dro(plt, payload, path):
+    name, names, r_dro, r_erm = payload
+    xs = np.arange(len(names))
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.bar(xs - 0.2, r_dro, width=0.4, label="GroupDROClassifier (worst group)")
+    ax.bar(xs + 0.2, r_erm, width=0.4, label="ERM LogisticRegression")
+    ax.set_xticks(xs)
+    ax.set_xticklabels(names, rotation=20, fontsize=8)
+    ax.set_ylabel("held-out log-loss")
+    ax.set_title(f"{name}: per-group risk")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+PLOTS = {
+    "linear_model": ("linear_model_raw_vs_rescaled.png", _plot_linear_model),
+    "experts": ("experts_weights.png", _plot_experts),
+    "kernel_selection": ("kernel_selection_probabilities.png", _plot_kernel_selection),
+    "kernel_ridge": ("kernel_ridge_progressive_loss.png", _plot_kernel_ridge),
+    "dro": ("dro_group_risks.png", _plot_dro),
+}
+
+
+def write_plots(plot_data, output_dir):
+    """Write the PNGs; returns their paths, or None when matplotlib is not installed."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for family in FAMILIES:
+        if family in plot_data:
+            filename, plot = PLOTS[family]
+            path = output_dir / filename
+            plot(plt, plot_data[family], path)
+            paths.append(path)
+    return paths
+
+
+# --------------------------------------------------------------------------- table
+
+
+COLUMNS = ("family", "dataset", "learner", "rows", "metric", "value", "baseline",
+           "baseline value", "seconds")
+
+
+def _number(value):
+    if isinstance(value, tuple):
+        return " / ".join(_number(v) for v in value)
+    return f"{value:.4g}"
+
+
+def _cells(row):
+    return (row.family, row.dataset, row.learner, f"{row.rows:,}", row.metric, _number(row.value),
+            row.baseline, _number(row.baseline_value), f"{row.seconds:.3f}")
+
+
+def format_table(rows):
+    """A Markdown pipe table, padded for the terminal."""
+    cells = [COLUMNS] + [_cells(r) for r in rows]
+    widths = [max(len(c[j]) for c in cells) for j in range(len(COLUMNS))]
+    right = {3, 5, 7, 8}
+
+    def line(c):
+        return "| " + " | ".join(
+            (s.rjust(w) if j in right else s.ljust(w)) for j, (s, w) in enumerate(zip(c, widths))
+        ) + " |"
+
+    sep = "|" + "|".join(("-" * (w + 1) + ":") if j in right else "-" * (w + 2)
+                         for j, w in enumerate(widths)) + "|"
+    return "\n".join([line(cells[0]), sep] + [line(c) for c in cells[1:]])
+
+
+LEGEND = """\
+Lower is better everywhere. Every score is progressive (prequential): each row is predicted,
+then learned, in one pass. Real datasets: a fixed random permutation, at most {max_rows:,} rows.
+Baselines: what a scikit-learn user would pick instead, learned with partial_fit in chunks of
+100 rows (each chunk is predicted with the current model, then learned).
+- linear_model: log-loss on the raw features / on features multiplied by 10^U(-3, 3).
+- experts: chunks of 100 rows; the best single expert is chosen in hindsight (an oracle).
+- kernel_selection, kernel_ridge: features min-max scaled to [-1, 1] (the papers' protocol);
+  Nystroem: 100 components fitted on the first 1,000 rows, default gamma for
+  kernel_selection (no bandwidth selection), gamma = 0.5 (PKAWV's kernel) for kernel_ridge.
+- dro: fitted on the training rows, log-loss per group on held-out rows (the worst group).
+seconds: the skonline learner (numba compilation excluded)."""
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def run(*, data_home=None, output_dir="skonline_tour", quick=False, progress=None,
+        families=FAMILIES, out=None):
+    """Run the tour, print the table and write the plots. Returns the exit code."""
+    out = out if out is not None else sys.stdout
+    t_start = time.perf_counter()
+    home = resolve_data_home(data_home)
+    store = DataStore(home, quick)
+    if progress is None:
+        progress = sys.stderr.isatty()
+    plan = [(f, name, fb) for f in families for name, fb in store.plan(f)]
+    ctx = _Context(Progress(len(plan), progress))
+
+    found = sorted({name for _, name, _ in plan if store.available(name)})
+    missing = sorted({name for _, name, _ in plan if not store.available(name)})
+    print("skonline tour: every family, one prequential pass per learner", file=out)
+    if quick:
+        print("--quick: small synthetic data only.", file=out)
+    else:
+        print(f"data home: {home}", file=out)
+        print(f"  found: {', '.join(found) if found else 'none'}", file=out)
+        if missing:
+            print(f"  missing (synthetic stand-ins used, nothing is downloaded): "
+                  f"{', '.join(missing)}", file=out)
+            if not found:
+                print("  point SKONLINE_DATA (or --data-home) at a folder with the .npz files "
+                      "to run on the real datasets.", file=out)
+    out.flush()
+
+    rows, failed = [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for family, name, fallback in plan:
+            data = store.get(name, fallback)
+            ctx.progress.show(f"{family} · {data.name}")
+            try:
+                rows.extend(RUNNERS[family](data, ctx))
+            except Exception as exc:  # noqa: BLE001 - report, go on with the other families
+                failed.append(family)
+                ctx.notes.append(f"{family} on {data.name}: FAILED ({type(exc).__name__}: {exc})")
+            ctx.progress.advance(f"{family} · {data.name} done")
+    ctx.progress.close()
+
+    print("", file=out)
+    print(format_table(rows), file=out)
+    print("", file=out)
+    print(LEGEND.format(max_rows=MAX_ROWS), file=out)
+    for note in ctx.notes:
+        print(note, file=out)
+
+    paths = write_plots(ctx.plot_data, output_dir)
+    print("", file=out)
+    if paths is None:
+        print("matplotlib is not installed: plots skipped (pip install matplotlib).", file=out)
+    else:
+        table_path = Path(output_dir) / "results.md"
+        table_path.write_text(format_table(rows) + "\n\n" + LEGEND.format(max_rows=MAX_ROWS)
+                              + "\n", encoding="utf-8")
+        print("plots and table written:", file=out)
+        for p in paths + [table_path]:
+            print(f"  {p}", file=out)
+    print(f"\ntotal time {time.perf_counter() - t_start:.1f} s (including numba compilation "
+          "on a first run)", file=out)
+    out.flush()
+    return 1 if failed else 0
+
+
+class _Context:
+    def __init__(self, progress):
+        self.progress = progress
+        self.plot_data = {}
+        self.notes = []
