@@ -1,0 +1,253 @@
+"""The command line: ``skonline tour`` and ``skonline reproduce`` (skonline/__main__.py).
+
+The tour runs in a subprocess (``python -m skonline``), as a user runs it, with skonline
+imported from this repository. The benchmarks themselves are never run here.
+"""
+
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from skonline.__main__ import find_benchmark, main
+from skonline._tour import FAMILIES, Progress, format_table, Row
+
+ROOT = Path(__file__).resolve().parents[1]
+PNGS = {
+    "linear_model": "linear_model_raw_vs_rescaled.png",
+    "experts": "experts_weights.png",
+    "kernel_selection": "kernel_selection_probabilities.png",
+    "kernel_ridge": "kernel_ridge_progressive_loss.png",
+    "dro": "dro_group_risks.png",
+}
+
+
+def _have_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _env(**extra):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    env["MPLBACKEND"] = "Agg"
+    env.update(extra)
+    return env
+
+
+def _skonline(args, *, cwd, env=None, timeout=120):
+    env = env if env is not None else _env()
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "skonline", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    return proc, time.perf_counter() - t0
+
+
+def _table(stdout):
+    """The rows of the results table, as lists of cells (header and separator dropped)."""
+    lines = [ln for ln in stdout.splitlines() if ln.startswith("|")]
+    assert len(lines) >= 3, stdout
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert header[:3] == ["family", "dataset", "learner"]
+    assert set(lines[1]) <= set("|-:")
+    return [[c.strip() for c in ln.strip("|").split("|")] for ln in lines[2:]]
+
+
+def test_tour_quick(tmp_path):
+    out = tmp_path / "tour"
+    proc, seconds = _skonline(["tour", "--quick", "--no-progress", "--output-dir", str(out)],
+                              cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-4000:] + proc.stdout[-4000:]
+    assert seconds < 60, f"the quick tour took {seconds:.1f} s"
+    rows = _table(proc.stdout)
+    assert {r[0] for r in rows} == set(FAMILIES)  # a row (or more) per family
+    for r in rows:
+        assert r[1].startswith("synthetic: "), r  # --quick never reads the data home
+        assert len(r) == 9 and r[3].replace(",", "").isdigit(), r
+        for value in r[5].split(" / ") + r[7].split(" / "):
+            assert np.isfinite(float(value)), r
+    # the scale-invariant learners score the same on raw and rescaled features; SGD does not
+    for r in rows:
+        if r[0] == "linear_model":
+            raw, rescaled = r[5].split(" / ")
+            assert raw == rescaled, r
+            sgd_raw, sgd_rescaled = r[7].split(" / ")
+            assert sgd_raw != sgd_rescaled, r
+    assert "\r[" not in proc.stderr  # --no-progress
+    if _have_matplotlib():
+        for family, png in PNGS.items():
+            path = out / png
+            assert path.is_file() and path.stat().st_size > 5000, path
+            assert str(path) in proc.stdout  # the paths are printed
+        assert (out / "results.md").read_text().count("| linear_model") >= 1
+    else:
+        assert "plots skipped" in proc.stdout
+
+
+def test_families_filter_and_default_command(tmp_path):
+    out = tmp_path / "tour"
+    # no command: the tour is the default
+    proc, _ = _skonline(["--quick", "--no-progress", "--families", "dro,linear_model",
+                         "--output-dir", str(out)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    rows = _table(proc.stdout)
+    assert [r[0] for r in rows][0] == "linear_model"  # the tour's order, not the flag's
+    assert {r[0] for r in rows} == {"linear_model", "dro"}
+    if _have_matplotlib():
+        assert sorted(p.name for p in out.glob("*.png")) == sorted(
+            [PNGS["linear_model"], PNGS["dro"]])
+
+
+def test_families_unknown_is_an_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["tour", "--families", "linear_model,bogus"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "bogus" in err and "kernel_selection" in err
+
+
+def _write_tiny_magic04(folder, n=400, seed=0):
+    """A magic04.npz in the data-home layout of skonline.datasets: X float64, y int64 in +-1."""
+    rng = np.random.default_rng(seed)
+    X = np.abs(rng.standard_normal((n, 10))) * 50.0
+    y = np.where(X[:, 0] + 10 * rng.standard_normal(n) > 40, 1, -1).astype(np.int64)
+    np.savez_compressed(folder / "magic04.npz", X=X, y=y)
+
+
+def test_tour_reads_the_data_home_and_falls_back_to_synthetic(tmp_path):
+    home = tmp_path / "data"
+    home.mkdir()
+    _write_tiny_magic04(home)
+    (home / "phishing.npz").write_bytes(b"not a zip file")  # unreadable: falls back too
+    before = sorted(p.name for p in home.iterdir())
+    out = tmp_path / "tour"
+    proc, seconds = _skonline(["tour", "--no-progress", "--output-dir", str(out)],
+                              cwd=tmp_path, env=_env(SKONLINE_DATA=str(home)))
+    assert proc.returncode == 0, proc.stderr[-4000:] + proc.stdout[-4000:]
+    assert f"data home: {home}" in proc.stdout
+    assert re.search(r"found: magic04\b", proc.stdout), proc.stdout[:1000]
+    assert "phishing.npz" in proc.stderr  # reported, then replaced by synthetic data
+    rows = _table(proc.stdout)
+    assert {r[0] for r in rows} == set(FAMILIES)
+    assert len({tuple(r[:3]) for r in rows}) == len(rows)  # each stand-in runs once per family
+    by_family = {}
+    for r in rows:
+        by_family.setdefault(r[0], set()).add(r[1])
+    # magic04 is used where the tour uses it, with all its rows; every other set is synthetic
+    assert "magic04" in by_family["linear_model"]
+    assert "magic04" in by_family["kernel_selection"]
+    for r in rows:
+        if r[1] == "magic04":
+            assert r[3] == "400", r
+        else:
+            assert r[1].startswith("synthetic: "), r
+    for family in ("experts", "kernel_ridge", "dro"):
+        assert all(d.startswith("synthetic: ") for d in by_family[family])
+    # nothing was downloaded or written into the data home
+    assert sorted(p.name for p in home.iterdir()) == before
+    assert seconds < 90, f"the tour on synthetic stand-ins took {seconds:.1f} s"
+
+
+def test_data_home_flag_overrides_the_environment(tmp_path):
+    home = tmp_path / "data"
+    home.mkdir()
+    _write_tiny_magic04(home, n=300)
+    proc, _ = _skonline(["tour", "--no-progress", "--families", "linear_model", "--data-home",
+                         str(home), "--output-dir", str(tmp_path / "o")], cwd=tmp_path,
+                        env=_env(SKONLINE_DATA=str(tmp_path / "nowhere")))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    rows = _table(proc.stdout)
+    assert ["magic04", "300"] == rows[0][1:4:2]
+    assert not (tmp_path / "nowhere").exists()  # the tour does not create a data home
+
+
+def test_progress_bar():
+    stream = io.StringIO()
+    bar = Progress(4, True, stream=stream, width=8)
+    bar.show("linear_model · magic04")
+    bar.advance("done")
+    bar.close()
+    text = stream.getvalue()
+    assert "\r[--------] 0/4" in text and "linear_model · magic04" in text
+    assert "\r[##------] 1/4" in text
+    assert text.endswith("\r")  # the line is cleared at the end
+    silent = io.StringIO()
+    bar = Progress(4, False, stream=silent)
+    bar.show("x")
+    bar.advance()
+    bar.close()
+    assert silent.getvalue() == ""
+
+
+def test_format_table():
+    rows = [Row("linear_model", "magic04", "SI", 19020, "log-loss, raw / rescaled",
+                (0.47051, 0.47051), "SGD", (12.36, 17.14), 0.0071),
+            Row("dro", "adult", "GDRO", 20000, "worst-group log-loss", 0.3951, "ERM", 0.395, 1.5)]
+    lines = format_table(rows).splitlines()
+    assert len(lines) == 4 and len({len(ln) for ln in lines}) == 1
+    assert "0.4705 / 0.4705" in lines[2] and "12.36 / 17.14" in lines[2]
+    assert "19,020" in lines[2] and "0.007" in lines[2]
+
+
+# --------------------------------------------------------------------------- reproduce
+
+
+def test_reproduce_unknown_family(tmp_path):
+    proc, _ = _skonline(["reproduce", "nonsense"], cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "unknown family 'nonsense'" in proc.stderr
+    for family in ("linear_model", "experts", "kernel_selection", "kernel_ridge", "dro"):
+        assert family in proc.stderr
+
+
+def test_reproduce_locates_the_script(tmp_path):
+    script = ROOT / "benchmarks" / "linear_model.py"
+    assert find_benchmark("linear_model") == script  # next to the imported package
+    # dry run: prints the script and the command with the forwarded arguments, runs nothing
+    proc, _ = _skonline(["reproduce", "--dry-run", "linear_model", "--quick"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert str(script) in proc.stdout and "--quick" in proc.stdout
+    # the arguments after the family go to the script: its own --help
+    proc, _ = _skonline(["reproduce", "linear_model", "--help"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "usage: linear_model.py" in proc.stdout
+
+
+def test_reproduce_from_the_current_directory(tmp_path, monkeypatch):
+    """A clone found from the current directory upwards (here: a subfolder of the repository)."""
+    monkeypatch.chdir(ROOT / "docs")
+    assert find_benchmark("experts") == ROOT / "benchmarks" / "experts.py"
+
+
+def test_reproduce_outside_a_clone_says_so(tmp_path):
+    """An installed package without the repository around it: a clear error."""
+    site = tmp_path / "site"
+    shutil.copytree(ROOT / "skonline", site / "skonline",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    work = tmp_path / "work"
+    work.mkdir()
+    env = _env()
+    env["PYTHONPATH"] = str(site)
+    proc, _ = _skonline(["reproduce", "experts"], cwd=work, env=env)
+    assert proc.returncode == 2
+    assert "benchmarks/experts.py not found" in proc.stderr
+    assert "clone of the repository" in proc.stderr
+
+
+def test_help_lists_the_commands(tmp_path):
+    proc, _ = _skonline(["--help"], cwd=tmp_path)
+    assert proc.returncode == 0
+    assert "tour" in proc.stdout and "reproduce" in proc.stdout
+    proc, _ = _skonline(["tour", "--help"], cwd=tmp_path)
+    for flag in ("--data-home", "--output-dir", "--quick", "--no-progress", "--families"):
+        assert flag in proc.stdout
