@@ -8,10 +8,11 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
 from ..losses import get_loss
+from ..utils.validation import validate_X_predict
 from . import _gdro_core as core
 
 __all__ = ["GroupDROClassifier", "GroupDRORegressor"]
@@ -51,7 +52,7 @@ class _BaseGroupDRO:
     }
 
     _private_state = (
-        "_rng", "_validated_params", "_W", "_w_sum", "_logq", "_qlin", "_q_sum", "_sc", "_order",
+        "_rng", "_W", "_w_sum", "_logq", "_qlin", "_q_sum", "_sc", "_order",
         "_g_loss", "_stats", "_bX", "_bY", "_bstate", "_uq", "_ustate", "_pend",
         "_pstate",
     )
@@ -508,7 +509,7 @@ class _BaseGroupDRO:
 
     def _raw_decision(self, X):
         check_is_fitted(self, "coef_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        X = validate_X_predict(self, X, dtype=np.float64, order="C")
         return self._decision_raw(X)
 
     def group_risk(self, X, y, groups=None):
@@ -530,7 +531,7 @@ class _BaseGroupDRO:
             The loss (``loss``, raw scale, averaged over heads) of ``predict``'s model per group.
         """
         check_is_fitted(self, "coef_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        X = validate_X_predict(self, X, dtype=np.float64, order="C")
         y = np.asarray(y)
         if groups is None:
             groups = np.zeros(X.shape[0], dtype=np.int64)
