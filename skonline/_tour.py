@@ -800,7 +800,12 @@ def run(*, data_home=None, output_dir="skonline_tour", quick=False, progress=Non
     out.flush()
 
     rows, failed, done = [], [], set()
-    with warnings.catch_warnings():
+    from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
+
+    # one thread for BLAS and OpenMP (Nystroem, HistGradientBoosting): the problems are small
+    # and the skonline passes are sequential anyway; this keeps the tour from oversubscribing
+    # a busy machine
+    with warnings.catch_warnings(), threadpool_limits(limits=1):
         warnings.simplefilter("ignore")
         for family, name, fallback in plan:
             data = store.get(name, fallback)

@@ -49,6 +49,7 @@ from .utils.validation import validate_X_chunk
 __all__ = [
     "OnlineMixin",
     "OnlineClassifierMixin",
+    "OnlineDecisionClassifierMixin",
     "OnlineRegressorMixin",
     "make_generator",
     "running_sum",
@@ -453,6 +454,108 @@ class OnlineClassifierMixin(ClassifierMixin, OnlineMixin):
         """Average training loss of the prequential predictions."""
         check_is_fitted(self, "cumulative_loss_")
         return self.cumulative_loss_ / max(self.n_samples_seen_, 1)
+
+
+def _sigmoid(z):
+    return 0.5 * (1.0 + np.tanh(0.5 * z))  # the logistic function, without overflow
+
+
+class OnlineDecisionClassifierMixin(OnlineClassifierMixin):
+    """Classifiers whose outputs are decision values from ``_raw_decision(X)``.
+
+    Provides ``decision_function``, ``predict`` and, for the log loss (``loss='log_loss'`` or
+    ``'logistic'``), ``predict_proba``, ``predict_log_proba`` and ``partial_fit_predict_proba``:
+    the sigmoid of the decision values, normalised across one-vs-rest heads as in SGDClassifier.
+    ``_raw_decision(X)`` validates ``X`` and returns decision values of shape (n_samples, n_heads)
+    without changing the state.
+    """
+
+    def decision_function(self, X):
+        """Decision values: shape (n_samples,) for binary problems, (n_samples, n_classes) otherwise.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray
+        """
+        return self._response(self._raw_decision(X), "decision_function")
+
+    def predict(self, X):
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self._labels_from_decision(self._raw_decision(X))
+
+    def _has_proba(self):
+        return getattr(self, "loss", None) in ("log_loss", "logistic")
+
+    def _proba_from_decision(self, dec):
+        if not self._has_proba():
+            raise AttributeError(f"predict_proba is only available for the log loss, not loss={self.loss!r}.")
+        dec = np.asarray(dec)
+        if dec.ndim == 1:
+            dec = dec[:, None]
+        p = _sigmoid(dec)
+        if p.shape[1] == 1:
+            return np.hstack([1.0 - p, p])
+        s = p.sum(axis=1, keepdims=True)
+        return np.where(s > 0, p / np.where(s > 0, s, 1.0), 1.0 / p.shape[1])
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Class probabilities (log loss only; one-vs-rest heads normalised as in SGDClassifier).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        return self._proba_from_decision(self._raw_decision(X))
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    @available_if(_has_proba)
+    def partial_fit_predict_proba(self, X, y, **fit_params):
+        """Learn the chunk; return each row's class probabilities computed before learning it.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        **fit_params : dict
+            As for :meth:`partial_fit`.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        return self._partial_fit_response(X, y, "predict_proba", **fit_params)
 
 
 class OnlineRegressorMixin(RegressorMixin, OnlineMixin):

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
+from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
 from ..losses import get_loss
 from ..utils.validation import validate_X_predict
 from . import _gdro_core as core
@@ -722,7 +722,7 @@ _DOC_NOTES = """
 """
 
 
-class GroupDROClassifier(_BaseGroupDRO, OnlineClassifierMixin, BaseEstimator):
+class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstimator):
     __doc__ = (
         """Linear classifier minimising the worst group risk (group DRO) by stochastic approximation.
 
@@ -884,76 +884,8 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineClassifierMixin, BaseEstimator):
         return self._partial_fit_response(X, y, "predict", groups=groups, classes=classes,
                                           group_labels=group_labels)
 
-    def decision_function(self, X):
-        """Decision values of the averaged model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-        """
-        return self._response(self._raw_decision(X), "decision_function")
-
-    def predict(self, X):
-        """Predicted class labels.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        return self._labels_from_decision(self._raw_decision(X))
-
-    def _has_proba(self):
-        return get_loss(self.loss).name == "log_loss"
-
-    def _proba_from_decision(self, dec):
-        dec = np.asarray(dec)
-        if dec.ndim == 1:
-            dec = dec[:, None]
-        p = 1.0 / (1.0 + np.exp(-np.clip(dec, -700, 700)))
-        if p.shape[1] == 1:
-            return np.hstack([1.0 - p, p])
-        s = p.sum(axis=1, keepdims=True)
-        return np.where(s > 0, p / np.where(s > 0, s, 1.0), 1.0 / p.shape[1])
-
-    @available_if(_has_proba)
-    def predict_proba(self, X):
-        """Class probabilities (``loss='log_loss'``; one-vs-rest normalised for multiclass).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        return self._proba_from_decision(self._raw_decision(X))
-
-    @available_if(_has_proba)
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-        """
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
-
     def _online_test_stream(self, rng, n_samples=60, n_features=4, n_classes=2):
-        return OnlineClassifierMixin._online_test_stream(self, rng, n_samples, n_features, n_classes)
+        return OnlineDecisionClassifierMixin._online_test_stream(self, rng, n_samples, n_features, n_classes)
 
 
 class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):

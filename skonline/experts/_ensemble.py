@@ -25,7 +25,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import _BaseComposition
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 from sklearn.exceptions import NotFittedError
 
 from ..base import OnlineClassifierMixin, OnlineRegressorMixin, running_sum

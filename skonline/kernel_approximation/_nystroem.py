@@ -8,7 +8,7 @@ import numpy as np
 from scipy.linalg import solve_triangular
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineMixin
 from ..utils._online_kernel import (

@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineRegressorMixin, raise_if_nonfinite
 from . import _core as core

@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineRegressorMixin, raise_if_nonfinite
 from . import _core as core

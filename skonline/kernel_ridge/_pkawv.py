@@ -8,9 +8,9 @@ from scipy.linalg import solve_triangular
 from scipy.special import comb
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
+from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
 from ..utils._online_kernel import rbf_matrix, taylor_tables, taylor_transform
 from ..utils.validation import validate_X_predict
 from . import _core as core
@@ -387,7 +387,7 @@ class PKAWVRegressor(_PKAWVBase, OnlineRegressorMixin, BaseEstimator):
         return self._raw_predict(X)[:, 0]
 
 
-class PKAWVClassifier(_PKAWVBase, OnlineClassifierMixin, BaseEstimator):
+class PKAWVClassifier(_PKAWVBase, OnlineDecisionClassifierMixin, BaseEstimator):
     __doc__ = (
         r"""Online kernel classifier: PKAWV regression on +-1 targets, one-vs-rest.
 
@@ -451,34 +451,12 @@ class PKAWVClassifier(_PKAWVBase, OnlineClassifierMixin, BaseEstimator):
     _test_params = [{}, {"features": "nystrom"}]
     _test_param_keys = ("features",)
 
+    def _raw_decision(self, X):
+        """Forecasts of the +-1 targets, one column per head (the shared decision interface)."""
+        return self._raw_predict(X)
+
     def _allocate(self, chunk):
         self._allocate_pkawv(chunk["X"].shape[1], self._n_heads)
 
     def _learn(self, chunk):
         return self._run_pass(chunk["X"], chunk["Y"])
-
-    def decision_function(self, X):
-        """Forecasts of the +-1 targets: shape (n_samples,) binary, (n_samples, n_classes) else.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        scores : ndarray
-        """
-        return self._response(self._raw_predict(X), "decision_function")
-
-    def predict(self, X):
-        """Predicted class labels (sign, or argmax one-vs-rest).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        return self._labels_from_decision(self._raw_predict(X))

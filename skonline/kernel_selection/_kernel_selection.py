@@ -9,10 +9,9 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from threadpoolctl import ThreadpoolController
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
+from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
 from ..losses import get_loss
 from . import _core
 from ..utils.validation import validate_X_predict
@@ -638,7 +637,7 @@ _REFERENCES = """
 """
 
 
-class KernelSelectionClassifier(_KernelSelectionBase, OnlineClassifierMixin, BaseEstimator):
+class KernelSelectionClassifier(_KernelSelectionBase, OnlineDecisionClassifierMixin, BaseEstimator):
     __doc__ = (
         """Online Gaussian-kernel classifier that selects the bandwidth under bandit feedback.
 
@@ -751,77 +750,6 @@ class KernelSelectionClassifier(_KernelSelectionBase, OnlineClassifierMixin, Bas
         else:
             pred = np.argmax(raw, axis=1)
         self.n_mistakes_ = getattr(self, "n_mistakes_", 0) + int(np.count_nonzero(pred != chunk["y_index"]))
-
-    def decision_function(self, X):
-        """Decision values f(x) of the selected kernel's hypothesis (or the q-mixture).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-        """
-        return self._response(self._raw_decision(X), "decision_function")
-
-    def predict(self, X):
-        """Predicted class labels (positive class where f >= 0).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        return self._labels_from_decision(self._raw_decision(X))
-
-    def _has_proba(self):
-        return self.loss in ("logistic", "log_loss")
-
-    def _proba_from_decision(self, dec):
-        if not self._has_proba():
-            raise AttributeError(f"predict_proba is only available for loss='logistic', not {self.loss!r}.")
-        dec = np.asarray(dec)
-        if dec.ndim == 1:
-            dec = dec[:, None]
-        p = 0.5 * (1.0 + np.tanh(0.5 * dec))  # the logistic function, without overflow
-        if p.shape[1] == 1:
-            return np.hstack([1.0 - p, p])
-        s = p.sum(axis=1, keepdims=True)
-        return np.where(s > 0, p / np.where(s > 0, s, 1.0), 1.0 / p.shape[1])
-
-    @available_if(_has_proba)
-    def predict_proba(self, X):
-        """Class probabilities sigma(f) (logistic loss only; one-vs-rest normalised).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        return self._proba_from_decision(self._raw_decision(X))
-
-    @available_if(_has_proba)
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-        """
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
-
 
 class KernelSelectionRegressor(_KernelSelectionBase, OnlineRegressorMixin, BaseEstimator):
     __doc__ = (

@@ -7,10 +7,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
+from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
 from ..losses import get_loss
 from . import _scale_invariant_core as core
 from ..utils.validation import readonly, validate_X_predict
@@ -252,7 +251,7 @@ _REFERENCE = """
 """
 
 
-class ScaleInvariantClassifier(_ScaleInvariantBase, OnlineClassifierMixin, BaseEstimator):
+class ScaleInvariantClassifier(_ScaleInvariantBase, OnlineDecisionClassifierMixin, BaseEstimator):
     __doc__ = (
         """Online linear classifier that needs no learning rate and no feature scaling.
 
@@ -327,94 +326,6 @@ class ScaleInvariantClassifier(_ScaleInvariantBase, OnlineClassifierMixin, BaseE
 
     def _learn(self, chunk):
         return self._run_pass(chunk["X"], chunk["Y"])
-
-    def decision_function(self, X):
-        """Decision values: shape (n_samples,) for binary problems, (n_samples, n_classes) otherwise.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        scores : ndarray
-        """
-        return self._response(self._raw_decision(X), "decision_function")
-
-    def predict(self, X):
-        """Predicted class labels.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        return self._labels_from_decision(self._raw_decision(X))
-
-    def _has_proba(self):
-        return get_loss(self.loss).name == "log_loss"
-
-    def _proba_from_decision(self, dec):
-        if not self._has_proba():
-            raise AttributeError(f"predict_proba is only available for loss='log_loss', not {self.loss!r}.")
-        dec = np.asarray(dec)
-        if dec.ndim == 1:
-            dec = dec[:, None]
-        p = 1.0 / (1.0 + np.exp(-np.clip(dec, -700, 700)))
-        if p.shape[1] == 1:
-            return np.hstack([1.0 - p, p])
-        s = p.sum(axis=1, keepdims=True)
-        return np.where(s > 0, p / np.where(s > 0, s, 1.0), 1.0 / p.shape[1])
-
-    @available_if(_has_proba)
-    def predict_proba(self, X):
-        """Class probabilities (``loss='log_loss'`` only; one-vs-rest normalised as in SGD).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        return self._proba_from_decision(self._raw_decision(X))
-
-    @available_if(_has_proba)
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-        """
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
-
-    @available_if(_has_proba)
-    def partial_fit_predict_proba(self, X, y, **fit_params):
-        """Learn the chunk; return each row's class probabilities computed before learning it.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        **fit_params : dict
-            As for :meth:`partial_fit`.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        return self._partial_fit_response(X, y, "predict_proba", **fit_params)
-
 
 class ScaleInvariantRegressor(_ScaleInvariantBase, OnlineRegressorMixin, BaseEstimator):
     __doc__ = (

@@ -232,7 +232,6 @@ def full_pass(X, Y, fit_intercept, use_scaling, alpha, code, epsilon, lip, rank_
     z = np.zeros(D)
     u = np.empty(D)
     xp = np.empty(D)
-    coef = np.empty(D)
     g = np.empty(n_heads)
     two_a = 2.0 * alpha
     for i in range(n):

@@ -14,7 +14,6 @@ compiled passes call them once per row.
 import math
 
 import numba
-import numpy as np
 
 __all__ = ["sample_index", "exp_weights", "mix_uniform", "tsallis_omd_step"]
 

@@ -317,7 +317,6 @@ def project_clipped_spectraplex(Q, floor):
         raise ValueError(f"Q must be a non-empty square matrix; got shape {Q.shape}.")
     if not np.all(np.isfinite(Q)):
         raise ValueError("Q must be finite.")
-    K = Q.shape[0]
     q, V = np.linalg.eigh((Q + Q.T) / 2.0)
     w = project_clipped_simplex(q, floor)
     return w, V
