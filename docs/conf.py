@@ -50,7 +50,9 @@ extensions = [
     "sphinx.ext.mathjax",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    "mdtables",  # docs/_ext/mdtables.py: benchmark results (Markdown) included at build time
 ]
+sys.path.insert(0, str(DOCS / "_ext"))
 
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints"]
