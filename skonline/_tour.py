@@ -354,7 +354,7 @@ def run_linear_model(data, ctx):
     rows, curves = [], {}
     sgd = []
     for variant, Xv in variants.items():
-        ctx.progress.show(f"linear_model · {data.name} · SGDClassifier ({variant})")
+        ctx.progress.show(f"linear_model / {data.name} / SGDClassifier ({variant})")
         p = sklearn_prequential(SGDClassifier(loss="log_loss", random_state=0), Xv, y,
                                 classes=classes, proba=True)
         curves["SGDClassifier", variant] = losses = _log_loss(p, y1)
@@ -362,7 +362,8 @@ def run_linear_model(data, ctx):
     for invariance in ("coordinate", "full"):
         values, seconds = [], 0.0
         for variant, Xv in variants.items():
-            ctx.progress.show(f"linear_model · {data.name} · ScaleInvariant({invariance}, {variant})")
+            ctx.progress.show(
+                f"linear_model / {data.name} / ScaleInvariant({invariance}, {variant})")
             est = ScaleInvariantClassifier(invariance=invariance)
             _warm_up(est, Xv, y, classes=classes)
             dec, sec = _timed(est.partial_fit_decision_function, Xv, y, classes=classes)
@@ -392,11 +393,11 @@ def run_experts(data, ctx):
         order = np.argsort(X[:, 2], kind="stable")
         X, y = X[order], y[order]
         name = "casp (ordered by F3)"
-    n_warm = min(2000, max(100, len(y) // 10))
+    n_warm = min(2000, max(20, len(y) // 10), len(y) // 2)
     mu, sd = X[:n_warm].mean(axis=0), X[:n_warm].std(axis=0) + 1e-12
     Xs = np.ascontiguousarray((X - mu) / sd)
     Xw, yw, Xs_s, ys = Xs[:n_warm], y[:n_warm], Xs[n_warm:], y[n_warm:]
-    ctx.progress.show(f"experts · {name} · fitting the warm-up experts")
+    ctx.progress.show(f"experts / {name} / fitting the warm-up experts")
     experts = [
         ("sgd", SGDRegressor(random_state=0)),
         ("scale_invariant", ScaleInvariantRegressor(loss="huber", epsilon=1.0)),
@@ -409,7 +410,7 @@ def run_experts(data, ctx):
     rules = [("PCS", PCS()), ("OCSPlus", OCSPlus()), ("FixedShare", FixedShare())]
     rows, weights = [], None
     for rule_name, rule in rules:
-        ctx.progress.show(f"experts · {name} · OnlineEnsembleRegressor({rule_name})")
+        ctx.progress.show(f"experts / {name} / OnlineEnsembleRegressor({rule_name})")
         warm = OnlineEnsembleRegressor(experts, rule=rule, loss="squared")
         for i in (0, CHUNK):  # compile the passes the timed loop runs (asleep, then awake)
             warm.partial_fit_predict(Xs_s[i:i + CHUNK], ys[i:i + CHUNK])
@@ -454,7 +455,7 @@ def run_kernel_selection(data, ctx):
         est = KernelSelectionRegressor(algorithm="oks++", n_components=100, random_state=0)
         kw = {}
         metric = "MSE (y in [0, 1])"
-    ctx.progress.show(f"kernel_selection · {data.name} · RF-OKS++")
+    ctx.progress.show(f"kernel_selection / {data.name} / RF-OKS++")
     _warm_up(est, X, y, **kw)
     qs, preds = [], []
     t0 = time.perf_counter()
@@ -465,7 +466,7 @@ def run_kernel_selection(data, ctx):
         qs.append(q if q.ndim == 1 else q.mean(axis=0))
     sec = time.perf_counter() - t0
     pred = np.concatenate(preds)
-    ctx.progress.show(f"kernel_selection · {data.name} · Nystroem+SGD")
+    ctx.progress.show(f"kernel_selection / {data.name} / Nystroem+SGD")
     Z = _nystroem_features(X)
     if data.task == "binary":
         value = float(np.mean(pred != y))
@@ -517,7 +518,7 @@ def run_kernel_ridge(data, ctx):
 
         def score(pred):
             return (pred - y) ** 2
-    ctx.progress.show(f"kernel_ridge · {data.name} · Nystroem+SGD")
+    ctx.progress.show(f"kernel_ridge / {data.name} / Nystroem+SGD")
     Z = _nystroem_features(X, gamma=0.5)  # sigma = 1: the same kernel as PKAWV
     if data.task == "binary":
         base = sklearn_prequential(SGDClassifier(loss="log_loss", random_state=0), Z, y,
@@ -529,7 +530,7 @@ def run_kernel_ridge(data, ctx):
     base_losses = score(base).astype(float)
     curves[base_name] = base_losses
     for name, est in learners:
-        ctx.progress.show(f"kernel_ridge · {data.name} · {name}")
+        ctx.progress.show(f"kernel_ridge / {data.name} / {name}")
         _warm_up(est, X, y, **kw)
         pred, sec = _timed(est.partial_fit_predict, X, y, **kw)
         losses = score(pred).astype(float)
@@ -573,13 +574,13 @@ def run_dro(data, ctx):
         return np.array([losses[gt == k].mean() if np.any(gt == k) else np.nan
                          for k in range(len(names))])
 
-    ctx.progress.show(f"dro · {data.name} · GroupDROClassifier")
+    ctx.progress.show(f"dro / {data.name} / GroupDROClassifier")
     est = GroupDROClassifier(random_state=0, **params)
     small = np.concatenate([np.flatnonzero(g == k)[:5] for k in np.unique(g)])
     GroupDROClassifier(random_state=0, **{**params, "n_epochs": 1}).fit(X[small], y[small],
                                                                        groups=g[small])
     _, sec = _timed(est.fit, X, y, groups=g)
-    ctx.progress.show(f"dro · {data.name} · LogisticRegression (ERM)")
+    ctx.progress.show(f"dro / {data.name} / LogisticRegression (ERM)")
     erm = LogisticRegression(max_iter=5000).fit(X, y)
     r_dro, r_erm = group_risks(est), group_risks(erm)
     worst = int(np.nanargmax(r_dro))
@@ -810,16 +811,16 @@ def run(*, data_home=None, output_dir="skonline_tour", quick=False, progress=Non
         for family, name, fallback in plan:
             data = store.get(name, fallback)
             if (family, data.name) in done:  # an unreadable file fell back to a stand-in
-                ctx.progress.advance(f"{family} · {data.name} done")
+                ctx.progress.advance(f"{family} / {data.name} done")
                 continue
             done.add((family, data.name))
-            ctx.progress.show(f"{family} · {data.name}")
+            ctx.progress.show(f"{family} / {data.name}")
             try:
                 rows.extend(RUNNERS[family](data, ctx))
             except Exception as exc:  # noqa: BLE001 - report, go on with the other families
                 failed.append(family)
                 ctx.notes.append(f"{family} on {data.name}: FAILED ({type(exc).__name__}: {exc})")
-            ctx.progress.advance(f"{family} · {data.name} done")
+            ctx.progress.advance(f"{family} / {data.name} done")
     ctx.progress.close()
 
     print("", file=out)

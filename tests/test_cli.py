@@ -171,14 +171,28 @@ def test_data_home_flag_overrides_the_environment(tmp_path):
     assert not (tmp_path / "nowhere").exists()  # the tour does not create a data home
 
 
+def test_tour_without_matplotlib(tmp_path, monkeypatch):
+    """matplotlib is optional: the table is printed and the plots are skipped, with a note."""
+    from skonline._tour import run
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    out = io.StringIO()
+    code = run(quick=True, families=["dro"], output_dir=tmp_path / "tour", progress=False, out=out)
+    text = out.getvalue()
+    assert code == 0, text
+    assert [r[0] for r in _table(text)] == ["dro"]
+    assert "matplotlib is not installed: plots skipped" in text
+    assert not (tmp_path / "tour").exists()
+
+
 def test_progress_bar():
     stream = io.StringIO()
     bar = Progress(4, True, stream=stream, width=8)
-    bar.show("linear_model · magic04")
+    bar.show("linear_model / magic04")
     bar.advance("done")
     bar.close()
     text = stream.getvalue()
-    assert "\r[--------] 0/4" in text and "linear_model · magic04" in text
+    assert "\r[--------] 0/4" in text and "linear_model / magic04" in text
     assert "\r[##------] 1/4" in text
     assert text.endswith("\r")  # the line is cleared at the end
     silent = io.StringIO()
