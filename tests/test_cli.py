@@ -265,3 +265,36 @@ def test_help_lists_the_commands(tmp_path):
     proc, _ = _skonline(["tour", "--help"], cwd=tmp_path)
     for flag in ("--data-home", "--output-dir", "--quick", "--no-progress", "--families"):
         assert flag in proc.stdout
+
+
+# --------------------------------------------------------------------------- docs: markdown-tables
+
+
+def test_markdown_tables_parser():
+    """docs/_ext/mdtables.py turns the benchmark results' Markdown into blocks and nodes."""
+    pytest.importorskip("sphinx")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mdtables", ROOT / "docs" / "_ext" / "mdtables.py")
+    md = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(md)
+    text = (
+        "# Title\n\nCommand: `python x.py`  \nDate: today\n\n## Results\n\n"
+        "| learner | value |\n|---|---:|\n| **SI** | 0.5 \\| 0.6 |\n| q_ and 2 * 3 * 4 |\n\n"
+        "- one\n  continued\n- two *em*\n\n![plot](a.png)\n\n### Deeper\n\n```\ncode | here\n```\n"
+    )
+    blocks = md.parse_blocks(text)
+    assert [k for k, _ in blocks] == ["heading", "paragraph", "heading", "table", "bullets",
+                                      "image", "heading", "code"]
+    assert blocks[1][1] == "Command: `python x.py` Date: today"
+    header, rows = blocks[3][1]
+    assert header == ["learner", "value"]
+    assert rows == [["**SI**", "0.5 | 0.6"], ["q_ and 2 * 3 * 4"]]
+    assert blocks[4][1] == ["one continued", "two *em*"]
+    assert blocks[5][1] == ("plot", "a.png")
+    assert blocks[7][1] == "code | here"
+    table = md._table(header, rows)
+    assert table.astext().split() == ["learner", "value", "SI", "0.5", "|", "0.6",
+                                      "q_", "and", "2", "*", "3", "*", "4"]
+    kinds = [type(n).__name__ for n in md.inline_nodes("a `x_` **b** *c* 2 * 3 [d](http://e)")]
+    assert kinds == ["Text", "literal", "Text", "strong", "Text", "emphasis", "Text", "reference"]
