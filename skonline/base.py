@@ -201,47 +201,47 @@ class OnlineMixin:
                 self.n_samples_seen_ = 0
                 self.cumulative_loss_ = 0.0
                 self._allocate(chunk)
-            verbose = int(getattr(self, "verbose", 0) or 0)
-            if verbose <= 0:
-                raw = self._learn(chunk)
-                self._update_metrics(chunk, raw)
-                self.n_samples_seen_ += chunk["n_samples"]
-            else:
-                raw = self._learn_verbose(chunk, verbose)
+            raw = self._learn_blocks(chunk, int(getattr(self, "verbose", 0) or 0))
         except BaseException:
             self._restore(snapshot)
             raise
         return raw
 
-    def _learn_verbose(self, chunk, verbose):
-        """The same pass, in blocks of rows, printing progress after each (like SGD's verbose).
+    def _learn_blocks(self, chunk, verbose):
+        """Run the pass over the chunk: in one block, or (``verbose > 0``) in blocks of rows,
+        printing progress after each, like SGD's verbose.
 
         Splitting a chunk into blocks gives the same result bit for bit (chunking invariance).
         """
         n = chunk["n_samples"]
-        block = 100_000 if verbose == 1 else 10_000
-        name = type(self).__name__
+        block = n if verbose <= 0 else (100_000 if verbose == 1 else 10_000)
         raws = []
         start_time = time.perf_counter()
         for a in range(0, n, block):
             b = min(n, a + block)
-            sub = {
-                k: (v[a:b] if hasattr(v, "shape") and len(v.shape) and v.shape[0] == n else v)
-                for k, v in chunk.items()
-            }
-            sub["n_samples"] = b - a
+            if b - a == n:
+                sub = chunk
+            else:
+                sub = {
+                    k: (v[a:b] if hasattr(v, "shape") and len(v.shape) and v.shape[0] == n else v)
+                    for k, v in chunk.items()
+                }
+                sub["n_samples"] = b - a
             raw = self._learn(sub)
             self._update_metrics(sub, raw)
             self.n_samples_seen_ += b - a
             raws.append(raw)
-            elapsed = time.perf_counter() - start_time
-            line = f"[{name}] rows seen {self.n_samples_seen_:,}, {b / max(elapsed, 1e-12):,.0f} rows/s"
-            if self.n_samples_seen_ and hasattr(self, "cumulative_loss_"):
-                line += f", average online loss {self.cumulative_loss_ / self.n_samples_seen_:.6g}"
-            if hasattr(self, "n_mistakes_"):
-                line += f", mistake rate {self.n_mistakes_ / self.n_samples_seen_:.4f}"
-            print(line, flush=True)
-        return np.concatenate(raws) if raws else self._learn(chunk)
+            if verbose > 0:
+                self._print_progress(b / max(time.perf_counter() - start_time, 1e-12))
+        return raws[0] if len(raws) == 1 else np.concatenate(raws)
+
+    def _print_progress(self, rows_per_s):
+        line = f"[{type(self).__name__}] rows seen {self.n_samples_seen_:,}, {rows_per_s:,.0f} rows/s"
+        if self.n_samples_seen_ and hasattr(self, "cumulative_loss_"):
+            line += f", average online loss {self.cumulative_loss_ / self.n_samples_seen_:.6g}"
+        if hasattr(self, "n_mistakes_"):
+            line += f", mistake rate {self.n_mistakes_ / self.n_samples_seen_:.4f}"
+        print(line, flush=True)
 
     def __getstate__(self):
         # the cache of validated parameters is not learned state: it is rebuilt on demand
