@@ -66,8 +66,6 @@ def _state(est):
     out = {}
     for k, v in vars(est).items():
         if k.endswith("_") or k in getattr(est, "_private_state", ()):
-            if k in ("_validated_params",):
-                continue
             out[k] = v
     return out
 

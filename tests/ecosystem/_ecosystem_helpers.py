@@ -84,7 +84,7 @@ def dense_only(X):
 # --------------------------------------------------------------------------- state comparison
 def learned_state(est):
     """Every learned attribute: fitted ``*_`` ones and the declared private state."""
-    private = set(getattr(est, "_private_state", ())) - {"_validated_params"}
+    private = set(getattr(est, "_private_state", ()))
     return {
         k: v
         for k, v in vars(est).items()
