@@ -44,13 +44,15 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .utils.validation import validate_X_chunk
+from .utils import _scaling
+from .utils.validation import readonly, validate_X_chunk, validate_X_predict
 
 __all__ = [
     "OnlineMixin",
     "OnlineClassifierMixin",
     "OnlineDecisionClassifierMixin",
     "OnlineRegressorMixin",
+    "OnlineTransformerMixin",
     "make_generator",
     "running_sum",
     "raise_if_nonfinite",
@@ -199,7 +201,11 @@ class OnlineMixin:
                 if "random_state" in self._param_names():
                     self._rng = make_generator(self.random_state)
                 self.n_samples_seen_ = 0
-                self.cumulative_loss_ = 0.0
+                if self._has_loss:
+                    self.cumulative_loss_ = 0.0
+                self._init_standardization(chunk)
+            chunk = self._standardize_chunk(chunk)
+            if reset:
                 self._allocate(chunk)
             raw = self._learn_blocks(chunk, int(getattr(self, "verbose", 0) or 0))
         except BaseException:
@@ -227,13 +233,19 @@ class OnlineMixin:
                     for k, v in chunk.items()
                 }
                 sub["n_samples"] = b - a
+            loss0 = getattr(self, "cumulative_loss_", 0.0)
             raw = self._learn(sub)
+            if "y_shift" in sub:
+                raw = self._unstandardize_pass(sub, raw, loss0)
             self._update_metrics(sub, raw)
             self.n_samples_seen_ += b - a
             raws.append(raw)
             if verbose > 0:
                 self._print_progress(b / max(time.perf_counter() - start_time, 1e-12))
-        return raws[0] if len(raws) == 1 else np.concatenate(raws)
+        return raws[0] if len(raws) == 1 else self._concat(raws)
+
+    def _concat(self, raws):
+        return np.concatenate(raws)
 
     def _print_progress(self, rows_per_s):
         line = f"[{type(self).__name__}] rows seen {self.n_samples_seen_:,}, {rows_per_s:,.0f} rows/s"
@@ -296,6 +308,109 @@ class OnlineMixin:
         self.__dict__.clear()
         for k, v in snap.items():
             self.__dict__[k] = v.restore() if isinstance(v, _GeneratorState) else v
+
+    # ------------------------------------------------------------------ online standardisation
+    #: whether the estimator keeps a prequential training loss (transformers do not)
+    _has_loss = True
+    #: clip of the internal standardisation, in running standard deviations (features, target)
+    _standardize_clip = 5.0
+    _standardize_target_clip = 10.0
+
+    def _standardizes(self):
+        """Whether this estimator standardises its input online (its ``standardize`` parameter)."""
+        return bool(getattr(self, "standardize", False))
+
+    def _standardizes_target(self):
+        return False
+
+    def _init_standardization(self, chunk):
+        if not self._standardizes():
+            return
+        d = chunk["X"].shape[1]
+        self._x_mean_ = np.zeros(d)
+        self._x_m2_ = np.zeros(d)
+        if self._standardizes_target():
+            self._y_mean_ = np.zeros(1)
+            self._y_m2_ = np.zeros(1)
+
+    def _standardize_chunk(self, chunk):
+        """Standardise a validated chunk's features (and regression target) with running
+        statistics, row ``t`` with those of rows ``< t`` (see :mod:`skonline.utils._scaling`).
+
+        A batch chunk (``chunk['batch']``: GroupDRO's pooled ``fit``) is standardised with the
+        statistics of all its rows instead, which is what the fitted model is then used with.
+        """
+        if not self._standardizes():
+            return chunk
+        X = chunk["X"]
+        count = np.array([float(self.n_samples_seen_)])
+        clip = float(self._standardize_clip)
+        Z = _scaling.learn_transform(X, count, self._x_mean_, self._x_m2_, clip)
+        if chunk.get("batch", False):
+            Z = _scaling.frozen_transform(X, count, self._x_mean_, self._x_m2_, clip)
+        chunk = dict(chunk)
+        chunk["X"] = readonly(Z) if isinstance(Z, np.ndarray) else Z
+        if self._standardizes_target():
+            y = chunk["y"]
+            count = np.array([float(self.n_samples_seen_)])
+            tclip = float(self._standardize_target_clip)
+            z, shift, scale = _scaling.standardize_target(y, count, self._y_mean_, self._y_m2_, tclip)
+            if chunk.get("batch", False):
+                shift[:], scale[:] = self._target_stats()
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    z = np.clip(np.where(scale > 0, (y - shift) / np.where(scale > 0, scale, 1.0), 0.0),
+                                -tclip, tclip)
+            chunk["y_raw"] = y
+            chunk["y"] = z
+            chunk["y_shift"] = shift
+            chunk["y_scale"] = scale
+            self._restandardize_targets(chunk)
+        return chunk
+
+    def _restandardize_targets(self, chunk):
+        """Hook: refresh target-derived entries of a chunk after the target was standardised."""
+
+    def _target_stats(self):
+        """Current target mean and standard deviation (0 while there is no spread)."""
+        c = float(self.n_samples_seen_)
+        mean = float(self._y_mean_[0])
+        std = float(np.sqrt(self._y_m2_[0] / c)) if c >= _scaling.MIN_COUNT else 0.0
+        return mean, std
+
+    def _unstandardize_pass(self, chunk, raw, loss0):
+        """Map a pass's standardised predictions back to target units; recount the prequential
+        loss (which the pass accumulated in standardised units) in target units from ``loss0``."""
+        shift, scale = chunk["y_shift"], chunk["y_scale"]
+        raw = np.asarray(raw)
+        if raw.ndim == 2:
+            raw = raw * scale[:, None] + shift[:, None]
+            pred = raw[:, 0]
+        else:
+            raw = raw * scale + shift
+            pred = raw
+        if chunk.get("batch", False):  # a batch fit reports the loss of the fitted model
+            loss0 = 0.0
+        self.cumulative_loss_ = running_sum(loss0, self._prequential_loss(chunk["y_raw"], pred))
+        return raw
+
+    def _prequential_loss(self, y, pred):  # pragma: no cover - regressors define it
+        raise NotImplementedError
+
+    def _predict_input(self, X, **kwargs):
+        """Validate ``X`` for prediction and apply the online standardisation (current statistics)."""
+        X = validate_X_predict(self, X, **kwargs)
+        if self._standardizes() and hasattr(self, "_x_mean_"):
+            count = np.array([float(self.n_samples_seen_)])
+            Z = _scaling.frozen_transform(X, count, self._x_mean_, self._x_m2_, float(self._standardize_clip))
+            X = readonly(Z) if isinstance(Z, np.ndarray) else Z
+        return X
+
+    def _predict_output(self, pred):
+        """Map predictions made in standardised target units back to target units."""
+        if self._standardizes() and self._standardizes_target() and hasattr(self, "_y_mean_"):
+            mean, std = self._target_stats()
+            return pred * std + mean
+        return pred
 
     def _draw(self, n_samples, n_per_row, kind="uniform"):
         """Random numbers for a chunk: ``n_per_row`` per row, from the estimator's Generator."""
@@ -580,6 +695,18 @@ class OnlineRegressorMixin(RegressorMixin, OnlineMixin):
             return raw.ravel()
         raise ValueError(method)
 
+    def _standardizes_target(self):
+        # a regressor that standardises its features standardises its target too
+        return self._standardizes()
+
+    def _prequential_loss(self, y, pred):
+        """The training loss of predictions ``pred`` for targets ``y``, row by row."""
+        from .losses import get_loss
+
+        if getattr(self, "loss", None) is None:  # the square-loss forecasters (kernel_ridge)
+            return (y - pred) ** 2
+        return get_loss(self.loss).value(y, pred, getattr(self, "epsilon", 0.1))
+
     def _online_test_stream(self, rng, n_samples=60, n_features=4):
         X = rng.standard_normal((n_samples, n_features))
         y = X @ rng.standard_normal(n_features) + 0.1 * rng.standard_normal(n_samples)
@@ -591,3 +718,72 @@ class OnlineRegressorMixin(RegressorMixin, OnlineMixin):
         check_is_fitted(self, "cumulative_loss_")
         return self.cumulative_loss_ / max(self.n_samples_seen_, 1)
 
+
+class OnlineTransformerMixin(OnlineMixin):
+    """Streaming contract for online transformers.
+
+    ``partial_fit_transform(X)`` learns the chunk and returns each row transformed with the state
+    **before** that row was learned (prequential), computed in the same pass: this is what an
+    online pipeline feeds to the next step. ``_learn`` returns the transformed rows.
+    """
+
+    _has_loss = False
+
+    def _response(self, raw, method):
+        if method == "transform":
+            return raw
+        raise ValueError(method)
+
+    def partial_fit_transform(self, X, y=None):
+        """Learn the chunk; return each row transformed with the state before it was learned.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        X_new : {ndarray, sparse matrix} of shape (n_samples, n_features_out)
+        """
+        raw = self._partial_fit(X, None, reset=not self._is_initialized(), from_fit=False)
+        return self._output_container(raw)
+
+    def _output_container(self, raw):
+        wrap = getattr(self, "_sklearn_output_config", {}).get("transform", "default")
+        if wrap == "default" or not hasattr(self, "get_feature_names_out"):
+            return raw
+        from sklearn.utils._set_output import _wrap_data_with_container
+
+        return _wrap_data_with_container("transform", raw, None, self)
+
+    def fit(self, X, y=None):
+        """Reset the statistics, then learn the rows of ``X`` in order.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+        """
+        return super().fit(X)
+
+    def partial_fit(self, X, y=None):
+        """Learn the rows of ``X`` in order, continuing from the current statistics.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+        """
+        return super().partial_fit(X)

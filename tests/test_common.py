@@ -63,6 +63,8 @@ def _stream(est, seed=0, n=60):
 
 def _state(est):
     """Every learned attribute (fitted ``*_`` and private state), as comparable python values."""
+    if hasattr(est, "steps"):  # an online pipeline: the state of every step
+        return {f"{name}__{k}": v for name, step in est.steps for k, v in _state(step).items()}
     out = {}
     for k, v in vars(est).items():
         if k.endswith("_") or k in getattr(est, "_private_state", ()):

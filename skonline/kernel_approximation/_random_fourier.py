@@ -95,6 +95,10 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
+    #: its fit only sets up the map from the number of features (an online pipeline fits it on
+    #: the first chunk)
+    _fixed_map = True
+
     def __init__(self, sigma=1.0, n_components=100, random_state=None):
         self.sigma = sigma
         self.n_components = n_components
@@ -224,6 +228,10 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
         "shared_base": ["boolean"],
         "random_state": ["random_state"],
     }
+
+    #: its fit only sets up the map from the number of features (an online pipeline fits it on
+    #: the first chunk)
+    _fixed_map = True
 
     def __init__(self, sigmas=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0), n_components=100, shared_base=True,
                  random_state=None):

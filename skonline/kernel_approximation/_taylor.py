@@ -98,6 +98,10 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
         "sigma": [Interval(Real, 0, None, closed="neither")],
     }
 
+    #: its fit only sets up the map from the number of features (an online pipeline fits it on
+    #: the first chunk)
+    _fixed_map = True
+
     def __init__(self, degree=2, sigma=1.0):
         self.degree = degree
         self.sigma = sigma

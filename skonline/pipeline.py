@@ -1,0 +1,320 @@
+"""Online pipelines: chain online transformers and a learner, and stream chunks through them.
+
+scikit-learn's :class:`~sklearn.pipeline.Pipeline` has no ``partial_fit``, and fitting a scaler
+on a whole chunk before the learner sees it would scale each row with statistics of the rows after
+it. :class:`OnlinePipeline` streams every chunk prequentially: each transformer returns row ``t``
+transformed with the state it had **before** row ``t`` (``partial_fit_transform``), and the final
+learner learns the transformed rows in order. So the pipeline follows the same streaming contract
+as every skonline estimator: ``fit`` equals ``partial_fit`` over any chunking, bit for bit; a
+rejected chunk changes nothing; pickling mid-stream and continuing equals never stopping.
+"""
+
+import copy
+
+from sklearn.base import clone
+from sklearn.pipeline import Pipeline, _name_estimators
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = ["OnlinePipeline", "make_online_pipeline"]
+
+
+def _final_has(attr):
+    def check(self):
+        return hasattr(self._final_estimator, attr)
+
+    return check
+
+
+def _is_fitted(est):
+    try:
+        check_is_fitted(est)
+    except Exception:  # NotFittedError, or an estimator check_is_fitted cannot judge
+        return False
+    return True
+
+
+class OnlinePipeline(Pipeline):
+    """A pipeline of online transformers and a final online learner, streamed prequentially.
+
+    Every step but the last is a transformer; in a stream each one must be one of:
+
+    * an **online transformer** with ``partial_fit_transform`` (the skonline scalers,
+      :class:`~skonline.kernel_selection.OnlineKernelSelector`): row ``t`` is transformed with
+      the state before ``t``, then learned;
+    * a **fixed map** (:class:`~skonline.kernel_approximation.RandomFourierFeatures`,
+      :class:`~skonline.kernel_approximation.TaylorFeatures`, or any transformer fitted
+      beforehand): used as is; an unfitted skonline feature map is fitted on the first chunk
+      (its fit only draws or sets up the map from the number of features).
+
+    A scikit-learn transformer that learns from the data (``StandardScaler``, ...) is refused
+    unless already fitted: fitted on a chunk, it would scale each row with the rows after it.
+
+    ``partial_fit``, ``partial_fit_predict`` (and the ``decision_function`` / ``predict_proba``
+    variants the final step has) pass each chunk through the transformers, then to the final
+    step, with the keywords (``classes``, ``groups``, ...) given to the final step. ``fit`` resets
+    every step and streams ``X`` once. ``predict``, ``transform``, ``score``... are
+    scikit-learn's: the current state of every step, nothing learned. Nested parameters
+    (``GridSearchCV``), ``set_output``, cloning and pickling work as for ``Pipeline``.
+
+    Parameters
+    ----------
+    steps : list of (str, estimator) tuples
+    memory : None
+        Not supported (caching fitted transformers contradicts streaming); kept for
+        scikit-learn's ``Pipeline`` signature.
+    verbose : bool, default=False
+
+    See Also
+    --------
+    make_online_pipeline : Build an OnlinePipeline from estimators, naming the steps.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skonline.pipeline import make_online_pipeline
+    >>> from skonline.preprocessing import OnlineStandardScaler
+    >>> from skonline.linear_model import ScaleInvariantClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((1000, 3)) * [1.0, 1e3, 1e-3] + [0.0, 5e3, 1.0]   # raw units
+    >>> y = (X @ [1.0, 1e-3, 1e3] > 1005.0).astype(int)
+    >>> pipe = make_online_pipeline(OnlineStandardScaler(), ScaleInvariantClassifier())
+    >>> online = np.concatenate([pipe.partial_fit_predict(X[i:i + 100], y[i:i + 100], classes=[0, 1])
+    ...                          for i in range(0, 1000, 100)])     # each row predicted, then learned
+    >>> float(np.mean(online[500:] == y[500:]))
+    0.924
+    >>> ScaleInvariantClassifier().fit(X, y).score(X, y)   # offsets defeat it without the scaler
+    0.71
+    """
+
+    def __init__(self, steps, *, memory=None, verbose=False):
+        super().__init__(steps, memory=memory, verbose=verbose)
+
+    # ------------------------------------------------------------------ streaming
+    def _transformer_steps(self):
+        return [(name, t) for name, t in self.steps[:-1] if t is not None and t != "passthrough"]
+
+    def _split_params(self, params):
+        """``step__key`` keywords go to that step; the rest to the final step."""
+        per_step = {name: {} for name, _ in self.steps}
+        final = {}
+        for key, value in params.items():
+            name, sep, sub = key.partition("__")
+            if sep and name in per_step:
+                per_step[name][sub] = value
+            else:
+                final[key] = value
+        per_step[self.steps[-1][0]].update(final)
+        return per_step
+
+    def _stream_transform(self, X, per_step):
+        for name, step in self._transformer_steps():
+            kw = per_step.get(name, {})
+            if hasattr(step, "partial_fit_transform"):
+                X = step.partial_fit_transform(X, **kw)
+            elif _is_fitted(step):
+                X = step.transform(X)
+            elif getattr(step, "_fixed_map", False):
+                X = step.fit(X, **kw).transform(X)
+            else:
+                raise TypeError(
+                    f"Step {name!r} ({type(step).__name__}) is not an online transformer: it has no "
+                    "partial_fit_transform, is not fitted, and is not a fixed feature map. Fitted "
+                    "on a chunk it would transform each row with statistics of later rows. Use an "
+                    "online transformer (e.g. skonline.preprocessing.OnlineStandardScaler) or fit "
+                    "it beforehand."
+                )
+        return X
+
+    def _stream(self, method, X, y, params, reset=False):
+        """Run a chunk through the transformers, then ``final.method`` (``None``: no final call).
+
+        If anything raises, every step is put back as it was: transformers from a copy (they are
+        small), the final step by itself (skonline learners restore their own state on error).
+        """
+        n_tr = len(self.steps) - 1
+        saved = [(name, copy.deepcopy(step) if i < n_tr else step) for i, (name, step) in enumerate(self.steps)]
+        try:
+            if reset:
+                self._reset_steps()
+            per_step = self._split_params(params)
+            Xt = self._stream_transform(X, per_step)
+            if method is None:
+                return Xt
+            return getattr(self._final_estimator, method)(Xt, y, **per_step[self.steps[-1][0]])
+        except BaseException:
+            self.steps = saved
+            raise
+
+    def _reset_steps(self):
+        steps = []
+        for name, step in self.steps:
+            if step is None or step == "passthrough":
+                steps.append((name, step))
+            elif name == self.steps[-1][0]:
+                steps.append((name, step))  # its fit resets it
+            elif hasattr(step, "_reset") and hasattr(step, "_is_initialized"):
+                step._reset()
+                steps.append((name, step))
+            elif getattr(step, "_fixed_map", False):
+                steps.append((name, clone(step)))
+            else:
+                steps.append((name, step))  # a fitted fixed transformer stays as it is
+        self.steps = steps
+
+    def fit(self, X, y=None, **params):
+        """Reset every step, then stream the rows of ``X`` through the pipeline in order.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), default=None
+        **params : dict
+            Keywords for the final step's ``partial_fit`` (``classes``, ``groups``, ...), or
+            ``step__key`` for another step.
+
+        Returns
+        -------
+        self : OnlinePipeline
+        """
+        final = self._final_estimator
+        self._stream(None if final in (None, "passthrough") else "fit", X, y, params, reset=True)
+        return self
+
+    def partial_fit(self, X, y=None, **params):
+        """Stream one chunk through the pipeline: transformers prequentially, then the learner.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), default=None
+        **params : dict
+            Keywords for the final step's ``partial_fit`` (e.g. ``classes`` on the first call).
+
+        Returns
+        -------
+        self : OnlinePipeline
+        """
+        self._stream("partial_fit", X, y, params)
+        return self
+
+    @available_if(_final_has("partial_fit_predict"))
+    def partial_fit_predict(self, X, y=None, **params):
+        """Learn the chunk; return each row's prediction made before it was learned.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        **params : dict
+            As for :meth:`partial_fit`.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self._stream("partial_fit_predict", X, y, params)
+
+    @available_if(_final_has("partial_fit_decision_function"))
+    def partial_fit_decision_function(self, X, y=None, **params):
+        """Learn the chunk; return each row's decision value computed before it was learned.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        **params : dict
+            As for :meth:`partial_fit`.
+
+        Returns
+        -------
+        decision : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        return self._stream("partial_fit_decision_function", X, y, params)
+
+    @available_if(_final_has("partial_fit_predict_proba"))
+    def partial_fit_predict_proba(self, X, y=None, **params):
+        """Learn the chunk; return each row's class probabilities computed before it was learned.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        **params : dict
+            As for :meth:`partial_fit`.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        return self._stream("partial_fit_predict_proba", X, y, params)
+
+    # shared checks (tests/test_common.py) -------------------------------------------------
+    def _expected_failed_checks(self):
+        reason = (
+            "the steps are the pipeline's learned state: fit trains them in place, as scikit-learn's "
+            "Pipeline does (scikit-learn does not run these checks on Pipeline either)"
+        )
+        return {"check_estimators_overwrite_params": reason, "check_dont_overwrite_parameters": reason}
+
+    def _online_test_stream(self, rng, n_samples=60, n_features=4):
+        return self._final_estimator._online_test_stream(rng, n_samples=n_samples, n_features=n_features)
+
+    @available_if(_final_has("partial_fit_transform"))
+    def partial_fit_transform(self, X, y=None, **params):
+        """Learn the chunk; return each row transformed by every step before it was learned.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : None
+            Ignored.
+        **params : dict
+
+        Returns
+        -------
+        X_new : {ndarray, sparse matrix}
+        """
+        return self._stream("partial_fit_transform", X, None, params)
+
+
+def make_online_pipeline(*steps, verbose=False):
+    """Build an :class:`OnlinePipeline` from estimators, naming each step after its class.
+
+    Parameters
+    ----------
+    *steps : estimators
+        Online transformers (or fixed feature maps), then an online learner.
+    verbose : bool, default=False
+
+    Returns
+    -------
+    pipeline : OnlinePipeline
+
+    Examples
+    --------
+    >>> from skonline.pipeline import make_online_pipeline
+    >>> from skonline.preprocessing import OnlineStandardScaler
+    >>> from skonline.linear_model import ScaleInvariantClassifier
+    >>> make_online_pipeline(OnlineStandardScaler(), ScaleInvariantClassifier())
+    OnlinePipeline(steps=[('onlinestandardscaler', OnlineStandardScaler()),
+                          ('scaleinvariantclassifier', ScaleInvariantClassifier())])
+    """
+    return OnlinePipeline(_name_estimators(steps), verbose=verbose)
+
+
+class _TestParams:
+    """Pipelines for the shared checks (tests/test_common.py), built fresh on access."""
+
+    def __get__(self, obj, cls):
+        from .kernel_ridge import AWVRegressor
+        from .linear_model import ScaleInvariantClassifier
+        from .preprocessing import OnlineStandardScaler
+
+        return [
+            {"steps": [("scale", OnlineStandardScaler()), ("clf", ScaleInvariantClassifier())]},
+            {"steps": [("scale", OnlineStandardScaler()), ("reg", AWVRegressor(standardize=False))]},
+        ]
+
+
+OnlinePipeline._test_params = _TestParams()

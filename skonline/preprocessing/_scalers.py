@@ -1,0 +1,285 @@
+"""Online scalers: prequential standardisation and min-max scaling for streams."""
+
+from numbers import Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from ..base import OnlineTransformerMixin
+from ..utils.validation import validate_X_chunk, validate_X_predict
+from ..utils import _scaling as core
+
+__all__ = ["OnlineStandardScaler", "OnlineMinMaxScaler"]
+
+
+class OnlineStandardScaler(OneToOneFeatureMixin, OnlineTransformerMixin, TransformerMixin, BaseEstimator):
+    """Standardise a stream with running means and variances, prequentially.
+
+    ``partial_fit_transform(X)`` transforms row ``t`` with the mean and standard deviation of the
+    rows **before** ``t`` (Welford's updates, compiled), then learns it: the output of a stream
+    does not depend on how it was chunked, and no row is scaled with statistics of itself or of
+    the future, which is what an online learner downstream must see (see
+    :func:`skonline.pipeline.make_online_pipeline`). ``transform(X)`` uses the current statistics
+    and changes nothing.
+
+    Robust to one wild row: values more than ``clip`` standard deviations from the running mean
+    are clipped in the output and winsorised (to ``mean +- clip * std``) before they update the
+    statistics, so a single row of 1e20 moves the scale by a factor of at most
+    :math:`\\sqrt{1 + \\mathrm{clip}^2 / t}` instead of shrinking every later row to 0; a genuine
+    change of scale is followed geometrically fast. Set ``clip=np.inf`` for plain running
+    statistics (scikit-learn's ``StandardScaler.partial_fit`` up to the prequential order).
+
+    Before 10 rows have been seen a column has no reliable scale: it is output as 0 (a learner
+    downstream would otherwise learn, for good, from rows scaled by a two-row estimate). A column
+    constant so far is output as 0 for that value and as ``+-clip`` for any other value.
+
+    Parameters
+    ----------
+    with_mean : bool, default=True
+        Centre dense input (sparse input is never centred: it is scaled by the running root mean
+        square of each column, keeping its structure).
+    clip : float, default=5.0
+        Output clip and winsorising threshold, in standard deviations.
+
+    Attributes
+    ----------
+    mean_ : ndarray of shape (n_features,)
+        Running mean (winsorised) of each column. Zeros for sparse input.
+    var_ : ndarray of shape (n_features,)
+        Running (population) variance; for sparse input the mean of squares.
+    scale_ : ndarray of shape (n_features,)
+        ``sqrt(var_)``: the divisor for the next row (0 while there is no scale yet).
+    n_samples_seen_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has feature names that are all strings.
+
+    See Also
+    --------
+    OnlineMinMaxScaler : Scale each column to a range with the running minimum and maximum.
+    skonline.pipeline.make_online_pipeline : Chain online transformers and a learner on a stream.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skonline.preprocessing import OnlineStandardScaler
+    >>> X = np.arange(24.0).reshape(12, 2) * [1.0, 100.0]
+    >>> Z = OnlineStandardScaler().partial_fit_transform(X)   # row t with the statistics of rows < t
+    >>> Z[:10].max(), np.round(Z[10:], 3)    # no scale before 10 rows
+    (np.float64(0.0), array([[1.915, 1.915],
+           [1.897, 1.897]]))
+    """
+
+    _parameter_constraints = {
+        "with_mean": ["boolean"],
+        "clip": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(self, *, with_mean=True, clip=5.0):
+        self.with_mean = with_mean
+        self.clip = clip
+
+    _accept_sparse = True
+
+    def _validate_chunk(self, X, y=None, *, reset, from_fit):
+        X = validate_X_chunk(self, X, reset=reset, accept_sparse=True)
+        return {"X": X, "n_samples": X.shape[0]}
+
+    def _allocate(self, chunk):
+        d = chunk["X"].shape[1]
+        self._sparse_ = bool(sp.issparse(chunk["X"]))
+        self._count_ = np.zeros(1)
+        self._mean_ = np.zeros(d)
+        self._m2_ = np.zeros(d)
+
+    def _learn(self, chunk):
+        X = chunk["X"]
+        if bool(sp.issparse(X)) != self._sparse_:
+            raise ValueError("OnlineStandardScaler cannot mix dense and sparse chunks in one stream.")
+        if self._sparse_:
+            out = np.empty_like(X.data)
+            core.scale_csr(X.indptr, X.indices, X.data, self._count_, self._m2_, float(self.clip), True, out)
+            return sp.csr_matrix((out, X.indices.copy(), X.indptr.copy()), shape=X.shape)
+        out = np.empty(X.shape)
+        core.standardize_dense(X, self._count_, self._mean_, self._m2_, float(self.clip),
+                               bool(self.with_mean), True, out)
+        return out
+
+    def _concat(self, raws):
+        return sp.vstack(raws, format="csr") if sp.issparse(raws[0]) else np.concatenate(raws)
+
+    def transform(self, X):
+        """Standardise ``X`` with the current statistics (no update).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_new : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        """
+        check_is_fitted(self, "_count_")
+        X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64, order="C")
+        if sp.issparse(X):
+            if not self._sparse_:
+                X = X.toarray()
+            else:
+                out = np.empty_like(X.data)
+                core.scale_csr(X.indptr, X.indices, X.data, self._count_.copy(), self._m2_.copy(),
+                               float(self.clip), False, out)
+                return sp.csr_matrix((out, X.indices.copy(), X.indptr.copy()), shape=X.shape)
+        elif self._sparse_:
+            X = sp.csr_matrix(X)
+            return self.transform(X).toarray()
+        out = np.empty(X.shape)
+        core.standardize_dense_frozen(np.ascontiguousarray(X), self._count_, self._mean_, self._m2_,
+                                      float(self.clip), bool(self.with_mean), out)
+        return out
+
+    @property
+    def mean_(self):
+        check_is_fitted(self, "_mean_")
+        return self._mean_.copy()
+
+    @property
+    def var_(self):
+        check_is_fitted(self, "_m2_")
+        c = self._count_[0]
+        if c < core.MIN_COUNT:
+            return np.zeros_like(self._m2_)
+        return self._m2_ / c
+
+    @property
+    def scale_(self):
+        return np.sqrt(self.var_)
+
+    def _online_test_stream(self, rng, n_samples=60, n_features=4):
+        return rng.standard_normal((n_samples, n_features)) * [1.0, 10.0, 1e3, 0.01][:n_features], None, {}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.requires_fit = True
+        return tags
+
+
+class OnlineMinMaxScaler(OneToOneFeatureMixin, OnlineTransformerMixin, TransformerMixin, BaseEstimator):
+    """Scale a stream to a range with the running minimum and maximum, prequentially.
+
+    ``partial_fit_transform(X)`` maps row ``t`` with the minimum and maximum of the rows
+    **before** ``t``, then learns it (chunking-invariant); ``transform(X)`` uses the current range.
+    Values outside the range seen so far are clipped to ``feature_range`` when ``clip=True``
+    (the default, so a downstream learner that assumes bounded features, such as the papers'
+    kernel methods, never sees a value outside it). Before any row has been seen, or while a
+    column is constant, a column maps to the middle of ``feature_range``.
+
+    Unlike :class:`OnlineStandardScaler`, one wild row stretches the range for good; prefer the
+    standard scaler on data with outliers.
+
+    Parameters
+    ----------
+    feature_range : tuple (min, max), default=(0, 1)
+    clip : bool, default=True
+        Clip transformed values to ``feature_range``.
+
+    Attributes
+    ----------
+    data_min_, data_max_ : ndarray of shape (n_features,)
+        Running minimum and maximum.
+    n_samples_seen_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has feature names that are all strings.
+
+    See Also
+    --------
+    OnlineStandardScaler : Standardise with running means and variances (robust to one wild row).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skonline.preprocessing import OnlineMinMaxScaler
+    >>> X = np.array([[1.0], [3.0], [2.0], [5.0]])
+    >>> OnlineMinMaxScaler().partial_fit_transform(X).ravel()
+    array([0.5, 0.5, 0.5, 1. ])
+    """
+
+    _parameter_constraints = {
+        "feature_range": [tuple],
+        "clip": ["boolean"],
+    }
+
+    def __init__(self, feature_range=(0, 1), *, clip=True):
+        self.feature_range = feature_range
+        self.clip = clip
+
+    def _check_params(self):
+        lo, hi = self.feature_range
+        if not lo < hi:
+            raise ValueError(f"feature_range must be (min, max) with min < max; got {self.feature_range}.")
+
+    def _validate_chunk(self, X, y=None, *, reset, from_fit):
+        X = validate_X_chunk(self, X, reset=reset)
+        return {"X": X, "n_samples": X.shape[0]}
+
+    def _allocate(self, chunk):
+        d = chunk["X"].shape[1]
+        self._min_ = np.full(d, np.inf)
+        self._max_ = np.full(d, -np.inf)
+
+    def _map(self, X, lo, hi):
+        a, b = (float(v) for v in self.feature_range)
+        span = hi - lo
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            Z = a + (X - lo) * ((b - a) / np.where(span > 0, span, 1.0))
+        Z = np.where(np.isfinite(span) & (span > 0), Z, 0.5 * (a + b))
+        if self.clip:
+            Z = np.clip(Z, a, b)
+        return Z
+
+    def _learn(self, chunk):
+        X = np.asarray(chunk["X"])
+        # running extremes of the rows before each row (sequential, so chunking-invariant)
+        lo = np.minimum.accumulate(np.vstack([self._min_, X]), axis=0)
+        hi = np.maximum.accumulate(np.vstack([self._max_, X]), axis=0)
+        out = self._map(X, lo[:-1], hi[:-1])
+        self._min_ = lo[-1].copy()
+        self._max_ = hi[-1].copy()
+        return out
+
+    def transform(self, X):
+        """Scale ``X`` with the current range (no update).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self, "_min_")
+        X = validate_X_predict(self, X, dtype=np.float64)
+        return self._map(X, self._min_, self._max_)
+
+    @property
+    def data_min_(self):
+        check_is_fitted(self, "_min_")
+        return self._min_.copy()
+
+    @property
+    def data_max_(self):
+        check_is_fitted(self, "_max_")
+        return self._max_.copy()
+
+    def _online_test_stream(self, rng, n_samples=60, n_features=4):
+        return rng.standard_normal((n_samples, n_features)) * 100.0 + 7.0, None, {}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.requires_fit = True
+        return tags

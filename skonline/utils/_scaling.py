@@ -1,0 +1,229 @@
+"""Compiled prequential passes of the online scalers.
+
+Each pass walks the rows in order and, for row ``t``, first writes the row transformed with the
+statistics of rows ``< t``, then (if ``learn``) updates the statistics with row ``t``. Chunking a
+stream therefore gives the same output bit for bit.
+
+Standardisation keeps, per column, the running mean and the running sum of squared deviations
+(Welford). A value more than ``clip`` standard deviations from the running mean is *winsorised*
+before it updates the statistics (it enters as ``mean +- clip * std``): one wild row moves the
+variance by at most a factor ``1 + clip**2 / count`` instead of freezing every later row near 0,
+while a genuine change of scale is still followed, geometrically fast. The transformed output is
+clipped to ``[-clip, clip]`` as well. Before ``MIN_COUNT`` (10) rows have been seen a column has
+no reliable scale and is output as 0 (a learner downstream would otherwise learn, for good, from
+rows scaled by a two-row estimate); a column constant so far outputs 0 for the same value and
+``+-clip`` for another. Targets follow the same rule: until 10 targets are seen the forecast is
+their running mean.
+"""
+
+import math
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+
+
+#: rows a column's statistics need before they scale anything (before: output 0)
+MIN_COUNT = 10.0
+
+
+@numba.njit(cache=True, inline="always")
+def _standardize_value(x, mu, m2, count, clip):
+    """The transformed value of ``x`` under the statistics ``(mu, m2, count)``; and the std."""
+    if count < MIN_COUNT:
+        return 0.0, 0.0
+    s = math.sqrt(m2 / count)
+    if s > 0.0:
+        z = (x - mu) / s
+    elif x == mu:
+        z = 0.0
+    elif x > mu:
+        z = clip
+    else:
+        z = -clip
+    if z > clip:
+        z = clip
+    elif z < -clip:
+        z = -clip
+    return z, s
+
+
+@numba.njit(cache=True, inline="always")
+def _welford_update(j, x, s, count, mean, m2, clip):
+    """Add ``x`` (winsorised to ``mean +- clip * s`` when ``s > 0``) to column ``j``'s statistics."""
+    mu = mean[j]
+    if s > 0.0:
+        lo = mu - clip * s
+        hi = mu + clip * s
+        if x < lo:
+            x = lo
+        elif x > hi:
+            x = hi
+    delta = x - mu
+    new_mu = mu + delta / (count + 1.0)
+    new_m2 = m2[j] + delta * (x - new_mu)
+    if math.isfinite(new_mu) and math.isfinite(new_m2):
+        mean[j] = new_mu
+        m2[j] = new_m2
+    # else: the value would overflow the statistics; it enters as the mean (no change)
+
+
+@numba.njit(cache=True)
+def standardize_dense(X, count, mean, m2, clip, with_mean, learn, out):
+    """Prequential standardisation of dense rows ``X`` (n, d) into ``out`` (n, d).
+
+    ``count`` is a length-1 float64 array (rows seen), ``mean`` and ``m2`` are (d,) arrays, all
+    updated in place when ``learn``. With ``with_mean=False`` the output is ``x / s`` (the mean is
+    still tracked for the scale). Returns nothing.
+    """
+    n, d = X.shape
+    c = count[0]
+    for i in range(n):
+        for j in range(d):
+            x = X[i, j]
+            z, s = _standardize_value(x, mean[j], m2[j], c, clip)
+            if not with_mean and c >= MIN_COUNT:
+                if s > 0.0:
+                    z = x / s
+                else:
+                    z = 0.0 if x == 0.0 else (clip if x > 0.0 else -clip)
+                if z > clip:
+                    z = clip
+                elif z < -clip:
+                    z = -clip
+            out[i, j] = z
+            if learn:
+                _welford_update(j, x, s, c, mean, m2, clip)
+        if learn:
+            c += 1.0
+    count[0] = c
+
+
+@numba.njit(cache=True)
+def standardize_dense_frozen(X, count, mean, m2, clip, with_mean, out):
+    """``transform``: every row with the current statistics (no update)."""
+    n, d = X.shape
+    c = count[0]
+    for j in range(d):
+        if c < MIN_COUNT:
+            for i in range(n):
+                out[i, j] = 0.0
+            continue
+        mu = mean[j]
+        s = math.sqrt(m2[j] / c)
+        for i in range(n):
+            x = X[i, j]
+            if with_mean:
+                z, _ = _standardize_value(x, mu, m2[j], c, clip)
+            else:
+                if s > 0.0:
+                    z = x / s
+                else:
+                    z = 0.0 if x == 0.0 else (clip if x > 0.0 else -clip)
+                if z > clip:
+                    z = clip
+                elif z < -clip:
+                    z = -clip
+            out[i, j] = z
+
+
+@numba.njit(cache=True)
+def scale_csr(indptr, indices, data, count, sumsq, clip, learn, out_data):
+    """Prequential scaling of CSR rows without centring: ``x / sqrt(mean of squares)``.
+
+    ``sumsq`` (d,) holds the running sum of squares (implicit zeros add nothing); ``count`` the
+    rows seen. The structure of the rows is kept: only ``out_data`` (same length as ``data``) is
+    written. Values beyond ``clip`` root-mean-squares are winsorised before they update ``sumsq``.
+    """
+    n = indptr.shape[0] - 1
+    c = count[0]
+    for i in range(n):
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            x = data[p]
+            if c >= MIN_COUNT and sumsq[j] > 0.0:
+                s = math.sqrt(sumsq[j] / c)
+                z = x / s
+                if z > clip:
+                    z = clip
+                elif z < -clip:
+                    z = -clip
+            else:
+                s = 0.0
+                z = 0.0
+            out_data[p] = z
+            if learn:
+                xw = x
+                if s > 0.0:
+                    if xw > clip * s:
+                        xw = clip * s
+                    elif xw < -clip * s:
+                        xw = -clip * s
+                new = sumsq[j] + xw * xw
+                if math.isfinite(new):
+                    sumsq[j] = new
+        if learn:
+            c += 1.0
+    count[0] = c
+
+
+def standardize_target(y, count, mean, m2, clip):
+    """Prequential standardisation of a target column.
+
+    Returns ``(z, shift, scale)`` with ``z[t] = (y[t] - shift[t]) / scale[t]`` clipped to
+    ``[-clip, clip]``, where ``shift[t]`` and ``scale[t]`` are the running mean and standard
+    deviation of the targets before row ``t``. A prediction ``p`` made in standardised units maps
+    back as ``p * scale[t] + shift[t]``. While the targets have no spread yet (fewer than two, or
+    all equal) ``scale[t]`` is 0 and ``z[t]`` is 0: the forecast is the running mean (0 before
+    the first target).
+    """
+    n = y.shape[0]
+    z = np.empty(n)
+    shift = np.empty(n)
+    scale = np.empty(n)
+    _target_pass(np.ascontiguousarray(y, dtype=np.float64), count, mean, m2, clip, z, shift, scale)
+    return z, shift, scale
+
+
+@numba.njit(cache=True)
+def _target_pass(y, count, mean, m2, clip, z, shift, scale):
+    c = count[0]
+    for i in range(y.shape[0]):
+        x = y[i]
+        v, s = _standardize_value(x, mean[0], m2[0], c, clip)
+        if s > 0.0:
+            z[i] = v
+            scale[i] = s
+        else:
+            z[i] = 0.0
+            scale[i] = 0.0
+        shift[i] = mean[0]
+        _welford_update(0, x, s, c, mean, m2, clip)
+        c += 1.0
+    count[0] = c
+
+
+def learn_transform(X, count, mean, m2, clip):
+    """Prequential transform of a validated chunk (dense: standardised; CSR: scaled, same structure).
+
+    Row ``t`` is transformed with the statistics of rows ``< t``; ``count`` (length-1 array),
+    ``mean`` and ``m2`` are updated in place (for CSR ``m2`` holds sums of squares).
+    """
+    if sp.issparse(X):
+        out = np.empty_like(X.data)
+        scale_csr(X.indptr, X.indices, X.data, count, m2, clip, True, out)
+        return sp.csr_matrix((out, X.indices, X.indptr), shape=X.shape)
+    out = np.empty(X.shape)
+    standardize_dense(X, count, mean, m2, clip, True, True, out)
+    return out
+
+
+def frozen_transform(X, count, mean, m2, clip):
+    """Every row with the current statistics; nothing is updated."""
+    if sp.issparse(X):
+        out = np.empty_like(X.data)
+        scale_csr(X.indptr, X.indices, X.data, count.copy(), m2.copy(), clip, False, out)
+        return sp.csr_matrix((out, X.indices, X.indptr), shape=X.shape)
+    out = np.empty(X.shape)
+    standardize_dense_frozen(np.ascontiguousarray(X), count, mean, m2, clip, True, out)
+    return out
