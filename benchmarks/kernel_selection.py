@@ -43,6 +43,7 @@ from sklearn.preprocessing import MinMaxScaler  # noqa: E402
 
 from skonline.datasets import load_dataset  # noqa: E402
 from skonline.kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor  # noqa: E402
+from skonline.kernel_selection._kernel_selection import DEFAULT_SIGMAS  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 CLASSIFICATION = {"phishing", "a9a", "magic04"}
@@ -115,7 +116,9 @@ def prepare(name, variant="paper"):
 
 def make_estimator(loss, algo, n_components, n, seed):
     cls = KernelSelectionClassifier if loss == "logistic" else KernelSelectionRegressor
-    params = dict(loss=loss, n_components=n_components, random_state=seed)
+    # the paper's setting: its bandwidth grid on features scaled to [-1, 1] (prepare), raw data
+    params = dict(loss=loss, n_components=n_components, sigmas=DEFAULT_SIGMAS, standardize=False,
+                  random_state=seed)
     if algo == "oks++c":
         algo, params["exploration_constant"] = "oks++", 1.0
     if algo != "oks++":

@@ -20,3 +20,12 @@ def _have_data():
 requires_data = pytest.mark.skipif(
     not _have_data(), reason="benchmark datasets not available (set SKONLINE_DATA)"
 )
+
+
+@pytest.fixture
+def paper_settings():
+    """The papers' settings as the estimators' defaults (see tests/_paper_settings.py)."""
+    from _paper_settings import paper_defaults
+
+    with paper_defaults():
+        yield

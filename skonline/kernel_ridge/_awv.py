@@ -10,8 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineRegressorMixin, raise_if_nonfinite
 from . import _core as core
-from ._base import _DOC_ALGORITHM, _DOC_ALPHA, _DOC_CLIP, _LinearAWVMixin
-from ..utils.validation import validate_X_predict
+from ._base import _DOC_ALGORITHM, _DOC_ALPHA, _DOC_CLIP, _DOC_STANDARDIZE, _LinearAWVMixin
 
 __all__ = ["AWVRegressor"]
 
@@ -45,12 +44,13 @@ class AWVRegressor(_LinearAWVMixin, OnlineRegressorMixin, BaseEstimator):
         :class:`~skonline.kernel_approximation.TaylorFeatures`,
         :class:`sklearn.kernel_approximation.RBFSampler`). A fitted transformer is used as is (a
         copy); an unfitted one is cloned and fitted on the first chunk, which then fixes the map.
-        ``None``: raw features (no intercept; append a constant column for one). The inverse is
-        updated in float64, so the condition number of :math:`A_t`, at most
-        :math:`1 + t \max_s\|v_s\|^2/\lambda`, must stay far below 1e16: scale raw features.
+        ``None``: the (standardised, see ``standardize``) features. The transformer is applied
+        after the standardisation. The inverse is updated in float64, so the condition number of
+        :math:`A_t`, at most :math:`1 + t \max_s\|v_s\|^2/\lambda`, must stay far below 1e16.
 """
         + _DOC_ALGORITHM
         + _DOC_CLIP
+        + _DOC_STANDARDIZE
         + r"""
 
     Attributes
@@ -90,14 +90,12 @@ class AWVRegressor(_LinearAWVMixin, OnlineRegressorMixin, BaseEstimator):
     >>> import numpy as np
     >>> from skonline.kernel_ridge import AWVRegressor
     >>> rng = np.random.default_rng(0)
-    >>> X = rng.standard_normal((500, 3))
-    >>> y = X @ [1.0, -2.0, 0.5] + 0.1 * rng.standard_normal(500)
-    >>> reg = AWVRegressor(alpha=1.0)
+    >>> X = rng.standard_normal((500, 3)) * [1.0, 1e3, 1e-3]     # features in any units
+    >>> y = X @ [1.0, -2e-3, 500.0] + 100.0 + 0.1 * rng.standard_normal(500)   # and an offset
+    >>> reg = AWVRegressor()
     >>> y_online = reg.partial_fit_predict(X, y)   # predict each row, then learn it
-    >>> round(float(np.mean((y_online[100:] - y[100:]) ** 2)), 3)
-    0.01
-    >>> np.round(reg.coef_, 1)
-    array([ 1. , -2. ,  0.5])
+    >>> round(float(np.mean((y_online[100:] - y[100:]) ** 2)), 2)
+    0.03
     """
     )
 
@@ -110,11 +108,12 @@ class AWVRegressor(_LinearAWVMixin, OnlineRegressorMixin, BaseEstimator):
     #: ~1e300, which no float64 inverse (nor ridge solver) survives. Scale raw features.
     _bounded_inputs = True
 
-    def __init__(self, alpha=1.0, *, transformer=None, algorithm="awv", clip=None):
+    def __init__(self, alpha=1.0, *, transformer=None, algorithm="awv", clip=None, standardize=True):
         self.alpha = alpha
         self.transformer = transformer
         self.algorithm = algorithm
         self.clip = clip
+        self.standardize = standardize
 
     def _features(self, X):
         if self.transformer_ is None:
@@ -172,5 +171,5 @@ class AWVRegressor(_LinearAWVMixin, OnlineRegressorMixin, BaseEstimator):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "_precision_")
-        X = validate_X_predict(self, X, dtype=np.float64, order="C")
-        return self._linear_predict(self._features(X))[:, 0]
+        X = self._predict_input(X, dtype=np.float64, order="C")
+        return self._predict_output(self._linear_predict(self._features(X))[:, 0])

@@ -1,5 +1,6 @@
 """State and prediction shared by the AWV forecasters of this family."""
 
+import math
 from numbers import Real
 
 import numpy as np
@@ -33,6 +34,36 @@ _DOC_CLIP = """
         loss when :math:`|y_t| \\le B`."""
 
 
+_DOC_STANDARDIZE = """
+    standardize : bool, default=True
+        Standardise the features and the target online, prequentially: row :math:`t` is
+        centred and scaled with the running mean and standard deviation of the rows before it
+        (values beyond 5 standard deviations clipped; see
+        :class:`~skonline.preprocessing.OnlineStandardScaler`), the forecaster learns the
+        standardised target, and each prediction is mapped back to target units with the
+        statistics of the rows before it. This gives the forecaster the scale its ridge
+        parameter and bandwidth assume, on data as it comes (raw features, targets with an
+        offset), and keeps the chunking invariance. ``False``: the paper's forecaster on the raw
+        features and targets (what the paper reproductions use; scale the data beforehand).
+        ``coef_``, ``b_`` and ``precision_`` then describe the standardised problem."""
+
+_DOC_SIGMA = """
+    sigma : float or 'auto', default='auto'
+        Bandwidth of the Gaussian kernel :math:`\\exp(-\\|x - x'\\|^2 / (2\\sigma^2))`
+        (``gamma = 1 / (2 sigma**2)`` in scikit-learn's ``rbf_kernel``). ``'auto'``:
+        :math:`\\sqrt{d}` for :math:`d` features, so that two typical standardised rows
+        (squared distance about :math:`2d`, see ``standardize``) have kernel value about
+        :math:`e^{-1}`, in the spirit of scikit-learn's ``gamma='scale'``. The paper uses 1 on
+        features scaled to [-1, 1]."""
+
+
+def resolve_sigma(sigma, n_features):
+    """The bandwidth in use: ``sqrt(n_features)`` for ``'auto'``, else ``float(sigma)``."""
+    if isinstance(sigma, str):
+        return math.sqrt(max(int(n_features), 1))
+    return float(sigma)
+
+
 class _LinearAWVMixin:
     """Linear AWV state shared by every forecaster with an explicit feature map.
 
@@ -44,6 +75,7 @@ class _LinearAWVMixin:
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "algorithm": [StrOptions({"awv", "ridge"})],
         "clip": [Interval(Real, 0, None, closed="neither"), None],
+        "standardize": ["boolean"],
     }
 
     def _clip_value(self):

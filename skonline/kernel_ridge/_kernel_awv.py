@@ -9,8 +9,18 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineRegressorMixin, raise_if_nonfinite
 from . import _core as core
-from ._base import _CAP_ROWS, _DOC_ALGORITHM, _DOC_ALPHA, _DOC_CLIP, _GrowingStateMixin, grow, next_capacity
-from ..utils.validation import validate_X_predict
+from ._base import (
+    _CAP_ROWS,
+    _DOC_ALGORITHM,
+    _DOC_ALPHA,
+    _DOC_CLIP,
+    _DOC_SIGMA,
+    _DOC_STANDARDIZE,
+    _GrowingStateMixin,
+    grow,
+    next_capacity,
+    resolve_sigma,
+)
 
 __all__ = ["KernelAWVRegressor"]
 
@@ -47,12 +57,11 @@ class KernelAWVRegressor(_GrowingStateMixin, OnlineRegressorMixin, BaseEstimator
     kernel : {'rbf', 'linear'}, default='rbf'
         ``'rbf'``: the Gaussian kernel :math:`\exp(-\|x - x'\|^2 / (2\sigma^2))`; ``'linear'``:
         :math:`x^\top x'` (then this equals :class:`AWVRegressor` on raw features).
-    sigma : float, default=1.0
-        Bandwidth of the Gaussian kernel (``gamma = 1 / (2 sigma**2)`` in scikit-learn's
-        ``rbf_kernel``). The paper uses 1.
 """
+        + _DOC_SIGMA
         + _DOC_ALGORITHM
         + _DOC_CLIP
+        + _DOC_STANDARDIZE
         + r"""
 
     Attributes
@@ -86,7 +95,7 @@ class KernelAWVRegressor(_GrowingStateMixin, OnlineRegressorMixin, BaseEstimator
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(300, 2))
     >>> y = np.sin(3 * X[:, 0]) * np.cos(2 * X[:, 1])
-    >>> reg = KernelAWVRegressor(alpha=0.1, sigma=0.5)
+    >>> reg = KernelAWVRegressor(alpha=0.1, sigma=0.5, standardize=False)   # features in [-1, 1]
     >>> y_online = reg.partial_fit_predict(X, y)
     >>> bool(np.mean((y_online[200:] - y[200:]) ** 2) < 0.01)
     True
@@ -96,23 +105,26 @@ class KernelAWVRegressor(_GrowingStateMixin, OnlineRegressorMixin, BaseEstimator
     _parameter_constraints = {
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "kernel": [StrOptions(set(_KERNELS))],
-        "sigma": [Interval(Real, 0, None, closed="neither")],
+        "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "algorithm": [StrOptions({"awv", "ridge"})],
         "clip": [Interval(Real, 0, None, closed="neither"), None],
+        "standardize": ["boolean"],
     }
 
-    def __init__(self, alpha=1.0, *, kernel="rbf", sigma=1.0, algorithm="awv", clip=None):
+    def __init__(self, alpha=1.0, *, kernel="rbf", sigma="auto", algorithm="awv", clip=None,
+                 standardize=True):
         self.alpha = alpha
         self.kernel = kernel
         self.sigma = sigma
         self.algorithm = algorithm
         self.clip = clip
+        self.standardize = standardize
 
     def _clip_value(self):
         return np.inf if self.clip is None else float(self.clip)
 
     def _gamma(self):
-        return 1.0 / (2.0 * float(self.sigma) ** 2)
+        return 1.0 / (2.0 * resolve_sigma(self.sigma, self.n_features_in_) ** 2)
 
     def _allocate(self, chunk):
         d = chunk["X"].shape[1]
@@ -177,11 +189,11 @@ class KernelAWVRegressor(_GrowingStateMixin, OnlineRegressorMixin, BaseEstimator
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "_X_buf_")
-        X = validate_X_predict(self, X, dtype=np.float64, order="C")
+        X = self._predict_input(X, dtype=np.float64, order="C")
         out = np.zeros((X.shape[0], 1))
         core.kernel_predict(
             X, _KERNELS[self.kernel], self._gamma(), float(self.alpha), self.algorithm == "awv",
             self._clip_value(), self._X_buf_, int(self._n_buf_[0]), self._K_inv_buf_, self._coef_buf_,
             out,
         )
-        return out[:, 0]
+        return self._predict_output(out[:, 0])

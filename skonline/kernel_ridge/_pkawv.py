@@ -12,7 +12,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
 from ..utils._online_kernel import rbf_matrix, taylor_tables, taylor_transform
-from ..utils.validation import validate_X_predict
 from . import _core as core
 from ._base import (
     _CAP_COMPONENTS,
@@ -20,10 +19,12 @@ from ._base import (
     _DOC_ALGORITHM,
     _DOC_ALPHA,
     _DOC_CLIP,
+    _DOC_STANDARDIZE,
     _GrowingStateMixin,
     _LinearAWVMixin,
     grow,
     next_capacity,
+    resolve_sigma,
 )
 
 __all__ = ["PKAWVRegressor", "PKAWVClassifier"]
@@ -32,6 +33,8 @@ __all__ = ["PKAWVRegressor", "PKAWVClassifier"]
 #: point is numerically already in the span (not in the paper, which had no guard)
 _RHO_TOL = 1e-10
 _WARN_N_COMPONENTS = 5000
+#: features='auto' takes the Taylor map while it has at most this many coordinates (O(r^2) per row)
+_AUTO_MAX_TAYLOR = 500
 
 
 class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
@@ -39,8 +42,8 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
 
     _parameter_constraints = {
         **_LinearAWVMixin._parameter_constraints,
-        "features": [StrOptions({"taylor", "nystrom"})],
-        "sigma": [Interval(Real, 0, None, closed="neither")],
+        "features": [StrOptions({"auto", "taylor", "nystrom"})],
+        "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "degree": [Interval(Integral, 0, None, closed="left")],
         "mu": [Interval(Real, 0, None, closed="neither")],
         "beta": [Interval(Real, 0, None, closed="neither")],
@@ -50,15 +53,19 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
     }
 
     def _inv_sigma(self):
-        return 1.0 / float(self.sigma)
+        return 1.0 / resolve_sigma(self.sigma, self.n_features_in_)
 
     def _gamma(self):
-        return 1.0 / (2.0 * float(self.sigma) ** 2)
+        return 1.0 / (2.0 * resolve_sigma(self.sigma, self.n_features_in_) ** 2)
 
     # ------------------------------------------------------------------ state
     def _allocate_pkawv(self, d, n_heads):
-        if self.features == "taylor":
-            r = int(comb(int(self.degree) + d, d, exact=True))
+        r = int(comb(int(self.degree) + d, d, exact=True))
+        if self.features == "auto":
+            self.features_ = "taylor" if r <= _AUTO_MAX_TAYLOR else "nystrom"
+        else:
+            self.features_ = self.features
+        if self.features_ == "taylor":
             if r > _WARN_N_COMPONENTS:
                 warnings.warn(
                     f"{type(self).__name__}: degree={self.degree} on {d} features gives {r} Taylor "
@@ -84,7 +91,7 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
         self._counts_ = np.zeros(3, dtype=np.int64)  # rows stored, components, skipped insertions
 
     def _buffer_layout(self):
-        if self.features == "taylor" or not hasattr(self, "_counts_"):
+        if not hasattr(self, "_counts_") or self.features_ == "taylor":
             return {}
         t, m = int(self._counts_[0]), int(self._counts_[1])
         d, k = self._X_hist_.shape[1], self._Y_hist_.shape[1]
@@ -103,7 +110,7 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
         }
 
     def _n_active(self):
-        if self.features == "taylor":
+        if self.features_ == "taylor":
             return self._precision_.shape[0]
         return int(self._counts_[1])
 
@@ -130,7 +137,7 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
         loss = np.array([self.cumulative_loss_])
         awv = self.algorithm == "awv"
         clip = self._clip_value()
-        if self.features == "taylor":
+        if self.features_ == "taylor":
             status = core.awv_pass_taylor(
                 X, np.zeros(X.shape[1]), self._inv_sigma(), self._parent_, self._var_, self._inv_sqrt_,
                 Y, self._precision_, self._b_, awv, clip, out, loss,
@@ -160,7 +167,7 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
     # ------------------------------------------------------------------ features
     def _embed(self, X):
         """Feature rows of ``X`` under the current map (n, m)."""
-        if self.features == "taylor":
+        if self.features_ == "taylor":
             out = np.empty((X.shape[0], self._precision_.shape[0]))
             taylor_transform(X, np.zeros(X.shape[1]), self._inv_sigma(), self._parent_, self._var_,
                              self._inv_sqrt_, out)
@@ -173,7 +180,7 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
 
     def _raw_predict(self, X):
         check_is_fitted(self, "_precision_")
-        X = validate_X_predict(self, X, dtype=np.float64, order="C")
+        X = self._predict_input(X, dtype=np.float64, order="C")
         return self._linear_predict(self._embed(X))
 
     # ------------------------------------------------------------------ public views
@@ -185,7 +192,7 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
 
     def _nystrom_view(self, name):
         check_is_fitted(self, "_precision_")
-        if self.features != "nystrom":
+        if self.features_ != "nystrom":
             raise AttributeError(f"{name} exists only for features='nystrom'.")
         return getattr(self, name)[: self._n_active()].copy()
 
@@ -213,12 +220,15 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
     def n_skipped_components_(self):
         """Sampled points not added because already in the span to 1e-10 (``'nystrom'``)."""
         check_is_fitted(self, "_precision_")
-        return int(self._counts_[2]) if self.features == "nystrom" else 0
+        return int(self._counts_[2]) if self.features_ == "nystrom" else 0
 
 
 _DOC_FEATURES = """
-    features : {'taylor', 'nystrom'}, default='taylor'
-        The subspace the forecaster is projected on. ``'taylor'``: the span of the Taylor basis
+    features : {'auto', 'taylor', 'nystrom'}, default='auto'
+        The subspace the forecaster is projected on. ``'auto'``: ``'taylor'`` while the Taylor
+        map has at most 500 coordinates (:math:`\\binom{M+d}{d} \\le 500`, e.g. :math:`d \\le 30`
+        at degree 2), else ``'nystrom'``; the choice is ``features_``. ``'taylor'``: the span of
+        the Taylor basis
         functions of total degree :math:`\\le M` (:class:`~skonline.kernel_approximation.TaylorFeatures`),
         fixed: :math:`r = \\binom{M+d}{d}` features, O(r^2) per row (Theorem 4). ``'nystrom'``: the
         span of :math:`k(x_j, \\cdot)` over a dictionary of past inputs grown online by KORS
@@ -228,9 +238,12 @@ _DOC_FEATURES = """
         O(t (d + m)) memory, and O(t (d + m)) work on an insertion round, O(m^2) otherwise)."""
 
 _DOC_KERNEL = """
-    sigma : float, default=1.0
+    sigma : float or 'auto', default='auto'
         Bandwidth :math:`\\sigma` of the Gaussian kernel :math:`\\exp(-\\|x-x'\\|^2/(2\\sigma^2))`
-        (``gamma = 1 / (2 sigma**2)`` in scikit-learn's ``rbf_kernel``). The paper uses 1.
+        (``gamma = 1 / (2 sigma**2)`` in scikit-learn's ``rbf_kernel``). ``'auto'``:
+        :math:`\\sqrt{d}` for :math:`d` features, so that two typical standardised rows
+        (squared distance about :math:`2d`, see ``standardize``) have kernel value about
+        :math:`e^{-1}`. The paper uses 1 on features scaled to [-1, 1].
     degree : int, default=2
         Taylor degree :math:`M` (``features='taylor'``). The paper's experiments use 2 to 4.
     mu : float, default=1.0
@@ -301,7 +314,7 @@ class PKAWVRegressor(_PKAWVBase, OnlineRegressorMixin, BaseEstimator):
 
     Parameters
     ----------"""
-        + _DOC_FEATURES + _DOC_ALPHA + _DOC_KERNEL + _DOC_ALGORITHM + _DOC_CLIP
+        + _DOC_FEATURES + _DOC_ALPHA + _DOC_KERNEL + _DOC_ALGORITHM + _DOC_CLIP + _DOC_STANDARDIZE
         + """
 
     Attributes
@@ -326,21 +339,25 @@ class PKAWVRegressor(_PKAWVBase, OnlineRegressorMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(2000, 2))
     >>> y = np.sin(3 * X[:, 0]) * np.cos(2 * X[:, 1]) + 0.1 * rng.standard_normal(2000)
-    >>> reg = PKAWVRegressor(features="taylor", degree=6, sigma=0.5, alpha=0.1)
+    >>> # features in [-1, 1]: the paper's setting, without the online standardisation
+    >>> reg = PKAWVRegressor(features="taylor", degree=6, sigma=0.5, alpha=0.1, standardize=False)
     >>> y_online = reg.partial_fit_predict(X, y)
     >>> reg.n_components_
     28
     >>> bool(np.mean((y_online[1000:] - y[1000:]) ** 2) < 0.02)
     True
-    >>> nys = PKAWVRegressor(features="nystrom", sigma=0.5, alpha=0.1, random_state=0).fit(X, y)
+    >>> nys = PKAWVRegressor(features="nystrom", sigma=0.5, alpha=0.1, standardize=False,
+    ...                      random_state=0).fit(X, y)
     >>> bool(np.mean((nys.predict(X) - y) ** 2) < 0.02)
     True
     """
     )
 
-    def __init__(self, features="taylor", *, alpha=1.0, sigma=1.0, degree=2, mu=1.0, beta=1.0, eps=0.5,
-                 kors_weighting="inverse_p", algorithm="awv", clip=None, random_state=None):
+    def __init__(self, features="auto", *, alpha=1.0, sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
+                 kors_weighting="inverse_p", algorithm="awv", clip=None, standardize=True,
+                 random_state=None):
         self.features = features
+        self.standardize = standardize
         self.alpha = alpha
         self.sigma = sigma
         self.degree = degree
@@ -356,7 +373,7 @@ class PKAWVRegressor(_PKAWVBase, OnlineRegressorMixin, BaseEstimator):
     _test_param_keys = ("features", "algorithm")
 
     def _expected_failed_checks(self):
-        if self.features != "taylor":
+        if self.features != "taylor" or self.sigma == "auto" or float(self.sigma) >= 2.0:
             return {}
         return {
             "check_regressors_train": (
@@ -384,7 +401,7 @@ class PKAWVRegressor(_PKAWVBase, OnlineRegressorMixin, BaseEstimator):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self._raw_predict(X)[:, 0]
+        return self._predict_output(self._raw_predict(X)[:, 0])
 
 
 class PKAWVClassifier(_PKAWVBase, OnlineDecisionClassifierMixin, BaseEstimator):
@@ -401,7 +418,7 @@ class PKAWVClassifier(_PKAWVBase, OnlineDecisionClassifierMixin, BaseEstimator):
 
     Parameters
     ----------"""
-        + _DOC_FEATURES + _DOC_ALPHA + _DOC_KERNEL + _DOC_ALGORITHM + _DOC_CLIP
+        + _DOC_FEATURES + _DOC_ALPHA + _DOC_KERNEL + _DOC_ALGORITHM + _DOC_CLIP + _DOC_STANDARDIZE
         + """
 
     Attributes
@@ -427,16 +444,18 @@ class PKAWVClassifier(_PKAWVBase, OnlineDecisionClassifierMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(2000, 2))
     >>> y = (X[:, 0] ** 2 + X[:, 1] ** 2 < 0.5).astype(int)     # a disc: not linearly separable
-    >>> clf = PKAWVClassifier(degree=4, sigma=0.5, alpha=0.1)
+    >>> clf = PKAWVClassifier(degree=4, sigma=0.5, alpha=0.1, standardize=False)   # X in [-1, 1]
     >>> y_online = clf.partial_fit_predict(X, y, classes=[0, 1])
     >>> bool(np.mean(y_online[1000:] == y[1000:]) > 0.95)
     True
     """
     )
 
-    def __init__(self, features="taylor", *, alpha=1.0, sigma=1.0, degree=2, mu=1.0, beta=1.0, eps=0.5,
-                 kors_weighting="inverse_p", algorithm="awv", clip=None, random_state=None):
+    def __init__(self, features="auto", *, alpha=1.0, sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
+                 kors_weighting="inverse_p", algorithm="awv", clip=None, standardize=True,
+                 random_state=None):
         self.features = features
+        self.standardize = standardize
         self.alpha = alpha
         self.sigma = sigma
         self.degree = degree

@@ -14,12 +14,16 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
 from ..losses import get_loss
 from . import _core
-from ..utils.validation import validate_X_predict
 
 __all__ = ["KernelSelectionClassifier", "KernelSelectionRegressor"]
 
-#: the paper's six Gaussian bandwidths 2^-2, ..., 2^3
+#: the paper's six Gaussian bandwidths 2^-2, ..., 2^3 (features scaled to [-1, 1])
 DEFAULT_SIGMAS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+#: sigmas='auto': these multiples of sqrt(n_features), the typical scale of distances between
+#: standardised rows
+AUTO_SIGMA_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0)
+#: radius='auto' of the regressor on standardised targets (in running standard deviations)
+AUTO_STANDARDIZED_RADIUS = 3.0
 
 #: first horizon guess of the doubling trick when ``horizon=None`` (OKS and IOKS)
 INITIAL_HORIZON = 128
@@ -52,7 +56,7 @@ class _KernelSelectionBase:
 
     _parameter_constraints = {
         "algorithm": [StrOptions({"oks", "oks++", "ioks"})],
-        "sigmas": ["array-like"],
+        "sigmas": ["array-like", StrOptions({"auto"})],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "radius": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither"), None],
         "exploration_constant": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
@@ -68,6 +72,7 @@ class _KernelSelectionBase:
         "predict_mode": [StrOptions({"best", "mixture"})],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "standardize": ["boolean"],
     }
 
     # ------------------------------------------------------------------ parameters
@@ -75,8 +80,10 @@ class _KernelSelectionBase:
         return isinstance(self, OnlineRegressorMixin)
 
     def _sigmas(self):
-        s = np.asarray(self.sigmas, dtype=np.float64).ravel()
-        return s
+        if isinstance(self.sigmas, str):  # 'auto'
+            d = getattr(self, "n_features_in_", 1)
+            return math.sqrt(max(d, 1)) * np.asarray(AUTO_SIGMA_FACTORS)
+        return np.asarray(self.sigmas, dtype=np.float64).ravel()
 
     def _check_params(self):
         s = self._sigmas()
@@ -112,7 +119,12 @@ class _KernelSelectionBase:
         code_name, mult, nu, c0 = _LOSSES[self.loss]
         loss = get_loss(code_name)
         if self.radius == "auto":
-            U = None if self.algorithm == "oks" else (1.0 if self._is_regressor() else 15.0)
+            if self.algorithm == "oks":
+                U = None
+            elif self._is_regressor():
+                U = AUTO_STANDARDIZED_RADIUS if self.standardize else 1.0
+            else:
+                U = 15.0
         else:
             U = None if self.radius is None else float(self.radius)
         r = {"loss_code": loss.code, "loss_mult": mult, "radius": -1.0 if U is None else U}
@@ -338,7 +350,7 @@ class _KernelSelectionBase:
 
     def _raw_decision(self, X):
         check_is_fitted(self, "_q_")
-        X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64, order="C")
+        X = self._predict_input(X, accept_sparse="csr", dtype=np.float64, order="C")
         weights = self._weights()
         H, K = weights.shape
         n = X.shape[0]
@@ -548,18 +560,21 @@ _DOC_PARAMS = """
         increasing learning rates and the clipped loss estimator of eq. (4), for Lipschitz
         losses. With ``n_components`` set, the same algorithms run on random Fourier features:
         RF-OKS, RF-OKS++ (Algorithm 3) and RF-IOKS (Algorithm 4).
-    sigmas : array-like of float, default=(0.25, 0.5, 1, 2, 4, 8)
-        Bandwidths of the K candidate Gaussian kernels ``exp(-||x - v||^2 / (2 sigma^2))``; the default
-        is the paper's grid 2^-2..2^3, meant for features scaled to [-1, 1]
-        (``MinMaxScaler(feature_range=(-1, 1))``).
+    sigmas : 'auto' or array-like of float, default='auto'
+        Bandwidths of the K candidate Gaussian kernels ``exp(-||x - v||^2 / (2 sigma^2))``.
+        ``'auto'``: ``sqrt(d) * (1/8, 1/4, 1/2, 1, 2, 4)`` for ``d`` features, around the typical
+        distance between standardised rows (see ``standardize``). The paper's grid is
+        ``(0.25, 0.5, 1, 2, 4, 8)`` (2^-2..2^3) on features scaled to [-1, 1].
     n_components : int, default=None
         ``None``: exact kernel expansions (one support vector per round for the sampled kernel;
         O(t d) time per round and O(t d) memory). An integer D: random Fourier features with D
         frequencies, [cos, sin] maps of dimension 2D (O(D d) per round).
     radius : 'auto', float or None, default='auto'
         The radius U of the hypothesis balls. 'auto' is the paper's value: 15 for classification
-        and 1 for regression with OKS++ and IOKS; no projection (None) for OKS, as in the paper. A
-        float with OKS is a safeguard against its divergence.
+        and 1 for regression (targets in [0, 1]) with OKS++ and IOKS, except that a regressor with
+        ``standardize=True`` takes 3 (its targets are in running standard deviations); no
+        projection (None) for OKS, as in the paper. A float with OKS is a safeguard against its
+        divergence.
     exploration_constant : 'auto' or float, default='auto'
         OKS++ only: the constant a of delta_t = a / (2 max(a, 2 C~_t^(1/3))) (and b = a^3 in
         lambda_{t,i}). 'auto' is the paper's a = (G C0)^(1/3) (U K)^(2/3). The authors' code for
@@ -598,6 +613,14 @@ _DOC_PARAMS = """
     predict_mode : {'best', 'mixture'}, default='best'
         What ``predict`` uses: the hypothesis of the kernel with the largest q (the paper's output
         of OKS, Remark 2) or the mixture sum_k q_k f_k(x).
+    standardize : bool, default=True
+        Standardise the features online, prequentially: row t is centred and scaled with the
+        running mean and standard deviation of the rows before it (clipped at 5 standard
+        deviations; sparse rows are only scaled, see
+        :class:`~skonline.preprocessing.OnlineStandardScaler`); the regressor also standardises its
+        target the same way and maps each prediction back. This is the scale the bandwidths and
+        radius above assume, on data as it comes. ``False``: the paper's algorithms on the raw
+        data (what the paper reproductions use, with features scaled to [-1, 1] beforehand).
     random_state : int, RandomState instance or None, default=None
         Seeds the kernel sampling and the random frequencies (drawn from a child stream, so the
         sampled kernels do not depend on ``n_components``).
@@ -699,7 +722,7 @@ class KernelSelectionClassifier(_KernelSelectionBase, OnlineDecisionClassifierMi
         algorithm="oks++",
         *,
         loss="logistic",
-        sigmas=DEFAULT_SIGMAS,
+        sigmas="auto",
         n_components=None,
         radius="auto",
         exploration_constant="auto",
@@ -713,9 +736,11 @@ class KernelSelectionClassifier(_KernelSelectionBase, OnlineDecisionClassifierMi
         clip_dim="frequencies",
         shared_base=True,
         predict_mode="best",
+        standardize=True,
         random_state=None,
         verbose=0,
     ):
+        self.standardize = standardize
         self.algorithm = algorithm
         self.loss = loss
         self.sigmas = sigmas
@@ -802,7 +827,7 @@ class KernelSelectionRegressor(_KernelSelectionBase, OnlineRegressorMixin, BaseE
         algorithm="oks++",
         *,
         loss="squared",
-        sigmas=DEFAULT_SIGMAS,
+        sigmas="auto",
         n_components=None,
         radius="auto",
         exploration_constant="auto",
@@ -816,9 +841,11 @@ class KernelSelectionRegressor(_KernelSelectionBase, OnlineRegressorMixin, BaseE
         clip_dim="frequencies",
         shared_base=True,
         predict_mode="best",
+        standardize=True,
         random_state=None,
         verbose=0,
     ):
+        self.standardize = standardize
         self.algorithm = algorithm
         self.loss = loss
         self.sigmas = sigmas
@@ -841,7 +868,7 @@ class KernelSelectionRegressor(_KernelSelectionBase, OnlineRegressorMixin, BaseE
     def _learn(self, chunk):
         y = chunk["y"]
         c = self._resolved()
-        if c["radius"] > 0 and y.size and float(np.max(np.abs(y))) > c["radius"]:
+        if not self.standardize and c["radius"] > 0 and y.size and float(np.max(np.abs(y))) > c["radius"]:
             warnings.warn(
                 f"Targets up to |y| = {float(np.max(np.abs(y))):.3g} exceed the radius U = "
                 f"{c['radius']:g}: the hypotheses stay in the U-ball (|f| <= U). Scale the targets "
@@ -862,4 +889,4 @@ class KernelSelectionRegressor(_KernelSelectionBase, OnlineRegressorMixin, BaseE
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self._raw_decision(X)[:, 0]
+        return self._predict_output(self._raw_decision(X)[:, 0])

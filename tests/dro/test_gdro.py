@@ -499,3 +499,8 @@ def test_q_stays_normalised_with_large_steps_and_raw_losses(algorithm):
                              random_state=0).fit(X * 5, y, groups=g)
     assert abs(clf.q_.sum() - 1) < 1e-12 and abs(clf.q_last_.sum() - 1) < 1e-12
     np.testing.assert_allclose(clf._qlin, np.exp(clf._logq), rtol=1e-9, atol=1e-300)
+
+
+# These tests check the algorithms against their paper: run them with the paper's settings
+# (tests/_paper_settings.py).
+pytestmark = pytest.mark.usefixtures("paper_settings")

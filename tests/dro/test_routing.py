@@ -79,3 +79,8 @@ def test_without_routing():
     gs.fit(X, y, groups=g, groupdroclassifier__groups=g)
     assert gs.best_estimator_[-1].n_groups_ == 6
     assert GroupDROClassifier().fit(X, y, groups=g).n_groups_ == 6
+
+
+# These tests check the algorithms against their paper: run them with the paper's settings
+# (tests/_paper_settings.py).
+pytestmark = pytest.mark.usefixtures("paper_settings")

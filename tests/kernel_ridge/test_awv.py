@@ -125,3 +125,8 @@ def test_conditioning_stays_sane_over_1e5_rows():
     w = np.linalg.solve(A, V.T @ y)
     ref = Vq @ w / (1 + np.einsum("ij,ij->i", Vq @ Pd, Vq))
     np.testing.assert_allclose(reg.predict(Xq), ref, rtol=1e-7, atol=1e-9)
+
+
+# These tests check the algorithms against their paper: run them with the paper's settings
+# (tests/_paper_settings.py).
+pytestmark = pytest.mark.usefixtures("paper_settings")

@@ -99,3 +99,8 @@ def test_per_round_cost_grows_with_t():
         return min(times)
 
     assert best_time(1600) > 3.0 * best_time(800)  # 8x in theory (sum of t^2)
+
+
+# These tests check the algorithms against their paper: run them with the paper's settings
+# (tests/_paper_settings.py).
+pytestmark = pytest.mark.usefixtures("paper_settings")

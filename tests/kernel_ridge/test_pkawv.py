@@ -187,3 +187,8 @@ def test_a_chunk_failing_mid_pass_after_buffer_growth_changes_nothing(make):
     ref = pickle.loads(before)
     np.testing.assert_array_equal(est.partial_fit_predict(X[250:], y[250:]), ref.partial_fit_predict(X[250:], y[250:]))
     assert pickle.dumps(est) == pickle.dumps(ref)
+
+
+# These tests check the algorithms against their paper: run them with the paper's settings
+# (tests/_paper_settings.py).
+pytestmark = pytest.mark.usefixtures("paper_settings")

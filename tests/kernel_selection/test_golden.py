@@ -109,3 +109,8 @@ def test_golden_oks_square():
     np.testing.assert_allclose(rows[-1]["q"][1], 6.9168e-102, rtol=1e-4)
     np.testing.assert_allclose([est.delta_, est.eta_, est.step_sizes_[0]],
                                [0.7937005260, 0.1890739926, 7.8745065618], atol=1e-9)
+
+
+# These tests check the algorithms against their paper: run them with the paper's settings
+# (tests/_paper_settings.py).
+pytestmark = pytest.mark.usefixtures("paper_settings")

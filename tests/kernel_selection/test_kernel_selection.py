@@ -300,3 +300,8 @@ def test_chunk_invariance_with_precomputed_projections(sparse_input):
     dense = clone(ref).partial_fit_decision_function(X, y, classes=[-1, 1])
     # different summation orders (scipy per row, BLAS blocks) only: rounding-level differences
     np.testing.assert_allclose(pred_ref, dense, rtol=1e-6, atol=1e-9)
+
+
+# These tests check the algorithms against their paper: run them with the paper's settings
+# (tests/_paper_settings.py).
+pytestmark = pytest.mark.usefixtures("paper_settings")

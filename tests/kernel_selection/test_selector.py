@@ -62,3 +62,8 @@ def test_pipeline_in_front_of_a_linear_model():
     assert pipe.fit(X, y).score(X, y) > 0.85
     linear = SGDClassifier(random_state=0).fit(X, y).score(X, y)
     assert pipe.score(X, y) > linear + 0.05
+
+
+# These tests check the algorithms against their paper: run them with the paper's settings
+# (tests/_paper_settings.py).
+pytestmark = pytest.mark.usefixtures("paper_settings")
