@@ -236,7 +236,8 @@ def casp_ensembles(quick, chunk=100):
     experts = [
         ("sgd_0.01", SGDRegressor(learning_rate="constant", eta0=0.01, random_state=0)),
         ("sgd_0.001", SGDRegressor(learning_rate="constant", eta0=0.001, random_state=0)),
-        ("scale_invariant", ScaleInvariantRegressor(loss="huber", epsilon=1.0)),
+        ("scale_invariant", ScaleInvariantRegressor(loss="huber", epsilon=1.0, invariance="coordinate",
+                                                     standardize=False)),
         ("ridge_warmup", FrozenEstimator(Ridge().fit(Xs_w, yw))),
         ("hgb_warmup", FrozenEstimator(HistGradientBoostingRegressor(random_state=0).fit(Xs_w, yw))),
     ]

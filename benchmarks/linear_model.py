@@ -195,7 +195,7 @@ def evaluate(name, quick, log):
     for inv in ("coordinate", "full"):
         ScaleInvariantClassifier(invariance=inv).fit(dense(X[:50]), y[:50])
     if sp.issparse(X):
-        ScaleInvariantClassifier().fit(X[:50], y[:50])
+        ScaleInvariantClassifier(invariance="coordinate").fit(X[:50], y[:50])
     rows = {v: nonzero_rows(Xv) for v, Xv in variants.items()}
 
     res = {}  # learner -> variant -> dict(ll, err, sec, curve) or dict(diverged=...)
@@ -275,7 +275,7 @@ def throughput(quick, log, repeats=3):
         return timed(lambda: ScaleInvariantClassifier(invariance=inv).fit(X, y))
 
     def si_pf():
-        c = ScaleInvariantClassifier()
+        c = ScaleInvariantClassifier(invariance="coordinate")
         for s in range(0, n, 1000):
             c.partial_fit(X[s:s + 1000], y[s:s + 1000], classes=[0, 1])
 
@@ -314,7 +314,7 @@ def throughput(quick, log, repeats=3):
     # warm-up: numba compilation / cache load for skonline, first-call costs for the others
     for inv in ("coordinate", "full"):
         ScaleInvariantClassifier(invariance=inv).fit(X[:1000], y[:1000])
-    ScaleInvariantClassifier().partial_fit(X[:1000], y[:1000], classes=[0, 1])
+    ScaleInvariantClassifier(invariance="coordinate").partial_fit(X[:1000], y[:1000], classes=[0, 1])
     load_before = os.getloadavg()[0]
     best = {k: np.inf for k in jobs}
     with warnings.catch_warnings():

@@ -317,18 +317,17 @@ class OnlineMixin:
     _standardize_target_clip = 10.0
 
     def _standardizes(self):
-        """Whether this estimator standardises its input online (its ``standardize`` parameter)."""
+        """Whether this estimator standardises its features online (its ``standardize`` parameter)."""
         return bool(getattr(self, "standardize", False))
 
     def _standardizes_target(self):
         return False
 
     def _init_standardization(self, chunk):
-        if not self._standardizes():
-            return
-        d = chunk["X"].shape[1]
-        self._x_mean_ = np.zeros(d)
-        self._x_m2_ = np.zeros(d)
+        if self._standardizes():
+            d = chunk["X"].shape[1]
+            self._x_mean_ = np.zeros(d)
+            self._x_m2_ = np.zeros(d)
         if self._standardizes_target():
             self._y_mean_ = np.zeros(1)
             self._y_m2_ = np.zeros(1)
@@ -340,16 +339,17 @@ class OnlineMixin:
         A batch chunk (``chunk['batch']``: GroupDRO's pooled ``fit``) is standardised with the
         statistics of all its rows instead, which is what the fitted model is then used with.
         """
-        if not self._standardizes():
+        if not (self._standardizes() or self._standardizes_target()):
             return chunk
-        X = chunk["X"]
-        count = np.array([float(self.n_samples_seen_)])
-        clip = float(self._standardize_clip)
-        Z = _scaling.learn_transform(X, count, self._x_mean_, self._x_m2_, clip)
-        if chunk.get("batch", False):
-            Z = _scaling.frozen_transform(X, count, self._x_mean_, self._x_m2_, clip)
         chunk = dict(chunk)
-        chunk["X"] = readonly(Z) if isinstance(Z, np.ndarray) else Z
+        if self._standardizes():
+            X = chunk["X"]
+            count = np.array([float(self.n_samples_seen_)])
+            clip = float(self._standardize_clip)
+            Z = _scaling.learn_transform(X, count, self._x_mean_, self._x_m2_, clip)
+            if chunk.get("batch", False):
+                Z = _scaling.frozen_transform(X, count, self._x_mean_, self._x_m2_, clip)
+            chunk["X"] = readonly(Z) if isinstance(Z, np.ndarray) else Z
         if self._standardizes_target():
             y = chunk["y"]
             count = np.array([float(self.n_samples_seen_)])
@@ -407,7 +407,7 @@ class OnlineMixin:
 
     def _predict_output(self, pred):
         """Map predictions made in standardised target units back to target units."""
-        if self._standardizes() and self._standardizes_target() and hasattr(self, "_y_mean_"):
+        if self._standardizes_target() and hasattr(self, "_y_mean_"):
             mean, std = self._target_stats()
             return pred * std + mean
         return pred

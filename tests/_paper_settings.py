@@ -22,6 +22,8 @@ PAPER_SETTINGS = {
     "PKAWVClassifier": {"standardize": False, "sigma": 1.0, "features": "taylor"},
     "KernelSelectionClassifier": {"standardize": False, "sigmas": (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)},
     "KernelSelectionRegressor": {"standardize": False, "sigmas": (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)},
+    "ScaleInvariantClassifier": {"invariance": "coordinate"},
+    "ScaleInvariantRegressor": {"invariance": "coordinate", "standardize": False},
     "GroupDROClassifier": {"standardize": False, "average": True},
     "GroupDRORegressor": {"standardize": False, "average": True, "loss": "absolute_error"},
 }

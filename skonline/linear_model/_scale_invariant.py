@@ -15,13 +15,16 @@ from . import _scale_invariant_core as core
 from ..utils.validation import readonly, validate_X_predict
 
 _ALPHA_MIN = 9.0 / 8.0
+#: invariance='auto' runs Algorithm 2 (O(D^2) per row) up to this many columns D (features plus
+#: intercept), Algorithm 1 beyond, and on sparse input
+_AUTO_MAX_FULL = 200
 
 
 class _ScaleInvariantBase:
     """State, passes and prediction shared by the classifier and the regressor."""
 
     _parameter_constraints = {
-        "invariance": [StrOptions({"coordinate", "full"})],
+        "invariance": [StrOptions({"auto", "coordinate", "full"})],
         "alpha": [Interval(Real, _ALPHA_MIN, None, closed="neither")],
         "fit_intercept": ["boolean"],
         "predict_mode": [StrOptions({"linear", "online"})],
@@ -45,17 +48,30 @@ class _ScaleInvariantBase:
     def _is_regressor(self):
         return isinstance(self, OnlineRegressorMixin)
 
+    def _target_affine(self):
+        """(scale, shift) mapping the learner's outputs to target units."""
+        return 1.0, 0.0
+
     @property
     def _accept_sparse(self):
-        return self.invariance == "coordinate"
+        return self.invariance != "full"
+
+    def _resolve_invariance(self, X):
+        if self.invariance != "auto":
+            return self.invariance
+        if sp.issparse(X) or X.shape[1] + int(self.fit_intercept) > _AUTO_MAX_FULL:
+            return "coordinate"
+        return "full"
 
     # --------------------------------------------------------------- state
-    def _allocate_state(self, n_features, n_heads):
+    def _allocate_state(self, X, n_heads):
+        n_features = X.shape[1]
+        self.invariance_ = self._resolve_invariance(X)
         D = n_features + int(self.fit_intercept)
         self.scale_ = np.zeros(n_features) if self.internal_scaling == "first" else np.ones(n_features)
         self.neg_cum_grad_ = np.zeros((n_heads, D))
         self.n_clamped_ = np.zeros(1, dtype=np.int64)
-        if self.invariance == "coordinate":
+        if self.invariance_ == "coordinate":
             self.sum_sq_ = np.zeros(D)
         else:
             self.pinv_ = np.zeros((D, D))
@@ -71,7 +87,9 @@ class _ScaleInvariantBase:
         clamped_before = int(self.n_clamped_[0])
         loss_acc = np.array([self.cumulative_loss_])
         scaling = self.internal_scaling == "first"
-        if self.invariance == "coordinate":
+        if self.invariance_ == "full" and sp.issparse(X):
+            X = readonly(X.toarray())
+        if self.invariance_ == "coordinate":
             if sp.issparse(X):
                 X = X.tocsr()
                 X.sort_indices()
@@ -113,7 +131,7 @@ class _ScaleInvariantBase:
         """Augmented weights (n_heads, D) in internal units: the paper's w for a query with x_i = 0."""
         a = float(self.alpha)
         h = self.neg_cum_grad_
-        if self.invariance == "coordinate":
+        if self.invariance_ == "coordinate":
             D = h.shape[1]
             s2 = self.sum_sq_.copy()
             W = np.zeros_like(h)
@@ -147,13 +165,15 @@ class _ScaleInvariantBase:
         """
         check_is_fitted(self, "neg_cum_grad_")
         coef, _ = self._coef_intercept()
-        return coef[0] if self._is_regressor() else coef
+        scale, _ = self._target_affine()
+        return scale * coef[0] if self._is_regressor() else coef
 
     @property
     def intercept_(self):
         """Intercept of the linear predictor (zeros when ``fit_intercept=False``)."""
         check_is_fitted(self, "neg_cum_grad_")
-        return self._coef_intercept()[1]
+        scale, shift = self._target_affine()
+        return scale * self._coef_intercept()[1] + shift
 
     def _raw_decision(self, X):
         check_is_fitted(self, "neg_cum_grad_")
@@ -166,7 +186,7 @@ class _ScaleInvariantBase:
         if sp.issparse(X):
             X = readonly(X.toarray())
         out = np.zeros((X.shape[0], self.neg_cum_grad_.shape[0]))
-        if self.invariance == "coordinate":
+        if self.invariance_ == "coordinate":
             core.coordinate_predict_online(
                 X, self._t_next, self.neg_cum_grad_.shape[1], self.fit_intercept, float(self.alpha),
                 self.sum_sq_, self.neg_cum_grad_, self.scale_, out,
@@ -184,16 +204,22 @@ class _ScaleInvariantBase:
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = self.invariance == "coordinate"
+        tags.input_tags.sparse = self.invariance != "full"
         return tags
 
 
 _DOC_COMMON = """
-    invariance : {'coordinate', 'full'}, default='coordinate'
+    invariance : {'auto', 'coordinate', 'full'}, default='auto'
         ``'coordinate'``: Algorithm 1, predictions invariant to rescaling each feature
         (x_i -> a_i x_i); O(nnz) per row, sparse input accepted. ``'full'``: Algorithm 2,
         predictions invariant to any invertible linear map x -> A x (affine with an intercept);
-        O(d^2) per row and memory.
+        O(d^2) per row and memory. ``'auto'``: ``'full'`` for dense input with at most 200
+        columns (features plus intercept), ``'coordinate'`` otherwise (the choice is
+        ``invariance_``). Algorithm 1 starts slowly: its prior weight 1/(alpha t d) keeps its
+        predictions near 0 for hundreds to thousands of rows, and it is not invariant to offsets
+        (a feature's mean); Algorithm 2 learns from the first rows and is affine-invariant.
+        Measured on raw streams (``benchmarks/defaults.py``) Algorithm 2 matched or beat a scaled
+        logistic regression where Algorithm 1 lost 5 to 50 accuracy points.
     alpha : float, default=1.5
         The paper's alpha > 9/8, the only hyperparameter of the potential (not a regularisation
         strength as in SGD). Smaller is more aggressive; the additive constant of the regret bound
@@ -219,6 +245,8 @@ _DOC_COMMON = """
 """
 
 _DOC_ATTRS = """
+    invariance_ : str
+        The algorithm in use, ``'coordinate'`` or ``'full'`` (see ``invariance``).
     coef_ : ndarray
         Linear weights in input units (see ``predict_mode``).
     intercept_ : ndarray of shape (n_heads,)
@@ -304,7 +332,7 @@ class ScaleInvariantClassifier(_ScaleInvariantBase, OnlineDecisionClassifierMixi
         self,
         loss="log_loss",
         *,
-        invariance="coordinate",
+        invariance="auto",
         alpha=1.5,
         fit_intercept=True,
         predict_mode="linear",
@@ -322,7 +350,7 @@ class ScaleInvariantClassifier(_ScaleInvariantBase, OnlineDecisionClassifierMixi
         self.verbose = verbose
 
     def _allocate(self, chunk):
-        self._allocate_state(chunk["X"].shape[1], self._n_heads)
+        self._allocate_state(chunk["X"], self._n_heads)
 
     def _learn(self, chunk):
         return self._run_pass(chunk["X"], chunk["Y"])
@@ -332,7 +360,9 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, OnlineRegressorMixin, BaseEst
         """Online linear regressor that needs no learning rate and no feature scaling.
 
     Kotłowski's scale-invariant unconstrained online learner with a Lipschitz regression loss.
-    Invariance is with respect to the features only; targets are used as given.
+    Invariance is with respect to the features. The algorithm's steps do not depend on the scale
+    of the target (the loss gradient is in [-1, 1]), so with ``standardize=True`` (the default) it
+    learns the target standardised online, and maps predictions back.
 
     Parameters
     ----------
@@ -341,7 +371,16 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, OnlineRegressorMixin, BaseEst
         gradient clipped at ``epsilon`` (its derivative is divided by ``epsilon``).
         ``'squared_error'`` is rejected: its derivative is unbounded, which voids the guarantee.
     epsilon : float, default=0.1
-        Width of the insensitive zone (``'epsilon_insensitive'``) or the Huber threshold.
+        Width of the insensitive zone (``'epsilon_insensitive'``) or the Huber threshold (in
+        standardised target units with ``standardize=True``).
+    standardize : bool, default=True
+        Learn the target standardised online, prequentially: row t's target is centred and scaled
+        with the running mean and standard deviation of the targets before it (clipped at 10
+        standard deviations; the forecast is the running mean until 10 targets are seen), and
+        each prediction is mapped back with those statistics. The features are never
+        transformed (the predictions are invariant to their scale already). ``False``: the
+        paper's learner on the raw targets, whose weights must then grow to the target's scale
+        (slow for targets far from 0, e.g. with an offset of 100).
 """
         + _DOC_COMMON
         + """
@@ -369,6 +408,7 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, OnlineRegressorMixin, BaseEst
             StrOptions({"absolute_error", "absolute", "epsilon_insensitive", "huber", "squared_error", "squared"})
         ],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "standardize": ["boolean"],
     }
 
     def __init__(
@@ -376,16 +416,18 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, OnlineRegressorMixin, BaseEst
         loss="absolute_error",
         *,
         epsilon=0.1,
-        invariance="coordinate",
+        invariance="auto",
         alpha=1.5,
         fit_intercept=True,
         predict_mode="linear",
         internal_scaling="first",
         rank_tol=1e-10,
+        standardize=True,
         verbose=0,
     ):
         self.loss = loss
         self.epsilon = epsilon
+        self.standardize = standardize
         self.invariance = invariance
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -403,8 +445,20 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, OnlineRegressorMixin, BaseEst
             )
         }
 
+    def _standardizes(self):
+        return False  # the features: the algorithm is invariant to their scale
+
+    def _standardizes_target(self):
+        return bool(self.standardize)
+
+    def _target_affine(self):
+        if self.standardize and hasattr(self, "_y_mean_"):
+            mean, std = self._target_stats()
+            return std, mean
+        return 1.0, 0.0
+
     def _allocate(self, chunk):
-        self._allocate_state(chunk["X"].shape[1], 1)
+        self._allocate_state(chunk["X"], 1)
 
     def _learn(self, chunk):
         return self._run_pass(chunk["X"], chunk["y"].reshape(-1, 1))
@@ -420,4 +474,4 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, OnlineRegressorMixin, BaseEst
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self._raw_decision(X)[:, 0]
+        return self._predict_output(self._raw_decision(X)[:, 0])

@@ -525,3 +525,8 @@ def test_verbose_prints_progress_and_changes_nothing(capsys):
     assert np.array_equal(out, quiet)
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 3 and "rows seen 25,000" in lines[-1] and "average online loss" in lines[-1]
+
+
+# These tests check the algorithms against their paper: run them with the paper's settings
+# (tests/_paper_settings.py).
+pytestmark = pytest.mark.usefixtures("paper_settings")
