@@ -30,10 +30,15 @@ from sklearn.exceptions import NotFittedError
 
 from ..base import OnlineClassifierMixin, OnlineRegressorMixin, running_sum
 from . import _ensemble_core as core
-from ._rules import PCS, _BaseRule
+from ._rules import FixedShare, _BaseRule
 from ..utils.validation import validate_X_predict
 
 __all__ = ["OnlineEnsembleRegressor", "OnlineEnsembleClassifier"]
+
+
+def default_rule():
+    """The ensembles' rule when ``rule=None``: Fixed Share with adaptive learning and sharing rates."""
+    return FixedShare(eta="adaptive", alpha="decreasing")
 
 _EPS_PROBA = 1e-15
 
@@ -227,7 +232,7 @@ class _OnlineEnsembleBase:
             else:
                 self.estimators_.append(est)
         self.expert_fitted_ = ~self.online_
-        rule = PCS() if self.rule is None else self.rule
+        rule = default_rule() if self.rule is None else self.rule
         rule = clone(rule)
         if "loss_range" in rule.get_params():
             rule.set_params(loss_range=(0.0, 1.0))
@@ -297,7 +302,13 @@ _DOC_PARAMS = """
         :class:`sklearn.frozen.FrozenEstimator` so that ``clone`` and grid searches keep it fitted).
     rule : aggregation rule of :mod:`skonline.experts`, default=None
         The rule that weighs the experts (cloned; its ``loss_range`` is set to (0, 1)). ``None``:
-        ``PCS()``. Its parameters are reachable as ``rule__<param>`` (e.g. in ``GridSearchCV``)."""
+        ``FixedShare(eta='adaptive', alpha='decreasing')``, Fixed Share with AdaHedge's learning
+        rate and a sharing rate 1/(t + 1): it needs no horizon and adapts to the observed losses.
+        The paper's rules at their worst-case tuning (``PCS()``, ``FixedShare()``) shrink their
+        learning rate with the horizon and, measured on streams with a switch between frozen
+        experts (``benchmarks/defaults.py``), kept most of their weight on the stale expert for
+        thousands of rows. Its parameters are reachable as ``rule__<param>`` (e.g. in
+        ``GridSearchCV``)."""
 
 _DOC_COMMON = """
     loss_bound : 'auto' or float, default='auto'
@@ -329,8 +340,8 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
     __doc__ = f"""Online aggregation of scikit-learn regressors by an expert rule.
 
     Each round the ensemble predicts ``sum_i w_t[i] f_i(x_t)`` with the weights ``w_t`` of an
-    aggregation rule (default :class:`PCS`, which tracks the best expert when it changes over the
-    stream), then charges each expert its loss on ``y_t``. For a convex loss the ensemble's loss is
+    aggregation rule (default: :class:`FixedShare` with an adaptive learning rate, which tracks the
+    best expert when it changes over the stream), then charges each expert its loss on ``y_t``. For a convex loss the ensemble's loss is
     at most the mixture loss ``<w_t, l_t>`` (Jensen), so the rule's tracking regret bound transfers
     to the ensemble's predictions (on the scaled losses).
 {_DOC_PROTOCOL}
@@ -488,7 +499,7 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, _Base
 
     Each round the ensemble predicts the class probabilities ``sum_i w_t[i] p_i(x_t)`` (the one-hot
     vector of ``predict`` for an expert without ``predict_proba``) with the weights ``w_t`` of an
-    aggregation rule (default :class:`PCS`), and the label of largest mixed probability; each expert
+    aggregation rule (default: :class:`FixedShare` with an adaptive learning rate), and the label of largest mixed probability; each expert
     is then charged its loss on ``y_t``.
 {_DOC_PROTOCOL}
 

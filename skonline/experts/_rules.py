@@ -402,12 +402,21 @@ class FixedShare(_TunedRule):
 {_DOC_PROTOCOL}
     Parameters
     ----------
-    eta : float or 'auto', default='auto'
+    eta : float, 'auto' or 'adaptive', default='auto'
         Learning rate. ``'auto'`` minimises the bound above for S - 1 switches:
-        ``sqrt(8 C / T)`` with C the bracket at m = S - 1.
-    alpha : float in [0, (K-1)/K] or 'auto', default='auto'
+        ``sqrt(8 C / T)`` with C the bracket at m = S - 1 (a worst-case tuning that shrinks with
+        the horizon). ``'adaptive'``: AdaHedge's rate ``eta_t = log K / Delta_{{t-1}}``, with
+        ``Delta`` the cumulative mixability gap (played loss minus mix loss; de Rooij, van Erven,
+        Grünwald & Koolen 2014): it adapts to the observed losses, stays large while the experts'
+        losses are well separated (the regime where tracking pays), needs no horizon, and follows
+        the leader while ``Delta = 0``.
+    alpha : float in [0, (K-1)/K], 'auto' or 'decreasing', default='auto'
         Sharing rate. ``'auto'``: ``S / T`` (at most (K-1)/K), the same reserved mass as the
         clipped simplex of :class:`ClippedHedge`; it keeps tracking when ``n_segments=1``.
+        ``'decreasing'``: ``1 / (t + 1)`` at round t, a switch prior that needs no horizon
+        (tracking regret of order (m + 1) log K + m log T for m switches without knowing T;
+        Koolen & de Rooij 2013).
+        ``FixedShare(eta='adaptive', alpha='decreasing')`` is the online ensembles' default rule.
     n_segments : int, default=1
         The number S of segments of the comparator (S - 1 switches).{_DOC_COMMON_PARAMS}
 
@@ -422,6 +431,9 @@ class FixedShare(_TunedRule):
     ----------
     Herbster & Warmuth, "Tracking the best expert", Machine Learning 32 (1998);
     Cesa-Bianchi & Lugosi, Prediction, Learning, and Games (2006), Sec. 5.2.
+    de Rooij, van Erven, Grünwald & Koolen, "Follow the leader if you can, hedge if you must", JMLR 15
+    (2014) (AdaHedge); Koolen & de Rooij, "Universal codes from switching strategies", IEEE Trans.
+    Inf. Theory 59 (2013).
 
     Examples
     --------
@@ -433,11 +445,15 @@ class FixedShare(_TunedRule):
     1
     """
 
+    _test_params = [{"loss_range": (-1000.0, 1000.0)},
+                    {"eta": "adaptive", "alpha": "decreasing", "loss_range": (-1000.0, 1000.0)}]
+    _test_param_keys = ("eta", "alpha")
+
     _rule_code = core.FIXED_SHARE
     _parameter_constraints = {
         **_BaseRule._parameter_constraints,
-        "eta": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
-        "alpha": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="left")],
+        "eta": [StrOptions({"auto", "adaptive"}), Interval(Real, 0, None, closed="neither")],
+        "alpha": [StrOptions({"auto", "decreasing"}), Interval(Real, 0, 1, closed="left")],
         "n_segments": [Interval(Integral, 1, None, closed="left")],
         "horizon": [None, Interval(Integral, 1, None, closed="left")],
     }
@@ -451,8 +467,14 @@ class FixedShare(_TunedRule):
 
     def _allocate_rule(self, K):
         super()._allocate_rule(K)
-        if self.alpha != "auto" and K > 1 and self.alpha > (K - 1.0) / K + 1e-12:
+        self._tuning_ = np.append(self._tuning_, 0.0)  # [..., cumulative mixability gap]
+        if not isinstance(self.alpha, str) and K > 1 and self.alpha > (K - 1.0) / K + 1e-12:
             raise ValueError(f"alpha={self.alpha} exceeds (K-1)/K = {(K - 1) / K:g} for K={K} experts.")
+
+    def _adaptive_user(self, value):
+        if value in ("adaptive", "decreasing"):
+            return core.ADAPTIVE
+        return self._user(value)
 
     @property
     def alpha_(self):
@@ -465,7 +487,7 @@ class FixedShare(_TunedRule):
         b = self._buffers(L.shape[1])
         core.fixed_share_pass(
             L, lo, inv, self.n_samples_seen_, self._horizon_code(), float(self.n_segments),
-            self._user(self.eta), self._user(self.alpha), self._tuning_, self.weights_,
+            self._adaptive_user(self.eta), self._adaptive_user(self.alpha), self._tuning_, self.weights_,
             self._log_weights_, out, acc, self.expert_cumulative_losses_, b["lrow"], b["lp"],
             b["d"], b["p"], b["sb"], b["kb"],
         )

@@ -43,6 +43,13 @@ OCS = 4
 OCS_PLUS = 5
 
 
+#: ``eta_user`` / ``alpha_user`` value meaning 'adaptive' (Fixed Share: AdaHedge's learning rate;
+#: sharing rate 1 / (t + 1))
+ADAPTIVE = -1.0
+#: learning rate used while the cumulative mixability gap is 0 (follow the leader)
+ETA_MAX = 1e6
+
+
 @numba.njit(cache=True, inline="always")
 def _log_term(K, T, S):
     """c = S log(K T / S), the paper's common complexity term."""
@@ -307,12 +314,19 @@ def fixed_share_pass(L, lo, inv_span, t0, horizon, S, eta_user, alpha_user,
     T = tstate[0]
     eta = tstate[1]
     alpha = tstate[3]
+    adaptive = eta_user == ADAPTIVE
+    decreasing = alpha_user == ADAPTIVE
+    gap = tstate[4]  # adaptive eta: cumulative mixability gap (AdaHedge)
     for r in range(n):
         t = t0 + r + 1
         T_new = _horizon(t, horizon, S, T)
         if T_new != T or eta != eta:
             T = T_new
             eta, _, alpha = tuning(FIXED_SHARE, K, T, S, eta_user, math.nan, alpha_user, math.nan)
+        if adaptive:  # AdaHedge: eta_t = log K / Delta_{t-1} (follow the leader while Delta = 0)
+            eta = math.log(K) / gap if gap > math.log(K) / ETA_MAX else ETA_MAX
+        if decreasing:  # alpha_t = 1 / (t + 1): a switch prior that needs no horizon
+            alpha = min(1.0 / (t + 1.0), (K - 1.0) / K)
         # --- play w restricted to the awake experts (written out: see the module notes)
         lh = 0.0
         lh_raw = 0.0
@@ -369,6 +383,10 @@ def fixed_share_pass(L, lo, inv_span, t0, horizon, S, eta_user, alpha_user,
             s += pi
         lam = 1.0 / s
         log_lam = -math.log(s)
+        if adaptive:  # mixability gap: played loss minus mix loss -log(sum_i w_i e^{-eta l_i}) / eta
+            delta = lh + (m + math.log(s)) / eta
+            if delta > 0.0:
+                gap += delta
         for i in range(K):
             w[i] = lam * p[i]
             logw[i] = log_lam + d[i]
@@ -382,6 +400,7 @@ def fixed_share_pass(L, lo, inv_span, t0, horizon, S, eta_user, alpha_user,
     tstate[0] = T
     tstate[1] = eta
     tstate[3] = alpha
+    tstate[4] = gap
 
 
 # --------------------------------------------------------------------------- OCS, OCS+

@@ -182,3 +182,26 @@ def best_switching_bruteforce(L, S):
         if sw <= S - 1:
             best = min(best, sum(L[t, seq[t]] for t in range(T)))
     return best
+
+
+def fixed_share_adaptive(L, alpha=None, eta_max=1e6):
+    """Fixed Share with AdaHedge's learning rate (eta_t = log K / Delta_{t-1}, eta_max while the
+    cumulative mixability gap is at most log K / eta_max) and sharing rate ``alpha`` (None:
+    1 / (t + 1) at round t = 1, 2, ...), written from the definitions."""
+    T, K = L.shape
+    w = np.full(K, 1.0 / K)
+    Delta = 0.0
+    W = np.empty_like(L)
+    for t in range(T):
+        eta = math.log(K) / Delta if Delta > math.log(K) / eta_max else eta_max
+        W[t] = w
+        h = w @ L[t]
+        z = np.log(w) - eta * L[t]
+        zm = z.max()
+        m = -(zm + math.log(np.sum(np.exp(z - zm)))) / eta  # mix loss
+        Delta += max(h - m, 0.0)
+        v = np.exp(z - zm)
+        v /= v.sum()
+        a = min(1.0 / (t + 2.0), (K - 1.0) / K) if alpha is None else alpha
+        w = (1 - a) * v + a / (K - 1) * (1 - v)
+    return W

@@ -1,0 +1,52 @@
+"""Fixed Share with an adaptive learning rate (AdaHedge) and a decreasing sharing rate: the
+online ensembles' default rule."""
+
+import numpy as np
+import pytest
+
+from skonline.experts import FixedShare, OnlineEnsembleRegressor
+from skonline.experts._ensemble import default_rule
+
+import _experts_reference as ref
+
+
+@pytest.mark.parametrize("alpha", ["decreasing", 0.01])
+def test_adaptive_fixed_share_equals_its_definition(alpha):
+    rng = np.random.default_rng(3)
+    L = rng.random((400, 4))
+    L[200:, 2] *= 0.3  # a better expert after a switch
+    W = FixedShare(eta="adaptive", alpha=alpha).partial_fit_predict(L)
+    np.testing.assert_allclose(W, ref.fixed_share_adaptive(L, None if alpha == "decreasing" else alpha),
+                               atol=1e-12, rtol=0)
+
+
+def test_learning_rate_adapts_to_the_scale_of_the_loss_differences():
+    """AdaHedge's rate is invariant to a common shift of the losses and scales as 1 / (loss scale)."""
+    rng = np.random.default_rng(0)
+    L = 0.1 * rng.random((300, 3))
+    a = FixedShare(eta="adaptive", alpha="decreasing").fit(L)
+    b = FixedShare(eta="adaptive", alpha="decreasing").fit(0.5 + L)
+    c = FixedShare(eta="adaptive", alpha="decreasing", loss_range=(0.0, 0.1)).fit(L)
+    # exact in exact arithmetic; the mixability gap is a difference of close numbers
+    np.testing.assert_allclose(a.weights_, b.weights_, rtol=1e-6)
+    assert a.eta_ == pytest.approx(b.eta_, rel=1e-6)
+    assert c.eta_ == pytest.approx(0.1 * a.eta_, rel=1e-6)
+
+
+def test_tracks_an_abrupt_switch_where_the_worst_case_tuning_does_not():
+    L = np.vstack([np.tile([0.1, 0.9], (3000, 1)), np.tile([0.9, 0.1], (3000, 1))])
+    adaptive = FixedShare(eta="adaptive", alpha="decreasing").partial_fit_predict(L)
+    worst_case = FixedShare().partial_fit_predict(L)
+    # weight on the new best expert 50 and 100 rows after the switch
+    assert adaptive[3050, 1] > 0.9 and adaptive[3100, 1] > 0.99
+    assert worst_case[3050, 1] < 0.2 and worst_case[3100, 1] < 0.6
+    # the mixture's loss after the switch
+    after = slice(3000, 5000)
+    assert np.mean(np.sum(adaptive[after] * L[after], axis=1)) < 0.12
+
+
+def test_ensemble_default_rule():
+    assert OnlineEnsembleRegressor([("a", None)]).rule is None
+    rule = default_rule()
+    assert isinstance(rule, FixedShare)
+    assert rule.get_params()["eta"] == "adaptive" and rule.get_params()["alpha"] == "decreasing"
