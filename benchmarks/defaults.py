@@ -402,8 +402,9 @@ def run_online(make_estimator, X, y, task, classes, chunk=CHUNK):
                     p = np.asarray(est.partial_fit_predict(X[sl], y[sl], **kw))
                     if task == "regression":
                         pred[sl] = p.astype(float)
-                    else:
-                        pred[sl] = np.searchsorted(classes, p)  # label index
+                    else:  # label index; a label outside `classes` stays NaN (counted as wrong)
+                        idx = np.minimum(np.searchsorted(classes, p), len(classes) - 1)
+                        pred[sl] = np.where(classes[idx] == p, idx, np.nan)
                 col.add(rec)
                 rec.clear()
             err_row = None
@@ -902,7 +903,7 @@ def _mcell(task, m):
     if m is None or m.get("error"):
         return ["error", "-"] + ([] if task == "regression" else ["-"])
     if task == "regression":
-        return [_f(m.get("mae")), _rate(m.get("rows_per_s"))]
+        return [_f(m.get("mae"), ".4g"), _rate(m.get("rows_per_s"))]
     return [_f(m.get("accuracy")), _f(m.get("log_loss")), _rate(m.get("rows_per_s"))]
 
 
@@ -1026,6 +1027,16 @@ def report(run, command, started, total, args):
         md.append("")
 
     # streams
+    md += ["### Passes per stream", "", "| stream | task | " + " | ".join(f"passes ({c})" for c in cols) + " |",
+           "|---|---|" + "---:|" * len(cols)]
+    for s in run["streams"]:
+        cells = []
+        for c in cols:
+            rs = [r for r in res if r["stream"] == s["name"] and r["column"] == c
+                  and r["verdict"]["passed"] is not None]
+            cells.append(f"{sum(1 for r in rs if r['verdict']['passed'])} / {len(rs)}")
+        md.append(f"| {s['name']} | {s['task']} | " + " | ".join(cells) + " |")
+    md.append("")
     md += ["## Streams", "", "| stream | task | rows used | features | description |", "|---|---|---:|---:|---|"]
     for s in run["streams"]:
         md.append(f"| {s['name']} | {s['task']} | {s['n_rows']:,} | {s['n_features']} | {s['description']} |")
@@ -1226,7 +1237,7 @@ def main(argv=None):
                                 "n_rows": int(n), "metrics": m, "seconds": r["seconds"],
                                 "warnings": r["warnings"], "error": r["error"], "error_row": r["error_row"],
                                 "verdict": v})
-                main_m = "-" if m is None else (_f(m.get("mae")) if task == "regression" else _f(m.get("accuracy")))
+                main_m = "-" if m is None else (_f(m.get("mae"), ".4g") if task == "regression" else _f(m.get("accuracy")))
                 log(f"  {ename + (' [pipe]' if col == 'pipeline' else ''):<34s} {main_m:>10s} "
                     f"{r['seconds']:6.1f} s  {_verdict_cell(v)}" + (f"  {r['error']}" if r["error"] else "")
                     + (f"  ({len(r['warnings'])} warning texts)" if r["warnings"] else ""))
