@@ -329,8 +329,25 @@ def estimators():
             make = _ensemble_regressor
         else:
             make = cls
-        out[name] = (make, kind)
+        out[name] = (seeded(make), kind)
     return out
+
+
+def seeded(make_estimator, seed=SEED):
+    """Factory of ``make_estimator()`` with every ``random_state`` parameter left at None (its own
+    and its sub-estimators') set to ``seed``, so that reruns are reproducible; nothing else changes."""
+
+    def make():
+        est = make_estimator()
+        params = est.get_params(deep=True)
+        fixed = {k: seed for k, v in params.items()
+                 if (k == "random_state" or k.endswith("__random_state")) and v is None}
+        if fixed:
+            est.set_params(**fixed)
+        return est
+
+    make.__name__ = getattr(make_estimator, "__name__", "make")
+    return make
 
 
 def pipeline_available():
@@ -681,7 +698,7 @@ def verdict(task, m, base):
 
 # --------------------------------------------------------------------------- public API
 def evaluate(make_estimator, stream_name, max_rows=MAX_ROWS, *, row_cap="auto", pipeline=False,
-             baselines=True, use_cache=True):
+             baselines=True, use_cache=True, seed=SEED):
     """Run one estimator on one stream of the suite and score it against the baselines.
 
     Parameters
@@ -704,6 +721,9 @@ def evaluate(make_estimator, stream_name, max_rows=MAX_ROWS, *, row_cap="auto", 
         baselines only if present.
     use_cache : bool, default=True
         Read / write baseline predictions in benchmarks/_cache/.
+    seed : int or None, default=0
+        Every ``random_state`` parameter left at None (the estimator's and its sub-estimators') is
+        set to ``seed`` (reproducible reruns); ``None`` leaves them alone.
 
     Returns
     -------
@@ -717,6 +737,8 @@ def evaluate(make_estimator, stream_name, max_rows=MAX_ROWS, *, row_cap="auto", 
     name = make_estimator if isinstance(make_estimator, str) else getattr(make_estimator, "__name__", None)
     if isinstance(make_estimator, str):
         make_estimator = estimators()[make_estimator][0]
+    if seed is not None:
+        make_estimator = seeded(make_estimator, seed)
     full = load_stream(stream_name, max_rows)
     if row_cap == "auto":
         row_cap = row_cap_for(name, full.X.shape[1]) if name else None
@@ -947,7 +969,8 @@ def report(run, command, started, total, args):
            f"- Rows in one fixed order per stream: datasets and tables permuted by "
            f"`numpy.random.default_rng([{SEED}, zlib.crc32(name)])`, synthetic streams in generated order; "
            f"then the first `max_rows` rows. Chunks of {CHUNK} rows; each chunk is predicted before it is learned.",
-           "- **skonline estimators** at default parameters (constructed with no arguments; the ensembles "
+           "- **skonline estimators** at default parameters (constructed with no arguments, except that "
+           f"every `random_state` left at None is set to {SEED} so that reruns are reproducible; the ensembles "
            "get fixed expert lists, below), one pass per estimator: `partial_fit_predict_proba` per chunk "
            "when the estimator has `predict_proba` (labels = argmax), else `partial_fit_predict`; "
            "`classes=` (all labels of the stream) on the first call. The returned predictions are made "
