@@ -2,18 +2,21 @@
 
 Chunk protocol (``partial_fit(X, y)``, one chunk of the stream):
 
-1. every expert predicts the chunk with its current state (frozen experts always; an online expert
-   once it has learned at least one chunk: before that it is *asleep*, as is an expert whose
-   prediction is not finite);
+1. every expert predicts the chunk: a frozen expert with its state; an online expert with
+   ``partial_fit_predict`` (every skonline learner) learns the chunk in its own pass and gives each
+   row's prediction made *before* that row (prequential, so it is exact online learning whatever
+   the chunk size); any other online expert predicts with its state and learns in step 3 (before
+   its first chunk it is *asleep*, as is an expert whose prediction is not finite);
 2. the experts' losses on the chunk form a loss matrix (n, K), scaled to [0, 1]; the rule runs over
    it row by row in its compiled pass, giving the weights played at each row, and the ensemble's
    prediction for each row mixes the experts' predictions with that row's weights;
-3. the online experts learn the chunk (their own ``partial_fit``).
+3. the online experts without ``partial_fit_predict`` learn the chunk (their own ``partial_fit``).
 
 A chunk of one row is the exact online protocol (predict, reveal, update, learn). Larger chunks
-keep the experts frozen within the chunk, so with online experts the result depends on the chunking
-(by design); with frozen experts every chunking gives the same result (up to the experts' own
-rounding differences between batch sizes, e.g. BLAS kernels in ``predict``).
+keep the experts without ``partial_fit_predict`` frozen within the chunk, so with such online
+experts the result depends on the chunking (by design); with frozen and skonline experts only,
+every chunking gives the same result (up to the experts' own rounding differences between batch
+sizes, e.g. BLAS kernels in ``predict``).
 """
 
 import copy
@@ -217,9 +220,21 @@ class _OnlineEnsembleBase:
     @property
     def _chunk_dependent(self):
         try:
-            return any(self._learns_online(est) for _, est in self.estimators)
+            return any(self._learns_online(est) and not self._is_prequential(est) for _, est in self.estimators)
         except Exception:  # pragma: no cover - malformed parameters
             return True
+
+    #: the prequential method an online expert needs to be used prequentially (see _is_prequential)
+    _PREQUENTIAL_METHOD = "partial_fit_predict"
+
+    def _is_prequential(self, est):
+        """An online expert that returns, while learning a chunk, each row's prediction made before
+        learning it (every skonline learner): it is used prequentially, row by row, so it is
+        awake from the first row and never predicts a row with a state older than the row before."""
+        return hasattr(est, self._PREQUENTIAL_METHOD)
+
+    def _prequential_experts(self):
+        return [k for k, est in enumerate(self.estimators_) if self.online_[k] and self._is_prequential(est)]
 
     # ------------------------------------------------------------------ state
     def _allocate(self, chunk):
@@ -278,8 +293,9 @@ class _OnlineEnsembleBase:
         return auto, (0.0 if auto else 1.0 / float(self.loss_bound))
 
     def _expert_learn(self, X, y, **kw):
+        prequential = set(self._prequential_experts())
         for k, est in enumerate(self.estimators_):
-            if self.online_[k]:
+            if self.online_[k] and k not in prequential:
                 est.partial_fit(X, y, **kw)
                 self.expert_fitted_[k] = True
 
@@ -326,14 +342,16 @@ _DOC_COMMON = """
 
 _DOC_PROTOCOL = """
     Chunk protocol: for each chunk passed to ``partial_fit``, (1) the experts predict the chunk with
-    their current state, (2) the rule runs row by row over the chunk's loss matrix in compiled code
-    (the prediction of each row mixes the experts' predictions with the weights of that row),
-    (3) the online experts learn the chunk. A chunk of one row is the exact online protocol. An
-    online expert is *asleep* (the rule's sleeping experts) until it has learned its first chunk,
-    and so is an expert whose prediction is not finite. Rows where every expert is asleep get a
+    their current state, except that an online expert with ``partial_fit_predict`` (every skonline
+    learner) learns the chunk in its own pass and gives each row's prediction made before that
+    row, (2) the rule runs row by row over the chunk's loss matrix in compiled code (the
+    prediction of each row mixes the experts' predictions with the weights of that row), (3) the
+    other online experts learn the chunk. A chunk of one row is the exact online protocol. An
+    online expert without ``partial_fit_predict`` is *asleep* (the rule's sleeping experts) until
+    it has learned its first chunk, and so is an expert whose prediction is not finite. Rows where every expert is asleep get a
     fallback prediction (regression: the mean of the past targets; classification: uniform
-    probabilities) and do not update the rule. With frozen experts only, every chunking gives the
-    same result (up to the experts' own rounding differences between batch sizes)."""
+    probabilities) and do not update the rule. With frozen and skonline experts only, every chunking
+    gives the same result (up to the experts' own rounding differences between batch sizes)."""
 
 
 class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseComposition):
@@ -434,11 +452,17 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
         q = float(self.quantile)
         return np.maximum(-q * r, (1.0 - q) * r)
 
-    def _expert_predictions(self, X):
+    def _expert_predictions(self, X, y=None):
+        """(n, K) predictions; NaN for asleep experts. With the targets ``y``, prequential experts
+        learn the chunk and give their prequential predictions."""
         n = X.shape[0]
         P = np.full((n, len(self.estimators_)), np.nan)
+        prequential = set(self._prequential_experts()) if y is not None else set()
         for k, est in enumerate(self.estimators_):
-            if self.expert_fitted_[k]:
+            if k in prequential:  # learns the chunk, returning each row's prediction before it
+                P[:, k] = np.asarray(est.partial_fit_predict(X, y), dtype=np.float64).reshape(n, -1)[:, 0]
+                self.expert_fitted_[k] = True
+            elif self.expert_fitted_[k]:
                 P[:, k] = np.asarray(est.predict(X), dtype=np.float64).reshape(n, -1)[:, 0]
         if not np.isfinite(P.sum()):  # an expert without a finite prediction sleeps on that row
             P[~np.isfinite(P)] = np.nan
@@ -446,7 +470,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
 
     def _learn(self, chunk):
         X, y = chunk["X"], chunk["y"]
-        P = self._expert_predictions(X)
+        P = self._expert_predictions(X, y)
         n, K = P.shape
         LR = np.empty((n, K))
         Ls = np.empty((n, K))
@@ -561,18 +585,29 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, _Base
         self.loss_bound = loss_bound
         self.update_experts = update_experts
 
-    def _expert_probas(self, X):
-        """(n, K, C) probabilities in the order of ``classes_``; NaN for asleep experts."""
+    def _expert_probas(self, X, y=None):
+        """(n, K, C) probabilities in the order of ``classes_``; NaN for asleep experts. With the
+        labels ``y``, prequential experts learn the chunk and give their prequential outputs."""
         n = X.shape[0]
         C = self.classes_.shape[0]
         P = np.full((n, len(self.estimators_), C), np.nan)
+        prequential = set(self._prequential_experts()) if y is not None else set()
         for k, est in enumerate(self.estimators_):
-            if not self.expert_fitted_[k]:
+            lab = None
+            if k in prequential:
+                if hasattr(est, "partial_fit_predict_proba"):
+                    pk = np.asarray(est.partial_fit_predict_proba(X, y, classes=self.classes_), dtype=np.float64)
+                else:
+                    pk, lab = None, np.asarray(est.partial_fit_predict(X, y, classes=self.classes_))
+                self.expert_fitted_[k] = True
+            elif not self.expert_fitted_[k]:
                 continue
             cls = np.asarray(getattr(est, "classes_", self.classes_))
             idx = np.searchsorted(self.classes_, cls)
             idx = np.clip(idx, 0, C - 1)
-            if hasattr(est, "predict_proba"):
+            if k in prequential:
+                pass
+            elif hasattr(est, "predict_proba"):
                 try:
                     pk = np.asarray(est.predict_proba(X), dtype=np.float64)
                 except AttributeError:
@@ -580,7 +615,7 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, _Base
             else:
                 pk = None
             if pk is None:
-                lab = np.asarray(est.predict(X))
+                lab = np.asarray(est.predict(X)) if lab is None else lab
                 j = np.clip(np.searchsorted(self.classes_, lab), 0, C - 1)
                 pk = np.zeros((n, C))
                 ok = self.classes_[j] == lab
@@ -611,7 +646,7 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, _Base
 
     def _learn(self, chunk):
         X, yi = chunk["X"], chunk["y_index"]
-        P = self._expert_probas(X)
+        P = self._expert_probas(X, self.classes_[yi])
         n, K, C = P.shape
         LR = np.empty((n, K))
         Ls = np.empty((n, K))
