@@ -75,7 +75,7 @@ class OnlineStandardScaler(OneToOneFeatureMixin, OnlineTransformerMixin, Transfo
 
     _parameter_constraints = {
         "with_mean": ["boolean"],
-        "clip": [Interval(Real, 0, None, closed="neither")],
+        "clip": [Interval(Real, 0, None, closed="right")],
     }
 
     def __init__(self, *, with_mean=True, clip=5.0):
