@@ -129,6 +129,8 @@ API_ORDER = [
     "kernel_selection",
     "kernel_ridge",
     "dro",
+    "preprocessing",
+    "pipeline",
     "evaluation",
     "datasets",
     "utils",

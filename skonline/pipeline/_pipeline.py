@@ -306,9 +306,9 @@ class _TestParams:
     """Pipelines for the shared checks (tests/test_common.py), built fresh on access."""
 
     def __get__(self, obj, cls):
-        from .kernel_ridge import AWVRegressor
-        from .linear_model import ScaleInvariantClassifier
-        from .preprocessing import OnlineStandardScaler
+        from ..kernel_ridge import AWVRegressor
+        from ..linear_model import ScaleInvariantClassifier
+        from ..preprocessing import OnlineStandardScaler
 
         return [
             {"steps": [("scale", OnlineStandardScaler()), ("clf", ScaleInvariantClassifier())]},
