@@ -1127,6 +1127,8 @@ def report(run, command, started, total, args):
     # drift
     if run.get("drift"):
         md += drift_report(run["drift"])
+    if run.get("si_vs_vw"):
+        md += si_vw_report(run["si_vs_vw"])
     return "\n".join(md)
 
 
@@ -1188,6 +1190,46 @@ def _jsonable(o):
 
 
 # --------------------------------------------------------------------------- main
+def scale_invariant_vs_vw(quick=False):
+    """Issue 10's acceptance line for the linear learner: ``ScaleInvariantClassifier()`` (defaults)
+    against Vowpal Wabbit's default on magic04 and cod-rna, raw and with every feature multiplied
+    by 10^U(-3, 3). The data, permutation, rescaling and VW protocol are benchmarks/linear_model.py's
+    (row by row, each row predicted before it is learned); the error counts p > 0.5 as positive."""
+    import linear_model as lm  # benchmarks/linear_model.py (same folder)
+    from skonline.linear_model import ScaleInvariantClassifier
+
+    out = []
+    for name in ("magic04", "cod-rna"):
+        X, y, factors, _ = lm.load(name, quick)
+        for variant, Xv in (("raw", X), ("rescaled", lm.rescale(X, factors))):
+            clf = ScaleInvariantClassifier()
+            t0 = time.perf_counter()
+            dec = clf.partial_fit_decision_function(Xv, y, classes=[0, 1])
+            sec = time.perf_counter() - t0
+            _, vw_sec, margin, _ = lm.run_vw(lm.nonzero_rows(Xv), y)
+            err_si = float(np.mean((dec > 0) != (y == 1)))
+            err_vw = float(np.mean((margin > 0) != (y == 1)))
+            out.append({"dataset": name, "variant": variant, "n_rows": int(len(y)),
+                        "invariance": clf.invariance_, "error_skonline": err_si, "error_vw": err_vw,
+                        "seconds_skonline": sec, "seconds_vw": vw_sec, "passed": bool(err_si <= err_vw)})
+    return out
+
+
+def si_vw_report(rows):
+    md = ["## ScaleInvariantClassifier() against Vowpal Wabbit's default", "",
+          "Progressive error (each row predicted, then learned, row by row), whole datasets in "
+          "benchmarks/linear_model.py's permutation; *rescaled*: every column multiplied by "
+          "10^U(-3, 3). Verdict: skonline's error <= VW's.", "",
+          "| dataset | variant | rows | skonline (invariance_) | VW default | verdict |",
+          "|---|---|---:|---:|---:|---|"]
+    for r in rows:
+        md.append(f"| {r['dataset']} | {r['variant']} | {r['n_rows']:,} | {r['error_skonline']:.4f} "
+                  f"({r['invariance']}) | {r['error_vw']:.4f} | {'pass' if r['passed'] else '**FAIL**'} |")
+    n_pass = sum(r["passed"] for r in rows)
+    md += ["", f"{n_pass} of {len(rows)} pass.", ""]
+    return md
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
@@ -1277,8 +1319,12 @@ def main(argv=None):
                 except Exception as exc:
                     drift.append({"task": task, "scenario": scen, "order": "", "switches": [],
                                   "methods": {"setup": {"error": f"{type(exc).__name__}: {exc}"}}})
+    si_vw = []
+    if not args.no_baselines and (not args.estimators or "ScaleInvariantClassifier" in ests) and not args.streams:
+        log("ScaleInvariantClassifier() vs Vowpal Wabbit on magic04 and cod-rna")
+        si_vw = scale_invariant_vs_vw(quick=args.quick)
     total = time.perf_counter() - t_start
-    run = {"max_rows": max_rows, "pipeline": pipe, "estimators": list(ests),
+    run = {"max_rows": max_rows, "pipeline": pipe, "estimators": list(ests), "si_vs_vw": si_vw,
            "kinds": {k: v[1] for k, v in ests.items()}, "results": results, "streams": stream_info,
            "drift": drift, "load": {"start": load_start, "end": os.getloadavg()}}
     text = report(run, command, started, total, args)
