@@ -20,6 +20,7 @@ sizes, e.g. BLAS kernels in ``predict``).
 """
 
 import copy
+import warnings
 import numbers
 import pickle
 import struct
@@ -252,7 +253,7 @@ class _OnlineEnsembleBase:
         if "loss_range" in rule.get_params():
             rule.set_params(loss_range=(0.0, 1.0))
         self.rule_ = rule
-        self._loss_state_ = np.array([0.0, np.inf, -np.inf])
+        self._loss_state_ = np.array([0.0, np.inf, -np.inf, 0.0])
         self.expert_cumulative_losses_ = np.zeros(len(self.estimators))
         self._y_sum_ = 0.0
 
@@ -475,10 +476,20 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
         LR = np.empty((n, K))
         Ls = np.empty((n, K))
         auto, inv_bound = self._loss_args()
+        wild_before = self._loss_state_[3]
         n_none = core.regression_losses(
             P, y, self._LOSS_CODES[self.loss], float(self.quantile), auto, inv_bound,
             bool(self.clip_predictions), self._loss_state_, LR, Ls, self.expert_cumulative_losses_,
         )
+        if self._loss_state_[3] > wild_before:
+            warnings.warn(
+                f"{type(self).__name__}: {int(self._loss_state_[3] - wild_before)} target(s) of this chunk "
+                f"lie more than {core.RANGE_GROWTH:g} times the range of the targets seen before them "
+                "outside it; they widen the range (the loss scale and the clipping of predictions) only "
+                "that far, so one extreme row cannot freeze the weights. Check the targets.",
+                UserWarning,
+                stacklevel=4,
+            )
         W = self._aggregate(Ls, n_none)
         pred = np.empty(n)
         core.mix_regression(P, W, pred)

@@ -18,13 +18,19 @@ BRIER = 5
 EPS_PROBA = 1e-15
 
 
+#: a target beyond the range of the targets seen by more than this many times the range widens it
+#: only that far (robust loss scale and prediction clipping; see regression_losses)
+RANGE_GROWTH = 10.0
+
+
 @numba.njit(cache=True)
 def regression_losses(P, y, code, q, auto, inv_bound, clip, state, LR, Ls, ecum):
     """Raw losses ``LR`` (n, K) of the predictions ``P`` and their scaled version ``Ls``.
 
     ``auto``: the scale of row t is the loss of a prediction off by the range of the targets seen
     so far (row t included): ``range^2`` (squared), ``range`` (absolute), ``max(q, 1 - q) range``
-    (pinball); ``state`` = [scale, min y, max y]. Losses above the scale are clipped to 1, so one
+    (pinball); ``state`` = [scale, min y, max y, rows whose target was beyond RANGE_GROWTH times
+    the range]. Losses above the scale are clipped to 1, so one
     diverging expert cannot squash the others' losses to 0. Until the range is positive the scale
     is the largest loss seen. With ``clip``, the predictions of row t are first clipped (in place)
     to the range of the targets *before* row t. ``ecum`` accumulates each expert's raw losses.
@@ -45,10 +51,22 @@ def regression_losses(P, y, code, q, auto, inv_bound, clip, state, LR, Ls, ecum)
                     P[r, i] = ylo
                 elif f > yhi:
                     P[r, i] = yhi
-        if yt < ylo:
-            ylo = yt
-        if yt > yhi:
-            yhi = yt
+        # the range grows with each target, but by at most RANGE_GROWTH times itself per row: one
+        # absurd target cannot stretch it (and squash every later loss to 0) for good, while a
+        # genuine change of scale is followed geometrically; such a row is counted in state[3]
+        yr = yt
+        if ylo < yhi:
+            span = RANGE_GROWTH * (yhi - ylo)
+            if yr > yhi + span:
+                yr = yhi + span
+                state[3] += 1.0
+            elif yr < ylo - span:
+                yr = ylo - span
+                state[3] += 1.0
+        if yr < ylo:
+            ylo = yr
+        if yr > yhi:
+            yhi = yr
         awake = 0
         for i in range(K):
             f = P[r, i]

@@ -235,7 +235,11 @@ _DOC_COMMON = """
     internal_scaling : {'first', 'none'}, default='first'
         Divide each feature internally by the absolute value of its first nonzero value: a fixed
         diagonal map, so it changes no prediction in exact arithmetic, but it keeps squares of
-        values as small as 1e-150 or as large as 1e150 representable.
+        values as small as 1e-150 or as large as 1e150 representable. Known limit of
+        ``invariance='full'``: a feature whose first nonzero value is many orders of magnitude
+        below its later values (e.g. Nyström features, ~1e-20 far from the dictionary) makes the
+        internal rows badly scaled, and the pseudo-inverse update can break down (the chunk is
+        then rejected with a ``FloatingPointError``); use ``invariance='coordinate'`` there.
     rank_tol : float, default=1e-10
         ``invariance='full'`` only: relative threshold tau on ||x_perp||^2 / ||x||^2 above which a row
         brings a new direction.

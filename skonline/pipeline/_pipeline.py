@@ -248,6 +248,11 @@ class OnlinePipeline(Pipeline):
         """
         return self._stream("partial_fit_predict_proba", X, y, params)
 
+    @property
+    def n_samples_seen_(self):
+        """Rows the final step has learned."""
+        return self._final_estimator.n_samples_seen_
+
     # shared checks (tests/test_common.py) -------------------------------------------------
     def _expected_failed_checks(self):
         reason = (

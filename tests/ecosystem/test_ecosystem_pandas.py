@@ -15,7 +15,7 @@ import pickle
 
 import numpy as np
 import pytest
-from sklearn.base import is_classifier
+from sklearn.base import clone, is_classifier
 from sklearn.pipeline import make_pipeline
 
 pd = pytest.importorskip("pandas")
@@ -223,8 +223,12 @@ def test_pipeline_passes_feature_names(est):
         pytest.skip("the transformer's fit needs extra inputs")
     df = _frame(X)
     y = X @ np.arange(1.0, X.shape[1] + 1)
-    pipe = make_pipeline(seeded(est), ScaleInvariantRegressor()).set_output(transform="pandas")
+    # Algorithm 1: this test is about feature names. (Algorithm 2, the default for few columns,
+    # breaks down numerically on Nystroem features whose first values are ~1e-20: its internal
+    # per-feature unit is the first nonzero value; a known limit, see the linear_model guide.)
+    reg = ScaleInvariantRegressor(invariance="coordinate")
+    pipe = make_pipeline(seeded(est), reg).set_output(transform="pandas")
     pipe.fit(df, y)
     np.testing.assert_array_equal(pipe[-1].feature_names_in_, pipe[0].get_feature_names_out())
-    plain = make_pipeline(seeded(est), ScaleInvariantRegressor()).fit(X, y)
+    plain = make_pipeline(seeded(est), clone(reg)).fit(X, y)
     np.testing.assert_array_equal(pipe.predict(df), plain.predict(X))
