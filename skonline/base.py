@@ -356,7 +356,7 @@ class OnlineMixin:
             tclip = float(self._standardize_target_clip)
             z, shift, scale = _scaling.standardize_target(y, count, self._y_mean_, self._y_m2_, tclip)
             if chunk.get("batch", False):
-                shift[:], scale[:] = self._target_stats()
+                shift[:], scale[:] = self._target_stats(count[0])
                 with np.errstate(divide="ignore", invalid="ignore"):
                     z = np.clip(np.where(scale > 0, (y - shift) / np.where(scale > 0, scale, 1.0), 0.0),
                                 -tclip, tclip)
@@ -370,9 +370,10 @@ class OnlineMixin:
     def _restandardize_targets(self, chunk):
         """Hook: refresh target-derived entries of a chunk after the target was standardised."""
 
-    def _target_stats(self):
-        """Current target mean and standard deviation (0 while there is no spread)."""
-        c = float(self.n_samples_seen_)
+    def _target_stats(self, count=None):
+        """Current target mean and standard deviation (0 while there is no spread); ``count``:
+        the number of targets in the statistics (default: the rows seen)."""
+        c = float(self.n_samples_seen_ if count is None else count)
         mean = float(self._y_mean_[0])
         std = float(np.sqrt(self._y_m2_[0] / c)) if c >= _scaling.MIN_COUNT else 0.0
         return mean, std

@@ -25,7 +25,7 @@ PAPER_SETTINGS = {
     "ScaleInvariantClassifier": {"invariance": "coordinate"},
     "ScaleInvariantRegressor": {"invariance": "coordinate", "standardize": False},
     "GroupDROClassifier": {"standardize": False, "average": True},
-    "GroupDRORegressor": {"standardize": False, "average": True, "loss": "absolute_error"},
+    "GroupDRORegressor": {"standardize": False, "average": True},
 }
 
 

@@ -230,7 +230,10 @@ class _BaseGroupDRO:
                 "an anytime version)."
             )
         self.anytime_ = anytime
-        self.average_ = bool(chunk["pool"]) if self.average == "auto" else bool(self.average)
+        if self.average == "auto":  # the last iterate only where it follows the stream well
+            self.average_ = bool(chunk["pool"]) or not anytime
+        else:
+            self.average_ = bool(self.average)
         self.T_ = None if T is None else int(T)
         self._W = np.zeros((H, D))
         self._w_sum = np.zeros((H, D))
@@ -640,9 +643,10 @@ _DOC_PARAMS = """
     average : bool or 'auto', default='auto'
         Predict with the averaged iterate (the paper's output ``w_bar``, certified by the theory);
         False: the last iterate. ``'auto'``: the averaged iterate for a pooled ``fit`` (an
-        optimisation over a fixed sample, the paper's protocol), the last iterate when learning
-        a stream (``partial_fit``, ``sampling='stream'``), which follows the stream instead of
-        lagging behind it; the choice is ``average_``.
+        optimisation over a fixed sample, the paper's protocol) and for fixed step sizes (a
+        known horizon ``max_iter``), the last iterate when learning an open-ended stream with
+        the anytime step sizes, where it follows the stream instead of lagging behind it; the
+        choice is ``average_``.
     fit_intercept : bool, default=True
         Add a constant feature; the intercept is part of w (inside the ball).
     max_buffer : int, default=1000
@@ -919,14 +923,11 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    loss : {'squared_error', 'absolute_error'}, default='squared_error'
-        ``(p - y)^2 / 2`` or ``|p - y|`` (aliases ``'squared'``, ``'absolute'``). The absolute
-        loss is 1-Lipschitz, as the analysis assumes (G = max ||[x, 1]||). The squared loss is not
+    loss : {'absolute_error', 'squared_error'}, default='absolute_error'
+        ``|p - y|`` or ``(p - y)^2 / 2`` (aliases ``'absolute'``, ``'squared'``). The absolute loss
+        is 1-Lipschitz, as the analysis assumes (G = max ||[x, 1]||). The squared loss is not
         Lipschitz on R; on the ball its gradient is bounded by ``(R ||x|| + |y|) ||x||``, the G
-        used by its step sizes; with ``standardize=True`` (the default) features and targets are
-        clipped at a few running standard deviations, which bounds it. The squared loss is the
-        default (as for scikit-learn's ``SGDRegressor``): on standardised streams it gave lower
-        absolute errors than the absolute loss (``benchmarks/defaults.py``).
+        used by its step sizes, which are then small: raise ``n_epochs`` or ``eta_w_scale``.
 """
         + _DOC_PARAMS
         + """
@@ -974,7 +975,7 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
 
     def __init__(
         self,
-        loss="squared_error",
+        loss="absolute_error",
         *,
         objective="max",
         algorithm="smd",

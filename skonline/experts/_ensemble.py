@@ -253,7 +253,7 @@ class _OnlineEnsembleBase:
         if "loss_range" in rule.get_params():
             rule.set_params(loss_range=(0.0, 1.0))
         self.rule_ = rule
-        self._loss_state_ = np.array([0.0, np.inf, -np.inf, 0.0])
+        self._loss_state_ = np.array([0.0, np.inf, -np.inf, 0.0, 0.0])
         self.expert_cumulative_losses_ = np.zeros(len(self.estimators))
         self._y_sum_ = 0.0
 

@@ -21,6 +21,8 @@ EPS_PROBA = 1e-15
 #: a target beyond the range of the targets seen by more than this many times the range widens it
 #: only that far (robust loss scale and prediction clipping; see regression_losses)
 RANGE_GROWTH = 10.0
+#: targets seen before that rule applies (the range of the first few targets says little)
+RANGE_WARMUP = 10.0
 
 
 @numba.njit(cache=True)
@@ -30,7 +32,8 @@ def regression_losses(P, y, code, q, auto, inv_bound, clip, state, LR, Ls, ecum)
     ``auto``: the scale of row t is the loss of a prediction off by the range of the targets seen
     so far (row t included): ``range^2`` (squared), ``range`` (absolute), ``max(q, 1 - q) range``
     (pinball); ``state`` = [scale, min y, max y, rows whose target was beyond RANGE_GROWTH times
-    the range]. Losses above the scale are clipped to 1, so one
+    the range (after RANGE_WARMUP targets), targets seen]. Losses above the scale are clipped to 1,
+    so one
     diverging expert cannot squash the others' losses to 0. Until the range is positive the scale
     is the largest loss seen. With ``clip``, the predictions of row t are first clipped (in place)
     to the range of the targets *before* row t. ``ecum`` accumulates each expert's raw losses.
@@ -55,7 +58,8 @@ def regression_losses(P, y, code, q, auto, inv_bound, clip, state, LR, Ls, ecum)
         # absurd target cannot stretch it (and squash every later loss to 0) for good, while a
         # genuine change of scale is followed geometrically; such a row is counted in state[3]
         yr = yt
-        if ylo < yhi:
+        state[4] += 1.0
+        if ylo < yhi and state[4] > RANGE_WARMUP:
             span = RANGE_GROWTH * (yhi - ylo)
             if yr > yhi + span:
                 yr = yhi + span

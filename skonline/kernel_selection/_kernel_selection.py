@@ -712,8 +712,8 @@ class KernelSelectionClassifier(_KernelSelectionBase, OnlineDecisionClassifierMi
     >>> X = rng.uniform(-1, 1, size=(2000, 2))
     >>> y = (np.sin(3 * X[:, 0]) > X[:, 1]).astype(int)
     >>> clf = KernelSelectionClassifier(algorithm="oks++", n_components=100, random_state=0)
-    >>> clf.fit(X, y).q_.shape
-    (6,)
+    >>> clf.fit(X, y).q_.shape          # sigmas='auto': sqrt(d) * (1/2, 1, 2)
+    (3,)
     >>> float(round(clf.q_.sum(), 12))
     1.0
     >>> clf.mistake_rate_ < 0.2

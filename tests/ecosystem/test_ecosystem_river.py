@@ -91,7 +91,7 @@ def _river_model(est, classes=None):
 
 
 CLASSIFIERS = [
-    pytest.param(dict(predict_mode="online"), id="coordinate"),
+    pytest.param(dict(invariance="coordinate", predict_mode="online"), id="coordinate"),
     pytest.param(dict(invariance="full", predict_mode="online"), id="full"),
 ]
 
@@ -134,7 +134,7 @@ def test_phishing_log_loss(phishing, params):
 
 
 REGRESSORS = [
-    pytest.param(dict(predict_mode="online"), id="coordinate"),
+    pytest.param(dict(invariance="coordinate", predict_mode="online"), id="coordinate"),
     pytest.param(dict(invariance="full", predict_mode="online"), id="full"),
 ]
 
