@@ -140,6 +140,11 @@ class _OnlineEnsembleBase:
     def set_params(self, **params):
         """Set parameters, including the experts' (``<name>__<param>``) and the rule's.
 
+        With the default ``rule=None``, setting a ``rule__<param>`` first puts a fresh
+        :class:`PCS` (the rule ``None`` stands for) in ``rule``, then sets the parameter on it, so
+        ``GridSearchCV(ens, {"rule__eta": [...]})`` works on the default rule. The new instance is
+        the estimator's own (never shared with other estimators or with the default).
+
         Parameters
         ----------
         **params : dict
@@ -148,8 +153,15 @@ class _OnlineEnsembleBase:
         -------
         self : object
         """
+        if params.get("rule", self.rule) is None and any(k.startswith("rule__") for k in params):
+            params["rule"] = self._default_rule()
         self._set_params("estimators", **params)
         return self
+
+    @staticmethod
+    def _default_rule():
+        """The rule ``rule=None`` stands for: a new ``PCS()``."""
+        return PCS()
 
     def _check_params(self):
         if not isinstance(self.estimators, (list, tuple)) or len(self.estimators) == 0:
@@ -227,8 +239,7 @@ class _OnlineEnsembleBase:
             else:
                 self.estimators_.append(est)
         self.expert_fitted_ = ~self.online_
-        rule = PCS() if self.rule is None else self.rule
-        rule = clone(rule)
+        rule = self._default_rule() if self.rule is None else clone(self.rule)
         if "loss_range" in rule.get_params():
             rule.set_params(loss_range=(0.0, 1.0))
         self.rule_ = rule
@@ -297,7 +308,9 @@ _DOC_PARAMS = """
         :class:`sklearn.frozen.FrozenEstimator` so that ``clone`` and grid searches keep it fitted).
     rule : aggregation rule of :mod:`skonline.experts`, default=None
         The rule that weighs the experts (cloned; its ``loss_range`` is set to (0, 1)). ``None``:
-        ``PCS()``. Its parameters are reachable as ``rule__<param>`` (e.g. in ``GridSearchCV``)."""
+        ``PCS()``. Its parameters are reachable as ``rule__<param>`` (e.g. in ``GridSearchCV``),
+        also with the default ``None``: setting ``rule__<param>`` then first puts a new ``PCS()``
+        in ``rule``."""
 
 _DOC_COMMON = """
     loss_bound : 'auto' or float, default='auto'
