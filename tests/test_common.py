@@ -239,3 +239,17 @@ def test_edge_inputs(est):
             assert np.all(np.isfinite(np.asarray(p, dtype=float)))
         for r in _responses(e2, Xe).values():
             assert np.all(np.isfinite(np.asarray(r, dtype=float)))
+
+
+# --------------------------------------------------------------------------- display
+@pytest.mark.parametrize("est", INSTANCES, ids=_id)
+def test_html_repr(est):
+    """Every estimator displays in Jupyter (``estimator_html_repr`` parses the numpydoc docstring),
+    on its own, fitted, and inside a pipeline (issue 12)."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+    from sklearn.utils import estimator_html_repr
+
+    html = estimator_html_repr(est)
+    assert type(est).__name__ in html
+    assert type(est).__name__ in estimator_html_repr(make_pipeline(FunctionTransformer(), clone(est)))

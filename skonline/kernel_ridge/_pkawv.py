@@ -276,6 +276,7 @@ _DOC_ATTRS = """
         Defined only when X has feature names that are all strings."""
 
 _REFERENCE = """
+
     References
     ----------
     R. Jézéquel, P. Gaillard, A. Rudi. Efficient online learning with kernels for adversarial large
@@ -416,7 +417,7 @@ class PKAWVClassifier(_PKAWVBase, OnlineDecisionClassifierMixin, BaseEstimator):
 
     See Also
     --------
-    PKAWVRegressor"""
+    PKAWVRegressor : the same forecaster for regression."""
         + _REFERENCE
         + """
 
