@@ -23,6 +23,10 @@ from skonline.utils import all_estimators
 
 ESTIMATORS = all_estimators()
 
+# the shared checks fit GroupDRO without groups (a single-group model) on purpose: its warning
+# about a forgotten `groups` is expected there (tests/dro checks the warning itself)
+pytestmark = pytest.mark.filterwarnings(r"ignore:GroupDRO\w+\.\w+ was called without groups:UserWarning")
+
 
 def _test_instances():
     """Instances to check: the default one, plus every variant an estimator declares.
@@ -253,3 +257,29 @@ def test_html_repr(est):
     html = estimator_html_repr(est)
     assert type(est).__name__ in html
     assert type(est).__name__ in estimator_html_repr(make_pipeline(FunctionTransformer(), clone(est)))
+
+
+# --------------------------------------------------------------------------- random_state
+RANDOM = [e for e in ONLINE if "random_state" in e.get_params(deep=False)]
+
+
+@pytest.mark.parametrize("est", RANDOM, ids=_id)
+@pytest.mark.parametrize(
+    "random_state",
+    [None, 0, np.random.RandomState(0), np.random.default_rng(0)],
+    ids=["None", "int", "RandomState", "Generator"],
+)
+def test_random_state_kinds(est, random_state):
+    """Every estimator with ``random_state`` accepts an int, None, a RandomState and a Generator,
+    and ``clone`` keeps it (issue 12)."""
+    import copy
+
+    X, y, first = _stream(est)
+    e = clone(est).set_params(random_state=copy.deepcopy(random_state))
+    c = clone(e)
+    assert type(c.random_state) is type(random_state)
+    _pfp(e, X, y, **first)
+    _pfp(c, X, y, **first)
+    if random_state is not None:  # a clone starts from the same seed / generator state
+        for m, v in _responses(e, X).items():
+            np.testing.assert_array_equal(v, _responses(c, X)[m], err_msg=m)

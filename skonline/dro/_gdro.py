@@ -48,7 +48,7 @@ class _BaseGroupDRO:
         "fit_intercept": ["boolean"],
         "max_buffer": [Interval(Integral, 1, None, closed="left")],
         "record_every": [None, Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
     }
 
     _private_state = (
@@ -117,6 +117,16 @@ class _BaseGroupDRO:
         n = chunk["n_samples"]
         if reset:
             labels = self._first_labels(groups, group_labels)
+            if groups is None:
+                warnings.warn(
+                    f"{type(self).__name__}.{'fit' if from_fit else 'partial_fit'} was called "
+                    "without groups: it trains a single-group model (plain averaged SGD, not group "
+                    "DRO). Pass groups=...; inside GridSearchCV, cross_validate or a Pipeline, "
+                    "enable metadata routing (sklearn.set_config(enable_metadata_routing=True)) so "
+                    "that groups reaches the estimator.",
+                    UserWarning,
+                    stacklevel=5,
+                )
         else:
             if group_labels is not None and not np.array_equal(
                 np.unique(np.asarray(group_labels)), self.groups_
@@ -126,7 +136,7 @@ class _BaseGroupDRO:
                     f"the first call {self.groups_.tolist()}."
                 )
             labels = self.groups_
-        chunk["G"] = self._encode_groups(groups, labels, n, reset)
+        chunk["G"] = self._encode_groups(groups, labels, n, reset, declared=group_labels is not None)
         if reset:
             self.groups_ = labels
             self.n_groups_ = labels.shape[0]
@@ -164,7 +174,7 @@ class _BaseGroupDRO:
             raise ValueError("group_labels is empty.")
         return labels
 
-    def _encode_groups(self, groups, labels, n, reset):
+    def _encode_groups(self, groups, labels, n, reset, declared=False):
         if groups is None:
             if labels.shape[0] > 1:
                 raise ValueError(
@@ -193,6 +203,11 @@ class _BaseGroupDRO:
             bad = np.full(n, bool(bad))
         if np.any(bad):
             row = int(np.flatnonzero(bad)[0])
+            if reset and declared:  # fit, or the first partial_fit, with group_labels
+                raise ValueError(
+                    f"Row {row} has group {g[row]!r}, which is not in group_labels "
+                    f"{labels.tolist()}: group_labels must list every group of groups."
+                )
             raise ValueError(
                 f"Row {row} has group {g[row]!r}, which is not one of the groups "
                 f"{labels.tolist()}. Declare every group of the stream on the first call to "
@@ -700,7 +715,9 @@ _DOC_NOTES = """
     estimator, and a Pipeline forwards it to this step. Without routing, GridSearchCV gives
     ``groups`` to the splitter only; pass it as ``<step>__groups`` through a Pipeline instead.
     ``groups=None`` means one group: every algorithm then reduces to projected, averaged SGD
-    with the prescribed step sizes (scikit-learn's estimator checks run in that mode).
+    with the prescribed step sizes (scikit-learn's estimator checks run in that mode). Since this
+    is usually a forgotten ``groups`` (e.g. GridSearchCV without metadata routing), ``fit`` and
+    the first ``partial_fit`` warn (a ``UserWarning``) when ``groups`` is not passed.
 
     **Streaming.** ``partial_fit`` takes the rows as fresh samples ``(x, y, group)``, each used at
     most once. The algorithm's next round says which groups it needs (all of them for 'smd', one

@@ -158,7 +158,7 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
         "beta": [Interval(Real, 0, None, closed="neither")],
         "eps": [Interval(Real, 0, None, closed="left")],
         "kors_weighting": [StrOptions({"inverse_p", "inverse_sqrt_p"})],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
     }
 
     def __init__(self, sigma=1.0, *, mu=1.0, beta=1.0, eps=0.5, kors_weighting="inverse_p", random_state=None):

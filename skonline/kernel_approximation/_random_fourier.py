@@ -92,7 +92,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     _parameter_constraints = {
         "sigma": [Interval(Real, 0, None, closed="neither")],
         "n_components": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
     }
 
     def __init__(self, sigma=1.0, n_components=100, random_state=None):
@@ -222,7 +222,7 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
         "sigmas": ["array-like"],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "shared_base": ["boolean"],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
     }
 
     def __init__(self, sigmas=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0), n_components=100, shared_base=True,

@@ -46,7 +46,7 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
         "beta": [Interval(Real, 0, None, closed="neither")],
         "eps": [Interval(Real, 0, None, closed="left")],
         "kors_weighting": [StrOptions({"inverse_p", "inverse_sqrt_p"})],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
     }
 
     def _inv_sigma(self):

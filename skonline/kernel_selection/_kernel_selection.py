@@ -66,7 +66,7 @@ class _KernelSelectionBase:
         "clip_dim": [StrOptions({"frequencies", "features"})],
         "shared_base": ["boolean"],
         "predict_mode": [StrOptions({"best", "mixture"})],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
     }
 
@@ -598,7 +598,7 @@ _DOC_PARAMS = """
     predict_mode : {'best', 'mixture'}, default='best'
         What ``predict`` uses: the hypothesis of the kernel with the largest q (the paper's output
         of OKS, Remark 2) or the mixture sum_k q_k f_k(x).
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Seeds the kernel sampling and the random frequencies (drawn from a child stream, so the
         sampled kernels do not depend on ``n_components``).
     verbose : int, default=0

@@ -29,7 +29,7 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
         The kernel-selection learner, with ``n_components`` set (random features). ``None``: RF-OKS++
         with ``n_components=100`` and the paper's bandwidths; a classifier if the targets of the
         first chunk are binary or multiclass labels, a regressor otherwise.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         If not None, seeds the learner (overriding its own ``random_state``).
 
     Notes
@@ -70,7 +70,7 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
 
     _parameter_constraints = {
         "estimator": [_KernelSelectionBase, None],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
     }
 
     def __init__(self, estimator=None, *, random_state=None):
