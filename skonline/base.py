@@ -339,7 +339,12 @@ class OnlineClassifierMixin(ClassifierMixin, OnlineMixin):
 
     Subclasses provide ``_decision(chunk)``-free cores: ``_learn`` must return raw decision values
     of shape (n_samples, n_heads), one head for binary problems (positive class ``classes_[1]``)
-    and one per class (one-vs-rest) otherwise. ``chunk`` holds ``X``, ``y_index`` (int64 index into
+    and one per class (one-vs-rest) otherwise.
+
+    Ties, one rule for every classifier (scikit-learn's): a binary decision value ``> 0`` predicts
+    ``classes_[1]``, anything else (a decision of exactly 0 included) ``classes_[0]``; with several
+    heads, the first class of largest decision (``argmax``). ``predict``, the prequential
+    predictions and ``n_mistakes_`` all use it. ``chunk`` holds ``X``, ``y_index`` (int64 index into
     ``classes_``) and ``Y`` (float64 targets in {-1, +1}, shape (n_samples, n_heads)).
     """
 

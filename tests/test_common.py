@@ -283,3 +283,36 @@ def test_random_state_kinds(est, random_state):
     if random_state is not None:  # a clone starts from the same seed / generator state
         for m, v in _responses(e, X).items():
             np.testing.assert_array_equal(v, _responses(c, X)[m], err_msg=m)
+
+
+# --------------------------------------------------------------------------- ties
+CLASSIFIERS = [e for e in ONLINE if is_classifier(e)]
+
+
+@pytest.mark.parametrize("est", CLASSIFIERS, ids=_id)
+def test_tie_rule(est):
+    """One rule for a decision of exactly 0, scikit-learn's: ``> 0`` -> classes_[1], else
+    classes_[0]; in predict, in the prequential predictions and in n_mistakes_ (issue 12)."""
+    X, y, first = _stream(est)
+    e = clone(est).set_params(**_rs(est))
+    e.partial_fit(X, y, **first)
+    if not hasattr(e, "decision_function"):  # mixes probabilities: a tie is the first class
+        flat = np.full((3, e.classes_.shape[0]), 1.0 / e.classes_.shape[0])
+        assert (e._response(flat, "predict") == e.classes_[0]).all()
+        return
+    zeros = np.zeros((3, 1))
+    assert (e._labels_from_decision(zeros) == e.classes_[0]).all()
+    assert (e._labels_from_decision(zeros.ravel()) == e.classes_[0]).all()
+    before = e.n_mistakes_
+    e._update_metrics({"y_index": np.array([0, 1, 1])}, zeros)
+    assert e.n_mistakes_ == before + 2
+    if hasattr(e, "_raw_decision"):  # predict on decisions of exactly 0
+        e._raw_decision = lambda X_: np.zeros((X_.shape[0], 1))
+        assert (e.predict(X[:3]) == e.classes_[0]).all()
+    if hasattr(est, "partial_fit_decision_function"):  # prequential: the same rule
+        a = clone(est).set_params(**_rs(est))
+        b = clone(a)
+        dec = a.partial_fit_decision_function(X, y, **first)
+        pred = b.partial_fit_predict(X, y, **first)
+        np.testing.assert_array_equal(pred, np.where(dec > 0, a.classes_[1], a.classes_[0]))
+        assert b.n_mistakes_ == np.count_nonzero(pred != y)

@@ -398,7 +398,8 @@ class PKAWVClassifier(_PKAWVBase, OnlineDecisionClassifierMixin, BaseEstimator):
     share :math:`A_t^{-1}` and only :math:`b_t` has one row per class: O(m^2 + m K) per row. The
     AWV and ridge forecasters differ by a positive factor, so ``algorithm='awv'`` and
     ``algorithm='ridge'`` make identical decisions. A decision value of exactly 0 predicts
-    ``classes_[1]`` (binary).
+    ``classes_[0]`` (binary; the rule of every skonline classifier, as in scikit-learn: a decision
+    ``> 0`` predicts ``classes_[1]``).
 
     Parameters
     ----------"""

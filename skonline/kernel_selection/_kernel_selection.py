@@ -647,8 +647,9 @@ class KernelSelectionClassifier(_KernelSelectionBase, OnlineDecisionClassifierMi
     moves towards the kernels with small importance-weighted losses. ``n_components=None`` gives
     the paper's OKS / OKS++ / IOKS with exact kernel expansions, an integer their random-feature
     versions RF-OKS / RF-OKS++ / RF-IOKS. Multiclass problems are learned one-vs-rest, one
-    independent kernel selection per class. The predicted label at f = 0 is the positive class
-    (the paper's sign(0) = +1).
+    independent kernel selection per class. A decision of exactly 0 predicts ``classes_[0]``, the
+    rule of every skonline classifier (scikit-learn's: ``f > 0`` predicts ``classes_[1]``; the
+    paper takes sign(0) = +1, which only changes the reported label of such rows, not the updates).
 
     Parameters
     ----------
@@ -738,18 +739,6 @@ class KernelSelectionClassifier(_KernelSelectionBase, OnlineDecisionClassifierMi
     def _learn(self, chunk):
         return self._run_pass(chunk["X"], chunk["Y"])
 
-    def _labels_from_decision(self, dec):
-        dec = np.asarray(dec)
-        if dec.ndim == 1 or dec.shape[1] == 1:
-            return self.classes_[(dec.ravel() >= 0).astype(np.int64)]
-        return self.classes_[np.argmax(dec, axis=1)]
-
-    def _update_metrics(self, chunk, raw):
-        if raw.shape[1] == 1:
-            pred = (raw[:, 0] >= 0).astype(np.int64)
-        else:
-            pred = np.argmax(raw, axis=1)
-        self.n_mistakes_ = getattr(self, "n_mistakes_", 0) + int(np.count_nonzero(pred != chunk["y_index"]))
 
 class KernelSelectionRegressor(_KernelSelectionBase, OnlineRegressorMixin, BaseEstimator):
     __doc__ = (

@@ -189,7 +189,8 @@ def test_exact_decision_matches_support_vectors():
 
 
 def test_loss_conventions():
-    """The paper's square loss (f - y)^2 is what is accumulated; sign(0) = +1 for labels."""
+    """The paper's square loss (f - y)^2 is what is accumulated; a decision of exactly 0 predicts
+    classes_[0] (scikit-learn's rule, shared by every skonline classifier)."""
     X, yc, yr = _c5_data(10, 300)
     reg = KernelSelectionRegressor(random_state=0)
     pred = reg.partial_fit_predict(X, yr)
@@ -199,9 +200,9 @@ def test_loss_conventions():
     np.testing.assert_allclose(reg.average_loss_, np.mean(np.abs(pred - yr)), rtol=1e-12)
     clf = KernelSelectionClassifier(random_state=0)
     dec = clf.partial_fit_decision_function(X, yc, classes=[-1, 1])
-    assert dec[0] == 0.0  # no support vector yet: f = 0, predicted +1
+    assert dec[0] == 0.0  # no support vector yet: f = 0, predicted classes_[0] = -1
     np.testing.assert_allclose(clf.cumulative_loss_, np.sum(np.logaddexp(0, -yc * dec)), rtol=1e-12)
-    assert clf.n_mistakes_ == np.sum(np.where(dec >= 0, 1, -1) != yc)
+    assert clf.n_mistakes_ == np.sum(np.where(dec > 0, 1, -1) != yc)
 
 
 def test_exploration_constant_knob():
