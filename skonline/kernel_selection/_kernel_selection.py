@@ -38,6 +38,9 @@ _LOSSES = {
     "log_loss": ("log_loss", 1.0, 1, 1.0),
     "squared_hinge": ("squared_hinge", 1.0, 2, 4.0),
     "hinge": ("hinge", 1.0, None, None),
+    "squared_error": ("squared_error", 2.0, 2, 4.0),
+    "absolute_error": ("absolute_error", 1.0, None, None),
+    # aliases (the names of earlier versions)
     "squared": ("squared_error", 2.0, 2, 4.0),
     "absolute": ("absolute_error", 1.0, None, None),
 }
@@ -656,11 +659,11 @@ class KernelSelectionClassifier(_KernelSelectionBase, OnlineDecisionClassifierMi
 """
         + _DOC_PARAMS.replace(
             "    algorithm :",
-            """    loss : {'logistic', 'hinge', 'squared_hinge'}, default='logistic'
-        logistic: ``ln(1 + exp(-y f))`` (smooth, nu = 1, and 1-Lipschitz: all three algorithms);
-        squared_hinge: ``max(0, 1 - y f)^2`` (smooth, nu = 2; OKS++ and, Lipschitz on the ball, IOKS
-        and OKS); hinge: ``max(0, 1 - y f)`` (Lipschitz, not smooth: OKS and IOKS only). ``log_loss``
-        is an alias of ``logistic``.
+            """    loss : {'log_loss', 'hinge', 'squared_hinge'}, default='log_loss'
+        log_loss: the logistic loss ``ln(1 + exp(-y f))`` (smooth, nu = 1, and 1-Lipschitz: all
+        three algorithms); squared_hinge: ``max(0, 1 - y f)^2`` (smooth, nu = 2; OKS++ and,
+        Lipschitz on the ball, IOKS and OKS); hinge: ``max(0, 1 - y f)`` (Lipschitz, not smooth: OKS
+        and IOKS only). ``'logistic'`` is an accepted alias of ``'log_loss'``.
     algorithm :""",
             1,
         )
@@ -699,7 +702,7 @@ class KernelSelectionClassifier(_KernelSelectionBase, OnlineDecisionClassifierMi
         self,
         algorithm="oks++",
         *,
-        loss="logistic",
+        loss="log_loss",
         sigmas=DEFAULT_SIGMAS,
         n_components=None,
         radius="auto",
@@ -753,10 +756,11 @@ class KernelSelectionRegressor(_KernelSelectionBase, OnlineRegressorMixin, BaseE
 """
         + _DOC_PARAMS.replace(
             "    algorithm :",
-            """    loss : {'squared', 'absolute'}, default='squared'
-        squared: the paper's ``(f - y)^2`` (smooth, nu = 2, C0 = 4: all three algorithms; note that
-        the loss catalogue's ``squared_error`` is half of it); absolute: ``|f - y|`` (Lipschitz, not
-        smooth: OKS and IOKS only).
+            """    loss : {'squared_error', 'absolute_error'}, default='squared_error'
+        squared_error: the paper's ``(f - y)^2`` (smooth, nu = 2, C0 = 4: all three algorithms; note
+        that the loss catalogue's ``squared_error`` is half of it); absolute_error: ``|f - y|``
+        (Lipschitz, not smooth: OKS and IOKS only). ``'squared'`` and ``'absolute'`` are accepted
+        aliases.
     algorithm :""",
             1,
         )
@@ -783,14 +787,14 @@ class KernelSelectionRegressor(_KernelSelectionBase, OnlineRegressorMixin, BaseE
 
     _parameter_constraints = {
         **_KernelSelectionBase._parameter_constraints,
-        "loss": [StrOptions({"squared", "absolute"})],
+        "loss": [StrOptions({"squared_error", "absolute_error", "squared", "absolute"})],
     }
 
     def __init__(
         self,
         algorithm="oks++",
         *,
-        loss="squared",
+        loss="squared_error",
         sigmas=DEFAULT_SIGMAS,
         n_components=None,
         radius="auto",

@@ -237,3 +237,14 @@ def test_auto_loss_scale_and_clipping_resist_a_diverging_expert():
     # without clipping, the mixture keeps some weight on 1e6 and pays for it
     raw = OnlineEnsembleRegressor(experts, rule=PCS(eta=0.5), clip_predictions=False).partial_fit_predict(X, y)
     assert np.mean((raw[1:] - y[1:]) ** 2) > 100 * np.mean((pred[1:] - y[1:]) ** 2)
+
+
+def test_loss_names_are_scikit_learns_with_old_aliases():
+    X, y = _drift_regression(n=200)
+    experts = [("sgd", SGDRegressor(random_state=0)), ("ridge", FrozenEstimator(Ridge().fit(X, y)))]
+    assert OnlineEnsembleRegressor(experts).loss == "squared_error"
+    for new, old in [("squared_error", "squared"), ("absolute_error", "absolute"), ("quantile", "pinball")]:
+        a = OnlineEnsembleRegressor(experts, loss=new, quantile=0.3)
+        b = OnlineEnsembleRegressor(experts, loss=old, quantile=0.3)
+        np.testing.assert_array_equal(a.partial_fit_predict(X, y), b.partial_fit_predict(X, y))
+        assert a.cumulative_loss_ == b.cumulative_loss_

@@ -195,7 +195,7 @@ def test_loss_conventions():
     reg = KernelSelectionRegressor(random_state=0)
     pred = reg.partial_fit_predict(X, yr)
     np.testing.assert_allclose(reg.cumulative_loss_, np.sum((pred - yr) ** 2), rtol=1e-12)
-    reg = KernelSelectionRegressor("ioks", loss="absolute", random_state=0)
+    reg = KernelSelectionRegressor("ioks", loss="absolute_error", random_state=0)
     pred = reg.partial_fit_predict(X, yr)
     np.testing.assert_allclose(reg.average_loss_, np.mean(np.abs(pred - yr)), rtol=1e-12)
     clf = KernelSelectionClassifier(random_state=0)
@@ -301,3 +301,19 @@ def test_chunk_invariance_with_precomputed_projections(sparse_input):
     dense = clone(ref).partial_fit_decision_function(X, y, classes=[-1, 1])
     # different summation orders (scipy per row, BLAS blocks) only: rounding-level differences
     np.testing.assert_allclose(pred_ref, dense, rtol=1e-6, atol=1e-9)
+
+
+def test_loss_names_are_scikit_learns_with_old_aliases():
+    """Default loss names are scikit-learn's; the earlier names are aliases giving the same model."""
+    assert KernelSelectionClassifier().loss == "log_loss"
+    assert KernelSelectionRegressor().loss == "squared_error"
+    X, yc, yr = _c5_data(10, 120)
+    for Est, pairs, y, kw in [
+        (KernelSelectionClassifier, [("log_loss", "logistic")], yc, {"classes": [-1, 1]}),
+        (KernelSelectionRegressor, [("squared_error", "squared"), ("absolute_error", "absolute")], yr, {}),
+    ]:
+        for new, old in pairs:
+            a = Est("ioks", loss=new, random_state=0)
+            b = Est("ioks", loss=old, random_state=0)
+            np.testing.assert_array_equal(a.partial_fit_predict(X, y, **kw), b.partial_fit_predict(X, y, **kw))
+            assert a.cumulative_loss_ == b.cumulative_loss_
