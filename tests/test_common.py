@@ -316,3 +316,23 @@ def test_tie_rule(est):
         pred = b.partial_fit_predict(X, y, **first)
         np.testing.assert_array_equal(pred, np.where(dec > 0, a.classes_[1], a.classes_[0]))
         assert b.n_mistakes_ == np.count_nonzero(pred != y)
+
+
+# --------------------------------------------------------------------------- dtypes
+TRANSFORMERS = [e for e in INSTANCES if hasattr(e, "transform")]
+
+
+@pytest.mark.parametrize("est", TRANSFORMERS, ids=_id)
+def test_transformers_preserve_float32(est):
+    """float32 in, float32 out (as RBFSampler), computed in float64; float64 stays float64 (issue 12)."""
+    assert est.__sklearn_tags__().transformer_tags.preserves_dtype == ["float64", "float32"]
+    if hasattr(est, "partial_fit"):
+        X, y, first = _stream(est)
+    else:
+        X, y, first = np.random.default_rng(0).standard_normal((60, 4)), None, {}
+    e = clone(est).set_params(**_rs(est)).fit(X, y, **first)
+    Z64 = e.transform(X)
+    Z32 = e.transform(X.astype(np.float32))
+    assert Z64.dtype == np.float64 and Z32.dtype == np.float32
+    np.testing.assert_allclose(Z32, e.transform(X.astype(np.float32).astype(np.float64)).astype(np.float32))
+    np.testing.assert_allclose(Z32, Z64, rtol=1e-4, atol=1e-5)

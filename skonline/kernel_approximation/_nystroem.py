@@ -19,7 +19,7 @@ from ..utils._online_kernel import (
     next_capacity,
     rbf_matrix,
 )
-from ..utils.validation import validate_X_predict, validate_X_chunk
+from ..utils.validation import output_dtype, validate_X_chunk, validate_X_predict
 
 __all__ = ["OnlineNystroem"]
 
@@ -252,12 +252,14 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
         X_new : ndarray of shape (n_samples, n_components_)
         """
         check_is_fitted(self, "_dict_X_")
+        dtype = output_dtype(X)
         X = validate_X_predict(self, X, dtype=np.float64, order="C")
         m = self.n_components_
         if m == 0:
-            return np.zeros((X.shape[0], 0))
+            return np.zeros((X.shape[0], 0), dtype=dtype)
         K = rbf_matrix(X, self._dict_X_[:m], self._gamma())
-        return np.ascontiguousarray(solve_triangular(self._chol_[:m, :m], K.T, lower=True, check_finite=False).T)
+        Z = solve_triangular(self._chol_[:m, :m], K.T, lower=True, check_finite=False).T
+        return np.ascontiguousarray(Z, dtype=dtype)
 
     # ------------------------------------------------------------------ views
     @property
@@ -300,4 +302,5 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.requires_fit = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # computed in float64
         return tags

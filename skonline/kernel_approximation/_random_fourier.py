@@ -10,7 +10,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import make_generator
-from ..utils.validation import validate_X_predict
+from ..utils.validation import output_dtype, validate_X_predict
 
 __all__ = ["RandomFourierFeatures", "MultiBandwidthFourierFeatures"]
 
@@ -133,9 +133,10 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         Z : ndarray of shape (n_samples, 2 * n_components)
         """
         check_is_fitted(self, "random_weights_")
+        dtype = output_dtype(X)
         X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64)
         P = np.asarray(safe_sparse_dot(X, self.random_weights_))
-        return _cos_sin(P, 1.0, self.n_components)
+        return _cos_sin(P, 1.0, self.n_components).astype(dtype, copy=False)
 
     def get_feature_names_out(self, input_features=None):
         """Output feature names: ``rff_cos{j}`` then ``rff_sin{j}``.
@@ -157,6 +158,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # computed in float64
         return tags
 
 
@@ -274,12 +276,15 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "base_")
         s = self._sigmas()
+        dtype = output_dtype(X)
         X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64)
         k = int(kernel)
         if not 0 <= k < s.size:
             raise ValueError(f"kernel must be in [0, {s.size}); got {kernel!r}.")
         b = k if self.base_.shape[0] > 1 else 0
-        return _cos_sin(np.asarray(safe_sparse_dot(X, self.base_[b])), s[k], self.n_components)
+        return _cos_sin(np.asarray(safe_sparse_dot(X, self.base_[b])), s[k], self.n_components).astype(
+            dtype, copy=False
+        )
 
     def transform(self, X):
         """The K blocks of features, concatenated.
@@ -294,9 +299,11 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "base_")
         s = self._sigmas()
+        dtype = output_dtype(X)
         X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64)
         P = [np.asarray(safe_sparse_dot(X, self.base_[b])) for b in range(self.base_.shape[0])]
-        return np.hstack([_cos_sin(P[k if len(P) > 1 else 0], s[k], self.n_components) for k in range(s.size)])
+        Z = np.hstack([_cos_sin(P[k if len(P) > 1 else 0], s[k], self.n_components) for k in range(s.size)])
+        return Z.astype(dtype, copy=False)
 
     def get_feature_names_out(self, input_features=None):
         """Output feature names ``rff{k}_cos{j}``, ``rff{k}_sin{j}`` for kernel k.
@@ -321,4 +328,5 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # computed in float64
         return tags

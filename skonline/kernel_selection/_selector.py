@@ -6,7 +6,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineMixin
-from ..utils.validation import validate_X_predict, validate_X_chunk
+from ..utils.validation import output_dtype, validate_X_chunk, validate_X_predict
 from ._kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor, _KernelSelectionBase
 
 __all__ = ["OnlineKernelSelector"]
@@ -161,9 +161,10 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
         Z : ndarray of shape (n_samples, 2 * n_components)
         """
         check_is_fitted(self, "estimator_")
+        dtype = output_dtype(X)
         X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64)
         maps = self.estimator_.random_features_
-        return maps.transform_kernel(X, self._selected())
+        return maps.transform_kernel(X, self._selected()).astype(dtype, copy=False)
 
     def get_feature_names_out(self, input_features=None):
         """Output feature names ``rff_cos{j}``, ``rff_sin{j}``.
@@ -185,4 +186,5 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.target_tags.required = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # computed in float64
         return tags
