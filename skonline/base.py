@@ -51,6 +51,7 @@ __all__ = [
     "OnlineClassifierMixin",
     "OnlineDecisionClassifierMixin",
     "OnlineRegressorMixin",
+    "SampleWeightMixin",
     "make_generator",
     "running_sum",
     "raise_if_nonfinite",
@@ -91,6 +92,32 @@ def raise_if_nonfinite(status, first_row=0, what="state"):
             "(overflow); the chunk was rejected and the estimator is unchanged. Check the scale of "
             "the features and targets."
         )
+
+
+def _validate_sample_weight(estimator, sample_weight, n_samples, from_fit=False):
+    """Per-row weights as a C-contiguous float64 array: ones for ``None``; finite, non-negative,
+    one per row, and for ``fit`` not all zero (checked before the pass, so a bad weight changes
+    nothing; a ``partial_fit`` chunk of zero weights is fine)."""
+    if sample_weight is None:
+        return np.ones(n_samples)
+    name = type(estimator).__name__
+    if isinstance(sample_weight, numbers.Number):
+        sample_weight = np.full(n_samples, sample_weight, dtype=np.float64)
+    try:
+        w = np.ascontiguousarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: sample_weight must be numeric: {exc}") from None
+    if w.ndim != 1 or w.shape[0] != n_samples:
+        raise ValueError(
+            f"{name}: sample_weight.shape == {w.shape}, expected ({n_samples},) (one weight per row)."
+        )
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"{name}: sample_weight must be finite (got NaN or infinity).")
+    if np.any(w < 0):
+        raise ValueError(f"{name}: sample_weight must be non-negative (got {float(w.min())!r}).")
+    if from_fit and n_samples and not np.any(w > 0):
+        raise ValueError(f"{name}: sample weights must contain at least one non-zero number.")
+    return w
 
 
 class _GeneratorState:
@@ -184,7 +211,16 @@ class OnlineMixin:
     def _is_initialized(self):
         return hasattr(self, "n_samples_seen_")
 
+    #: estimators whose loss takes per-row weights set this and document what a weight does
+    _supports_sample_weight = False
+
     def _partial_fit(self, X, y, *, reset, from_fit, **fit_params):
+        sample_weight = fit_params.pop("sample_weight", None)
+        if sample_weight is not None and not self._supports_sample_weight:
+            raise TypeError(
+                f"{type(self).__name__} does not support sample_weight"
+                f"{getattr(self, '_no_sample_weight_reason', '')}."
+            )
         snapshot = self._snapshot()
         for k in self._state_keys():  # state loaded read-only (joblib mmap_mode='r') is copied
             v = self.__dict__[k]
@@ -195,6 +231,10 @@ class OnlineMixin:
             if reset:
                 self._reset()
             chunk = self._validate_chunk(X, y, reset=reset, from_fit=from_fit, **fit_params)
+            if self._supports_sample_weight:  # ones when absent: the compiled pass always weighs
+                chunk["sample_weight"] = _validate_sample_weight(
+                    self, sample_weight, chunk["n_samples"], from_fit
+                )
             if reset:
                 if "random_state" in self._param_names():
                     self._rng = make_generator(self.random_state)
@@ -596,3 +636,57 @@ class OnlineRegressorMixin(RegressorMixin, OnlineMixin):
         check_is_fitted(self, "cumulative_loss_")
         return self.cumulative_loss_ / max(self.n_samples_seen_, 1)
 
+
+
+class SampleWeightMixin:
+    """``fit`` / ``partial_fit`` with an explicit ``sample_weight`` keyword.
+
+    For estimators whose loss takes per-row weights (put it before the other mixins). The weights
+    are validated with the chunk (one per row, finite, non-negative) and reach the compiled pass as
+    ``chunk["sample_weight"]`` (ones when not given, so the pass has one code path). Being an explicit
+    keyword, ``sample_weight`` works with scikit-learn's metadata routing
+    (``set_fit_request(sample_weight=True)``, ``set_partial_fit_request``). What a weight means is
+    documented by each estimator.
+    """
+
+    _supports_sample_weight = True
+
+    def fit(self, X, y=None, sample_weight=None, **fit_params):
+        """Reset the state, then learn the rows of ``X`` in order, in one pass.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The stream, in order.
+        y : array-like of shape (n_samples,)
+            Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each row (see the estimator's documentation); ``None``: ones.
+        **fit_params : dict
+            Estimator-specific keywords (e.g. ``classes`` for classifiers).
+
+        Returns
+        -------
+        self : object
+        """
+        return super().fit(X, y, sample_weight=sample_weight, **fit_params)
+
+    def partial_fit(self, X, y=None, sample_weight=None, **fit_params):
+        """Learn the rows of ``X`` in order, continuing from the current state.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The next chunk of the stream.
+        y : array-like of shape (n_samples,)
+            Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each row (see the estimator's documentation); ``None``: ones.
+        **fit_params : dict
+            Estimator-specific keywords (e.g. ``classes`` on the first call for classifiers).
+
+        Returns
+        -------
+        self : object
+        """
+        return super().partial_fit(X, y, sample_weight=sample_weight, **fit_params)

@@ -336,3 +336,56 @@ def test_transformers_preserve_float32(est):
     assert Z64.dtype == np.float64 and Z32.dtype == np.float32
     np.testing.assert_allclose(Z32, e.transform(X.astype(np.float32).astype(np.float64)).astype(np.float32))
     np.testing.assert_allclose(Z32, Z64, rtol=1e-4, atol=1e-5)
+
+
+# --------------------------------------------------------------------------- sample_weight
+WEIGHTED = [e for e in ONLINE if getattr(e, "_supports_sample_weight", False)]
+UNWEIGHTED = [e for e in ONLINE if not getattr(e, "_supports_sample_weight", False)]
+
+
+@pytest.mark.parametrize("est", UNWEIGHTED, ids=_id)
+def test_sample_weight_unsupported_is_a_clear_error(est):
+    X, y, first = _stream(est)
+    e = clone(est).set_params(**_rs(est))
+    with pytest.raises(TypeError, match=f"{type(est).__name__} does not support sample_weight"):
+        e.fit(X, y, sample_weight=np.ones(X.shape[0]), **first)
+    assert not hasattr(e, "n_samples_seen_")
+
+
+@pytest.mark.parametrize("est", WEIGHTED, ids=_id)
+def test_sample_weight_contract(est):
+    """Ones equal no weights bit for bit; weights keep chunking invariance; bad weights are
+    rejected before any state change; sample_weight is routable (issue 12)."""
+    import sklearn
+
+    X, y, first = _stream(est)
+    n = X.shape[0]
+    ref = clone(est).set_params(**_rs(est))
+    a = clone(ref).fit(X, y, **first)
+    b = clone(ref).fit(X, y, sample_weight=np.ones(n), **first)
+    _assert_same_state(a, b)
+    w = np.random.default_rng(1).uniform(0, 3, n)
+    w[::7] = 0.0
+    full = clone(ref)
+    pred_full = _pfp(full, X, y, sample_weight=w, **first)
+    if not getattr(est, "_chunk_dependent", False):
+        e = clone(ref)
+        preds = [_pfp(e, X[sl], y[sl], sample_weight=w[sl], **(first if k == 0 else {}))
+                 for k, sl in enumerate(_chunks(n, [1] * 5 + [13, 2, 30]))]
+        _assert_same_state(e, full)
+        if pred_full is not None:
+            np.testing.assert_array_equal(np.concatenate(preds), pred_full)
+    for bad, match in [(w[:-1], "shape"), (np.where(np.arange(n) == 3, np.nan, w), "finite"),
+                       (-w - 1, "non-negative")]:
+        e = pickle.loads(pickle.dumps(full))
+        before = pickle.dumps(e)
+        with pytest.raises(ValueError, match=match):
+            e.partial_fit(X, y, sample_weight=bad)
+        assert pickle.dumps(e) == before
+    with pytest.raises(ValueError, match="non-zero"):
+        clone(ref).fit(X, y, sample_weight=np.zeros(n), **first)
+    with sklearn.config_context(enable_metadata_routing=True):
+        routing = clone(ref).set_fit_request(sample_weight=True).set_partial_fit_request(sample_weight=True)
+        requests = routing.get_metadata_routing()
+        assert requests.fit.requests["sample_weight"] is True
+        assert requests.partial_fit.requests["sample_weight"] is True

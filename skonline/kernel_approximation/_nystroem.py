@@ -152,6 +152,8 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
     True
     """
 
+    _no_sample_weight_reason = " (KORS samples the dictionary by ridge leverage scores: no loss to weigh)"
+
     _parameter_constraints = {
         "sigma": [Interval(Real, 0, None, closed="neither")],
         "mu": [Interval(Real, 0, None, closed="neither")],
@@ -210,7 +212,7 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
                 return None
             self._grow()
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, **fit_params):
         """Reset, then run KORS over the rows of ``X`` in order.
 
         Parameters
@@ -218,14 +220,17 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
         X : array-like of shape (n_samples, n_features)
         y : None
             Ignored.
+        **fit_params : dict
+            None is accepted: ``sample_weight`` raises a ``TypeError`` (KORS samples the
+            dictionary by ridge leverage scores; there is no loss to weigh).
 
         Returns
         -------
         self : object
         """
-        return super().fit(X)
+        return super().fit(X, **fit_params)
 
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X, y=None, **fit_params):
         """Offer the rows of ``X`` to KORS, in order; the dictionary only grows.
 
         Parameters
@@ -233,12 +238,15 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
         X : array-like of shape (n_samples, n_features)
         y : None
             Ignored.
+        **fit_params : dict
+            None is accepted: ``sample_weight`` raises a ``TypeError`` (KORS samples the
+            dictionary by ridge leverage scores; there is no loss to weigh).
 
         Returns
         -------
         self : object
         """
-        return super().partial_fit(X)
+        return super().partial_fit(X, **fit_params)
 
     def transform(self, X):
         """Nyström features with the current dictionary: :math:`L^{-1} k_D(x)`.
