@@ -11,7 +11,7 @@ from threadpoolctl import ThreadpoolController
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
+from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
 from ..losses import get_loss
 from . import _core
 from ..utils.validation import validate_X_predict
@@ -50,6 +50,13 @@ _ALGO_NAMES = {"oks": "OKS", "oks++": "OKS++", "ioks": "IOKS"}
 
 class _KernelSelectionBase:
     """Parameters, state, compiled passes and prediction shared by the classifier and regressor."""
+
+    def _expected_failed_checks(self):
+        # as scikit-learn marks it for its own online learners (SGDClassifier, Perceptron)
+        reason = ("sample_weight is not equivalent to removing/repeating samples (an online "
+                  "learner: each copy of a row would be a round of its own, with its own draw).")
+        return {"check_sample_weight_equivalence_on_dense_data": reason,
+                "check_sample_weight_equivalence_on_sparse_data": reason}
 
     _accept_sparse = True
 
@@ -230,7 +237,7 @@ class _KernelSelectionBase:
         return (self._q_, self._p_, self._L_, self._C_, self._S_, self._counts_, self._lam_,
                 self._delta_, self._eta_, self._rho_, self._gam_, self._T_)
 
-    def _run_pass(self, X, Y):
+    def _run_pass(self, X, Y, SW):
         n, H = Y.shape
         K = self._q_.shape[1]
         d = self.n_features_in_
@@ -286,10 +293,10 @@ class _KernelSelectionBase:
                 if sparse:  # the pass never reads the sparse row when projections are given
                     Xs = (empty_f, empty_i, np.zeros(1, dtype=np.int64))
                     Xa = np.zeros((0, d))
-                args = (Xa, False, *Xs, Y[rows], U[rows], forced[rows] if forced.shape[0] else forced, t0 + a)
+                args = (Xa, False, *Xs, Y[rows], SW[rows], U[rows], forced[rows] if forced.shape[0] else forced, t0 + a)
             else:
                 rows = slice(a, b)
-                args = (Xd, sparse, Xdata, Xind, Xptr, Y, U, forced, t0)
+                args = (Xd, sparse, Xdata, Xind, Xptr, Y, SW, U, forced, t0)
             common = (self._rf, *args, sigmas, inv2s2, c["loss_code"], c["loss_mult"], c["radius"], c["thr"])
             o = out[rows]
             if self.algorithm == "oks":
@@ -631,6 +638,17 @@ _DOC_ATTRS = """
 """
 
 _REFERENCES = """
+    Notes
+    -----
+    ``sample_weight`` (``fit`` / ``partial_fit``) multiplies each row's loss and its derivative
+    by the row's weight w: the sampled hypothesis takes a gradient step scaled by w, the kernel
+    selection sees the loss w l, and ``cumulative_loss_`` sums w l. The guarantees assume losses
+    in [0, ``loss_bound``] and bounded gradients: weights in [0, 1] keep those assumptions (larger
+    weights scale the bounds; divide the weights by their maximum to keep them). A row of weight 0
+    still counts as a round (the round counter, ``kernel_counts_``, the sampling draws), so it is
+    not the same as leaving the row out, and an integer weight is not k repeated rows. Weights
+    are per row: any chunking gives the same state.
+
     References
     ----------
     J. Li and S. Liao. Improved Regret Bounds for Online Kernel Selection under Bandit Feedback.
@@ -640,7 +658,7 @@ _REFERENCES = """
 """
 
 
-class KernelSelectionClassifier(_KernelSelectionBase, OnlineDecisionClassifierMixin, BaseEstimator):
+class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineDecisionClassifierMixin, BaseEstimator):
     __doc__ = (
         """Online Gaussian-kernel classifier that selects the bandwidth under bandit feedback.
 
@@ -740,10 +758,10 @@ class KernelSelectionClassifier(_KernelSelectionBase, OnlineDecisionClassifierMi
         self.verbose = verbose
 
     def _learn(self, chunk):
-        return self._run_pass(chunk["X"], chunk["Y"])
+        return self._run_pass(chunk["X"], chunk["Y"], chunk["sample_weight"])
 
 
-class KernelSelectionRegressor(_KernelSelectionBase, OnlineRegressorMixin, BaseEstimator):
+class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRegressorMixin, BaseEstimator):
     __doc__ = (
         """Online Gaussian-kernel regressor that selects the bandwidth under bandit feedback.
 
@@ -842,7 +860,7 @@ class KernelSelectionRegressor(_KernelSelectionBase, OnlineRegressorMixin, BaseE
                 UserWarning,
                 stacklevel=4,
             )
-        return self._run_pass(chunk["X"], np.ascontiguousarray(y.reshape(-1, 1)))
+        return self._run_pass(chunk["X"], np.ascontiguousarray(y.reshape(-1, 1)), chunk["sample_weight"])
 
     def predict(self, X):
         """Predicted targets: the selected kernel's hypothesis (or the q-mixture).

@@ -317,3 +317,22 @@ def test_loss_names_are_scikit_learns_with_old_aliases():
             b = Est("ioks", loss=old, random_state=0)
             np.testing.assert_array_equal(a.partial_fit_predict(X, y, **kw), b.partial_fit_predict(X, y, **kw))
             assert a.cumulative_loss_ == b.cumulative_loss_
+
+
+@pytest.mark.parametrize("algorithm", ["oks", "oks++", "ioks"])
+@pytest.mark.parametrize("n_components", [None, 16])
+def test_sample_weight_multiplies_the_loss(algorithm, n_components):
+    """A weight multiplies the row's loss and derivative (issue 12)."""
+    X, yc, yr = _c5_data(10, 80)
+    w = np.random.default_rng(3).uniform(0, 2, 80)
+    reg = KernelSelectionRegressor(algorithm, n_components=n_components, radius=5.0, random_state=0)
+    pred = reg.partial_fit_predict(X, yr, sample_weight=w)
+    np.testing.assert_allclose(reg.cumulative_loss_, np.sum(w * (pred - yr) ** 2), rtol=1e-12)
+    # weight 0: the hypotheses and the loss estimates do not move
+    est = KernelSelectionClassifier(algorithm, n_components=n_components, random_state=0)
+    est.partial_fit(X[:40], yc[:40], classes=[-1, 1])
+    before = est.decision_function(X), est.loss_estimates_.copy(), est.cumulative_loss_
+    est.partial_fit(X[40:], yc[40:], sample_weight=np.zeros(40))
+    np.testing.assert_array_equal(est.decision_function(X), before[0])
+    np.testing.assert_array_equal(est.loss_estimates_, before[1])
+    assert est.cumulative_loss_ == before[2]
