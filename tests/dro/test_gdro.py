@@ -543,3 +543,31 @@ def test_fitting_without_groups_warns_once(Est):
         warnings.simplefilter("error")  # only the first call warns
         est.partial_fit(X[40:], y[40:])
         Est(random_state=0).fit(X, y, groups=g)  # with groups: no warning
+
+
+@pytest.mark.parametrize("Est", [GroupDROClassifier, GroupDRORegressor])
+def test_sample_weight_multiplies_the_loss(Est):
+    """sample_weight multiplies each row's loss (issue 12): the prequential loss is sum w l, and
+    group risks after fit are weighted means."""
+    X, y, g = _two_groups(n=200)
+    if Est is GroupDRORegressor:
+        y = X[:, 0] + 0.1 * X[:, 2]
+    w = np.random.default_rng(5).uniform(0, 2, 200)
+    kw = {"classes": [0, 1]} if Est is GroupDROClassifier else {}
+    est = Est(random_state=0, sampling="stream")
+    pred_dec = (est.partial_fit_decision_function if Est is GroupDROClassifier
+                else est.partial_fit_predict)(X, y, groups=g, sample_weight=w, **kw)
+    from skonline.losses import get_loss
+    loss = get_loss(est.loss)
+    target = np.where(y == 1, 1.0, -1.0) if Est is GroupDROClassifier else y
+    per_row = loss.value(target, np.asarray(pred_dec, dtype=float))
+    assert est.cumulative_loss_ == pytest.approx(np.sum(w * per_row), rel=1e-10)
+    fitted = Est(random_state=0).fit(X, y, groups=g, sample_weight=w)
+    raw = fitted.decision_function(X) if Est is GroupDROClassifier else fitted.predict(X)
+    vals = loss.value(target, raw)
+    expected = [np.sum((w * vals)[g == k]) / np.sum(w[g == k]) for k in (0, 1)]
+    np.testing.assert_allclose(fitted.group_risks_, expected, rtol=1e-10)
+    # weights change the model; uniform weights do not
+    same = Est(random_state=0).fit(X, y, groups=g, sample_weight=np.ones(200))
+    np.testing.assert_array_equal(same.coef_, Est(random_state=0).fit(X, y, groups=g).coef_)
+    assert not np.array_equal(fitted.coef_, same.coef_)
