@@ -260,7 +260,7 @@ def test_html_repr(est):
 
 
 # --------------------------------------------------------------------------- random_state
-RANDOM = [e for e in ONLINE if "random_state" in e.get_params(deep=False)]
+RANDOM = [e for e in INSTANCES if "random_state" in e.get_params(deep=False)]
 
 
 @pytest.mark.parametrize("est", RANDOM, ids=_id)
@@ -274,12 +274,15 @@ def test_random_state_kinds(est, random_state):
     and ``clone`` keeps it (issue 12)."""
     import copy
 
-    X, y, first = _stream(est)
+    if hasattr(est, "partial_fit"):
+        X, y, first = _stream(est)
+    else:
+        X, y, first = np.random.default_rng(0).standard_normal((60, 4)), None, {}
     e = clone(est).set_params(random_state=copy.deepcopy(random_state))
     c = clone(e)
     assert type(c.random_state) is type(random_state)
-    _pfp(e, X, y, **first)
-    _pfp(c, X, y, **first)
+    for m in (e, c):
+        _pfp(m, X, y, **first) if hasattr(m, "partial_fit") else m.fit(X, y)
     if random_state is not None:  # a clone starts from the same seed / generator state
         for m, v in _responses(e, X).items():
             np.testing.assert_array_equal(v, _responses(c, X)[m], err_msg=m)
