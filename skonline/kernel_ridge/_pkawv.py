@@ -195,7 +195,7 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
 
     @property
     def components_(self):
-        """Dictionary points (``features='nystrom'``), shape (n_components_, n_features)."""
+        """Dictionary points (``features='nystrom'``), shape (``n_components_``, n_features)."""
         return self._nystrom_view("_dict_X_")
 
     @property
