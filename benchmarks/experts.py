@@ -252,12 +252,12 @@ def casp_ensembles(quick, chunk=100):
         ("BOA", BOA()),
     ]
     for _, rule in configs:  # compile every rule's pass before timing
-        OnlineEnsembleRegressor(experts, rule=rule, loss="squared").fit(Xs_s[:300], ys[:300])
+        OnlineEnsembleRegressor(experts, rule=rule, loss="squared_error").fit(Xs_s[:300], ys[:300])
     rows = []
     weights = None
     expert_losses = None
     for name, rule in configs:
-        ens = OnlineEnsembleRegressor(experts, rule=rule, loss="squared")
+        ens = OnlineEnsembleRegressor(experts, rule=rule, loss="squared_error")
         preds, W = [], []
         t0 = time.perf_counter()
         for i in range(0, T, chunk):
@@ -336,7 +336,7 @@ def throughput(quick):
 
     def ours_once(rule, chunk):
         m = n_ens if chunk > 1 else n_river // 4
-        ens = OnlineEnsembleRegressor(experts, rule=rule, loss="squared")
+        ens = OnlineEnsembleRegressor(experts, rule=rule, loss="squared_error")
         t0 = time.perf_counter()
         for i in range(0, m, chunk):
             ens.partial_fit_predict(P[i:i + chunk], y[i:i + chunk])
@@ -345,7 +345,7 @@ def throughput(quick):
     configs = [("Hedge(eta=0.5)", Hedge(eta=0.5), c) for c in (10_000, 1000, 1)]
     configs += [("PCS()", PCS(), c) for c in (10_000, 1000, 1)]
     for _, rule, chunk in configs:  # compile
-        OnlineEnsembleRegressor(experts, rule=rule, loss="squared").partial_fit(P[:100], y[:100])
+        OnlineEnsembleRegressor(experts, rule=rule, loss="squared_error").partial_fit(P[:100], y[:100])
     # interleaved repeats, best of 3 for each (the machine is shared: this keeps the ratio fair)
     agg = {}
     river_rate = 0.0

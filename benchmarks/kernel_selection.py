@@ -52,46 +52,46 @@ NAMES = {"bank32nh": "bank"}
 # ----------------------------------------------------------------------------- paper numbers
 # (mean, std) of AMR in % (logistic) or AL (square: MSE, absolute: MAE); time in seconds.
 PAPER_EXACT = {
-    "logistic": {
+    "log_loss": {
         "phishing": {"oks": (13.80, 0.34, 17.34), "ioks": (13.25, 0.28, 6.58), "oks++": (7.80, 0.49, 32.31)},
         "a9a": {"oks": (19.65, 0.12, 208.84), "ioks": (17.46, 0.12, 103.91), "oks++": (16.57, 0.31, 474.65)},
         "magic04": {"oks": (22.23, 0.22, 6.31), "ioks": (21.50, 0.18, 4.02), "oks++": (17.88, 0.57, 11.06)},
     },
-    "squared": {
+    "squared_error": {
         "elevators": {"oks": (0.0068, 0.0001, 3.23), "ioks": (0.0077, 0.0001, 4.08), "oks++": (0.0046, 0.0001, 12.75)},
         "bank32nh": {"oks": (0.0240, 0.0002, 1.51), "ioks": (0.0252, 0.0002, 1.57), "oks++": (0.0205, 0.0006, 4.24)},
         "ailerons": {"oks": (0.0176, 0.0060, 6.94), "ioks": (0.0351, 0.0003, 5.59), "oks++": (0.0166, 0.0006, 22.79)},
     },
-    "absolute": {
+    "absolute_error": {
         "elevators": {"oks": (0.0507, 0.0001, 4.76), "ioks": (0.0492, 0.0004, 5.20)},
         "bank32nh": {"oks": (0.0961, 0.0009, 1.55), "ioks": (0.0961, 0.0008, 1.64)},
         "ailerons": {"oks": (0.0723, 0.0005, 8.20), "ioks": (0.0771, 0.0007, 9.86)},
     },
 }
-PAPER_EXACT_TABLE = {"logistic": 2, "squared": 3, "absolute": 4}
+PAPER_EXACT_TABLE = {"log_loss": 2, "squared_error": 3, "absolute_error": 4}
 
 # RF rows: (table, D, mean, std, t_p x 1e5). Square-loss AL of Tables 6 and 9 is given x 1e2.
 PAPER_RF = {
-    ("logistic", "phishing"): {"oks": (5, 500, 14.61, 0.65, 9.63), "ioks": (5, 380, 15.59, 0.39, 9.66),
+    ("log_loss", "phishing"): {"oks": (5, 500, 14.61, 0.65, 9.63), "ioks": (5, 380, 15.59, 0.39, 9.66),
                                "oks++": (5, 400, 9.15, 0.56, 9.20)},
-    ("logistic", "a9a"): {"oks": (5, 450, 21.25, 0.12, 11.61), "ioks": (5, 380, 22.99, 0.20, 11.95),
+    ("log_loss", "a9a"): {"oks": (5, 450, 21.25, 0.12, 11.61), "ioks": (5, 380, 22.99, 0.20, 11.95),
                           "oks++": (5, 400, 17.28, 0.29, 11.19)},
-    ("logistic", "magic04"): {"oks": (8, 500, 22.45, 0.21, 6.45), "ioks": (8, 380, 22.21, 0.26, 6.59),
+    ("log_loss", "magic04"): {"oks": (8, 500, 22.45, 0.21, 6.45), "ioks": (8, 380, 22.21, 0.26, 6.59),
                               "oks++": (8, 400, 18.41, 0.35, 6.28)},
-    ("squared", "elevators"): {"oks": (6, 450, 0.72e-2, 0.02e-2, 6.47), "ioks": (6, 380, 0.89e-2, 0.01e-2, 6.83),
+    ("squared_error", "elevators"): {"oks": (6, 450, 0.72e-2, 0.02e-2, 6.47), "ioks": (6, 380, 0.89e-2, 0.01e-2, 6.83),
                                "oks++": (6, 400, 0.51e-2, 0.02e-2, 6.45)},
-    ("squared", "bank32nh"): {"oks": (9, 450, 2.55e-2, 0.03e-2, 7.57), "ioks": (9, 370, 2.63e-2, 0.02e-2, 7.89),
+    ("squared_error", "bank32nh"): {"oks": (9, 450, 2.55e-2, 0.03e-2, 7.57), "ioks": (9, 370, 2.63e-2, 0.02e-2, 7.89),
                               "oks++": (9, 400, 2.14e-2, 0.05e-2, 7.30)},
-    ("squared", "ailerons"): {"oks": (9, 480, 2.26e-2, 0.06e-2, 7.83), "ioks": (9, 370, 3.35e-2, 0.04e-2, 7.87),
+    ("squared_error", "ailerons"): {"oks": (9, 480, 2.26e-2, 0.06e-2, 7.83), "ioks": (9, 370, 3.35e-2, 0.04e-2, 7.87),
                               "oks++": (9, 400, 1.68e-2, 0.03e-2, 7.70)},
-    ("absolute", "elevators"): {"oks": (7, 530, 0.0515, 0.0004, 7.13), "ioks": (7, 400, 0.0515, 0.0007, 7.63)},
-    ("absolute", "bank32nh"): {"oks": (10, 500, 0.0969, 0.0004, 8.63), "ioks": (10, 400, 0.0994, 0.0015, 8.80)},
-    ("absolute", "ailerons"): {"oks": (10, 400, 0.0728, 0.0005, 8.52), "ioks": (10, 400, 0.0738, 0.0008, 8.91)},
+    ("absolute_error", "elevators"): {"oks": (7, 530, 0.0515, 0.0004, 7.13), "ioks": (7, 400, 0.0515, 0.0007, 7.63)},
+    ("absolute_error", "bank32nh"): {"oks": (10, 500, 0.0969, 0.0004, 8.63), "ioks": (10, 400, 0.0994, 0.0015, 8.80)},
+    ("absolute_error", "ailerons"): {"oks": (10, 400, 0.0728, 0.0005, 8.52), "ioks": (10, 400, 0.0738, 0.0008, 8.91)},
 }
 MISSING = {
-    "logistic": "SUSY (Tables 2, 8) is not available offline: no committed copy could be found.",
-    "squared": "Hardware (TomsHardware, Tables 3, 6) is not available offline.",
-    "absolute": "Hardware (TomsHardware, Tables 4, 7) is not available offline.",
+    "log_loss": "SUSY (Tables 2, 8) is not available offline: no committed copy could be found.",
+    "squared_error": "Hardware (TomsHardware, Tables 3, 6) is not available offline.",
+    "absolute_error": "Hardware (TomsHardware, Tables 4, 7) is not available offline.",
 }
 ALGO_LABEL = {"oks": "OKS", "ioks": "IOKS", "oks++": "OKS++", "oks++c": "OKS++ (a = 1, authors' code)"}
 
@@ -115,7 +115,7 @@ def prepare(name, variant="paper"):
 
 
 def make_estimator(loss, algo, n_components, n, seed):
-    cls = KernelSelectionClassifier if loss == "logistic" else KernelSelectionRegressor
+    cls = KernelSelectionClassifier if loss == "log_loss" else KernelSelectionRegressor
     # the paper's setting: its bandwidth grid on features scaled to [-1, 1] (prepare), raw data
     params = dict(loss=loss, n_components=n_components, sigmas=DEFAULT_SIGMAS, standardize=False,
                   random_state=seed)
@@ -136,17 +136,17 @@ def run_one(job):
     t0 = time.perf_counter()
     est.fit(X, y)
     seconds = time.perf_counter() - t0
-    metric = 100.0 * est.mistake_rate_ if loss == "logistic" else est.average_loss_
+    metric = 100.0 * est.mistake_rate_ if loss == "log_loss" else est.average_loss_
     return metric, seconds, float(np.max(est.q_)), float(est.selected_sigma_)
 
 
 def warm_up():
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, (64, 3))
-    for loss in ("logistic", "squared", "absolute"):
-        y = np.where(X[:, 0] > 0, 1.0, -1.0) if loss == "logistic" else (X[:, 0] + 1) / 2
+    for loss in ("log_loss", "squared_error", "absolute_error"):
+        y = np.where(X[:, 0] > 0, 1.0, -1.0) if loss == "log_loss" else (X[:, 0] + 1) / 2
         for algo in ("oks", "ioks", "oks++"):
-            if algo == "oks++" and loss == "absolute":
+            if algo == "oks++" and loss == "absolute_error":
                 continue
             for D in (None, 8):
                 make_estimator(loss, algo, D, 64, 0).fit(X, y)
@@ -159,7 +159,7 @@ def band_ok(mean, paper_mean, paper_std):
 
 def fmt(v, loss, scale=1.0):
     v = v * scale
-    if loss == "logistic":
+    if loss == "log_loss":
         return f"{v:.2f}"
     return f"{v:.4f}"
 
@@ -216,7 +216,7 @@ def main():
     # ------------------------------------------------------------------ random features (serial)
     print("random-feature runs", flush=True)
     for (loss, name), algos in PAPER_RF.items():
-        todo = list(algos) + (["oks++c"] if loss == "logistic" else [])
+        todo = list(algos) + (["oks++c"] if loss == "log_loss" else [])
         for algo in todo:
             D = algos["oks++" if algo == "oks++c" else algo][1]
             res = [run_one((name, "paper", loss, algo, D, s)) for s in range(perms)]
@@ -225,15 +225,15 @@ def main():
             print(f"  RF {loss:8s} {name:10s} {algo:7s} D={D}: {mean:.4f} +- {std:.4f}", flush=True)
     # the authors' code read phishing unscaled (the LIBSVM file, rows of norm one)
     for algo in ("oks", "ioks", "oks++", "oks++c"):
-        D = PAPER_RF[("logistic", "phishing")]["oks++" if algo == "oks++c" else algo][1]
-        res = [run_one(("phishing", "raw", "logistic", algo, D, s)) for s in range(perms)]
-        rows_rf[("logistic", "phishing-raw", algo)] = summarize(res) + (D,)
+        D = PAPER_RF[("log_loss", "phishing")]["oks++" if algo == "oks++c" else algo][1]
+        res = [run_one(("phishing", "raw", "log_loss", algo, D, s)) for s in range(perms)]
+        rows_rf[("log_loss", "phishing-raw", algo)] = summarize(res) + (D,)
 
     # ------------------------------------------------------------------ speed
     print("speed", flush=True)
     speed = []
-    for (loss, name) in [("logistic", "phishing"), ("logistic", "a9a"), ("logistic", "magic04"),
-                         ("squared", "elevators"), ("squared", "bank32nh"), ("squared", "ailerons")]:
+    for (loss, name) in [("log_loss", "phishing"), ("log_loss", "a9a"), ("log_loss", "magic04"),
+                         ("squared_error", "elevators"), ("squared_error", "bank32nh"), ("squared_error", "ailerons")]:
         X, y = prepare(name)
         n = X.shape[0] if not args.quick else min(X.shape[0], 8000)
         tps, walls = [], []
@@ -246,7 +246,7 @@ def main():
             walls.append((time.perf_counter() - t0) / n)
         tp = float(np.median(tps))
         sigma = est.selected_sigma_
-        sk = {b: sklearn_throughput(X[order], y[order], loss == "logistic", 800, sigma, b) for b in (1, 100)}
+        sk = {b: sklearn_throughput(X[order], y[order], loss == "log_loss", 800, sigma, b) for b in (1, 100)}
         speed.append((name, X.shape[1], tp, float(np.median(walls)), PAPER_RF[(loss, name)]["oks++"][4] * 1e-5, sk))
         print(f"  {name}: t_p {tp * 1e6:.2f} us CPU, {np.median(walls) * 1e6:.2f} us wall "
               f"(paper {PAPER_RF[(loss, name)]['oks++'][4] * 10:.1f} us); "
@@ -260,12 +260,12 @@ def main():
         for loss, table in PAPER_EXACT.items():
             if name not in table:
                 continue
-            algos = list(table[name]) + (["oks++c"] if loss == "logistic" else [])
+            algos = list(table[name]) + (["oks++c"] if loss == "log_loss" else [])
             for algo in algos:
                 exact_jobs.append((name, "paper", loss, algo))
     for algo in ("oks", "ioks", "oks++", "oks++c"):
-        exact_jobs.append(("phishing", "raw", "logistic", algo))
-    a9a_jobs = [] if args.quick else [("a9a", "paper", "logistic", a) for a in ("oks++", "oks", "ioks")]
+        exact_jobs.append(("phishing", "raw", "log_loss", algo))
+    a9a_jobs = [] if args.quick else [("a9a", "paper", "log_loss", a) for a in ("oks++", "oks", "ioks")]
     budget = args.budget_minutes * 60.0
     t_exact0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
@@ -330,14 +330,14 @@ def write_report(args, command, perms, rows_exact, rows_rf, speed, total):
     # exact
     for loss, table in PAPER_EXACT.items():
         tno = PAPER_EXACT_TABLE[loss]
-        metric = "AMR (%)" if loss == "logistic" else ("AL (MSE)" if loss == "squared" else "AL (MAE)")
+        metric = "AMR (%)" if loss == "log_loss" else ("AL (MSE)" if loss == "squared_error" else "AL (MAE)")
         w(f"\n## Table {tno}: exact kernels, {loss} loss\n")
         w(f"| dataset | algorithm | perms | ours {metric} | paper {metric} | band | ours time (s) | paper time (s) | final max q | selected sigma |")
         w("|---|---|---|---|---|---|---|---|---|---|")
         for name in ("phishing", "a9a", "magic04", "elevators", "bank32nh", "ailerons"):
             if name not in table:
                 continue
-            for algo in list(table[name]) + (["oks++c"] if loss == "logistic" else []):
+            for algo in list(table[name]) + (["oks++c"] if loss == "log_loss" else []):
                 key = (loss, name, algo)
                 pm = table[name].get(algo if algo != "oks++c" else "oks++")
                 if key not in rows_exact:
@@ -353,7 +353,7 @@ def write_report(args, command, perms, rows_exact, rows_rf, speed, total):
                   f"{fmt(pm[0], loss)} +- {fmt(pm[1], loss)} | {ok} | {secs.mean():.2f} | {pm[2]:.2f} | "
                   f"{qmax:.2f} | {sig:g} |")
         w(f"\n{MISSING[loss]}\n")
-        if loss == "logistic" and any(k[1] == "phishing-raw" for k in rows_exact):
+        if loss == "log_loss" and any(k[1] == "phishing-raw" for k in rows_exact):
             w("\nphishing as the authors' code read it (the LIBSVM file without rescaling: binary "
               "features with rows of norm one); the paper says features were scaled to [-1, 1], but the "
               "published `IOKS-logistic.R` / `OKS++logistic.R` load `phishing.train` (and `a9a.train`) "
@@ -377,9 +377,9 @@ def write_report(args, command, perms, rows_exact, rows_rf, speed, total):
     w("| table | loss | dataset | algorithm | D | perms | ours | paper | band | ours t_p | paper t_p | final max q | selected sigma |")
     w("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (loss, name), algos in PAPER_RF.items():
-        scale = 100.0 if loss == "squared" else 1.0
-        unit = "AMR %" if loss == "logistic" else ("AL x 1e2" if loss == "squared" else "AL")
-        for algo in list(algos) + (["oks++c"] if loss == "logistic" else []):
+        scale = 100.0 if loss == "squared_error" else 1.0
+        unit = "AMR %" if loss == "log_loss" else ("AL x 1e2" if loss == "squared_error" else "AL")
+        for algo in list(algos) + (["oks++c"] if loss == "log_loss" else []):
             key = (loss, name, algo)
             tno, D, pmean, pstd, ptp = algos["oks++" if algo == "oks++c" else algo]
             mean, std, secs, res, Dused = rows_rf[key]
@@ -390,9 +390,9 @@ def write_report(args, command, perms, rows_exact, rows_rf, speed, total):
               f"{ok} | {np.median(secs) / n * 1e5:.3f} | {ptp:.2f} | {np.mean([r[2] for r in res]):.2f} | "
               f"{_mode([r[3] for r in res]):g} |")
     for algo in ("oks", "ioks", "oks++", "oks++c"):
-        key = ("logistic", "phishing-raw", algo)
+        key = ("log_loss", "phishing-raw", algo)
         if key in rows_rf:
-            tno, D, pmean, pstd, ptp = PAPER_RF[("logistic", "phishing")]["oks++" if algo == "oks++c" else algo]
+            tno, D, pmean, pstd, ptp = PAPER_RF[("log_loss", "phishing")]["oks++" if algo == "oks++c" else algo]
             mean, std, secs, res, Dused = rows_rf[key]
             ok = "yes" if band_ok(mean, pmean, pstd) else "NO"
             w(f"| {tno} | logistic (AMR %) | phishing (unscaled, as the authors' code) | RF-{ALGO_LABEL[algo]} | {D} | "
@@ -405,7 +405,7 @@ def write_report(args, command, perms, rows_exact, rows_rf, speed, total):
     w("\n## Qualitative ordering: OKS++ best for the smooth losses\n")
     w("| loss | dataset | exact: OKS++ < min(OKS, IOKS) | RF: RF-OKS++ < min(RF-OKS, RF-IOKS) |")
     w("|---|---|---|---|")
-    for loss in ("logistic", "squared"):
+    for loss in ("log_loss", "squared_error"):
         for name in ("phishing", "a9a", "magic04", "elevators", "bank32nh", "ailerons"):
             if name not in PAPER_EXACT[loss]:
                 continue
@@ -463,7 +463,7 @@ def write_notes(w, rows_exact, rows_rf):
       f"{get(rows_rf, ('logistic', 'a9a', 'oks++c')):.2f}% (17.28), magic04 "
       f"{get(rows_rf, ('logistic', 'magic04', 'oks++c')):.2f}% (18.41). The exact OKS++ rows are within the "
       "band with the paper's formula (and, on phishing and magic04, also with a = 1; not run on a9a).")
-    key = ("squared", "ailerons", "oks")
+    key = ("squared_error", "ailerons", "oks")
     if key in rows_rf:
         vals = np.array([r[0] for r in rows_rf[key][3]])
         med = np.median(vals)
@@ -473,7 +473,7 @@ def write_notes(w, rows_exact, rows_rf):
           f"the median over the permutations is {med * 100:.2f} x 1e-2 (paper 2.26 +- 0.06). The paper's "
           "exact OKS row on ailerons has a std of 0.0060, a third of its mean, which hints at the same "
           "instability (spec P11).")
-    ex = [rows_exact.get(("squared", "ailerons", a)) for a in ("oks++", "oks")]
+    ex = [rows_exact.get(("squared_error", "ailerons", a)) for a in ("oks++", "oks")]
     if all(v is not None for v in ex) and ex[0][0] >= ex[1][0]:
         w(f"* **Ordering, exact, ailerons, square loss**: OKS {ex[1][0]:.4f} +- {ex[1][1]:.4f} vs OKS++ "
           f"{ex[0][0]:.4f} +- {ex[0][1]:.4f}: a tie within one std (the paper: OKS 0.0176 +- 0.0060, "

@@ -411,10 +411,10 @@ def run_experts(data, ctx):
     rows, weights = [], None
     for rule_name, rule in rules:
         ctx.progress.show(f"experts / {name} / OnlineEnsembleRegressor({rule_name})")
-        warm = OnlineEnsembleRegressor(experts, rule=rule, loss="squared")
+        warm = OnlineEnsembleRegressor(experts, rule=rule, loss="squared_error")
         for i in (0, CHUNK):  # compile the passes the timed loop runs (asleep, then awake)
             warm.partial_fit_predict(Xs_s[i:i + CHUNK], ys[i:i + CHUNK])
-        ens = OnlineEnsembleRegressor(experts, rule=rule, loss="squared")
+        ens = OnlineEnsembleRegressor(experts, rule=rule, loss="squared_error")
         preds, W = [], []
         t0 = time.perf_counter()
         for i in range(0, T, CHUNK):

@@ -53,6 +53,7 @@ __all__ = [
     "OnlineDecisionClassifierMixin",
     "OnlineRegressorMixin",
     "OnlineTransformerMixin",
+    "SampleWeightMixin",
     "make_generator",
     "running_sum",
     "raise_if_nonfinite",
@@ -93,6 +94,32 @@ def raise_if_nonfinite(status, first_row=0, what="state"):
             "(overflow); the chunk was rejected and the estimator is unchanged. Check the scale of "
             "the features and targets."
         )
+
+
+def _validate_sample_weight(estimator, sample_weight, n_samples, from_fit=False):
+    """Per-row weights as a C-contiguous float64 array: ones for ``None``; finite, non-negative,
+    one per row, and for ``fit`` not all zero (checked before the pass, so a bad weight changes
+    nothing; a ``partial_fit`` chunk of zero weights is fine)."""
+    if sample_weight is None:
+        return np.ones(n_samples)
+    name = type(estimator).__name__
+    if isinstance(sample_weight, numbers.Number):
+        sample_weight = np.full(n_samples, sample_weight, dtype=np.float64)
+    try:
+        w = np.ascontiguousarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: sample_weight must be numeric: {exc}") from None
+    if w.ndim != 1 or w.shape[0] != n_samples:
+        raise ValueError(
+            f"{name}: sample_weight.shape == {w.shape}, expected ({n_samples},) (one weight per row)."
+        )
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"{name}: sample_weight must be finite (got NaN or infinity).")
+    if np.any(w < 0):
+        raise ValueError(f"{name}: sample_weight must be non-negative (got {float(w.min())!r}).")
+    if from_fit and n_samples and not np.any(w > 0):
+        raise ValueError(f"{name}: sample weights must contain at least one non-zero number.")
+    return w
 
 
 class _GeneratorState:
@@ -186,7 +213,16 @@ class OnlineMixin:
     def _is_initialized(self):
         return hasattr(self, "n_samples_seen_")
 
+    #: estimators whose loss takes per-row weights set this and document what a weight does
+    _supports_sample_weight = False
+
     def _partial_fit(self, X, y, *, reset, from_fit, **fit_params):
+        sample_weight = fit_params.pop("sample_weight", None)
+        if sample_weight is not None and not self._supports_sample_weight:
+            raise TypeError(
+                f"{type(self).__name__} does not support sample_weight"
+                f"{getattr(self, '_no_sample_weight_reason', '')}."
+            )
         snapshot = self._snapshot()
         for k in self._state_keys():  # state loaded read-only (joblib mmap_mode='r') is copied
             v = self.__dict__[k]
@@ -197,6 +233,10 @@ class OnlineMixin:
             if reset:
                 self._reset()
             chunk = self._validate_chunk(X, y, reset=reset, from_fit=from_fit, **fit_params)
+            if self._supports_sample_weight:  # ones when absent: the compiled pass always weighs
+                chunk["sample_weight"] = _validate_sample_weight(
+                    self, sample_weight, chunk["n_samples"], from_fit
+                )
             if reset:
                 if "random_state" in self._param_names():
                     self._rng = make_generator(self.random_state)
@@ -391,7 +431,10 @@ class OnlineMixin:
             pred = raw
         if chunk.get("batch", False):  # a batch fit reports the loss of the fitted model
             loss0 = 0.0
-        self.cumulative_loss_ = running_sum(loss0, self._prequential_loss(chunk["y_raw"], pred))
+        vals = self._prequential_loss(chunk["y_raw"], pred)
+        if "sample_weight" in chunk:  # the passes weigh their losses
+            vals = vals * chunk["sample_weight"]
+        self.cumulative_loss_ = running_sum(loss0, vals)
         return raw
 
     def _prequential_loss(self, y, pred):  # pragma: no cover - regressors define it
@@ -455,7 +498,12 @@ class OnlineClassifierMixin(ClassifierMixin, OnlineMixin):
 
     Subclasses provide ``_decision(chunk)``-free cores: ``_learn`` must return raw decision values
     of shape (n_samples, n_heads), one head for binary problems (positive class ``classes_[1]``)
-    and one per class (one-vs-rest) otherwise. ``chunk`` holds ``X``, ``y_index`` (int64 index into
+    and one per class (one-vs-rest) otherwise.
+
+    Ties, one rule for every classifier (scikit-learn's): a binary decision value ``> 0`` predicts
+    ``classes_[1]``, anything else (a decision of exactly 0 included) ``classes_[0]``; with several
+    heads, the first class of largest decision (``argmax``). ``predict``, the prequential
+    predictions and ``n_mistakes_`` all use it. ``chunk`` holds ``X``, ``y_index`` (int64 index into
     ``classes_``) and ``Y`` (float64 targets in {-1, +1}, shape (n_samples, n_heads)).
     """
 
@@ -735,7 +783,7 @@ class OnlineTransformerMixin(OnlineMixin):
             return raw
         raise ValueError(method)
 
-    def partial_fit_transform(self, X, y=None):
+    def partial_fit_transform(self, X, y=None, **fit_params):
         """Learn the chunk; return each row transformed with the state before it was learned.
 
         Parameters
@@ -743,12 +791,14 @@ class OnlineTransformerMixin(OnlineMixin):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : None
             Ignored.
+        **fit_params : dict
+            As for :meth:`partial_fit`.
 
         Returns
         -------
         X_new : {ndarray, sparse matrix} of shape (n_samples, n_features_out)
         """
-        raw = self._partial_fit(X, None, reset=not self._is_initialized(), from_fit=False)
+        raw = self._partial_fit(X, None, reset=not self._is_initialized(), from_fit=False, **fit_params)
         return self._output_container(raw)
 
     def _output_container(self, raw):
@@ -759,7 +809,7 @@ class OnlineTransformerMixin(OnlineMixin):
 
         return _wrap_data_with_container("transform", raw, None, self)
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, **fit_params):
         """Reset the statistics, then learn the rows of ``X`` in order.
 
         Parameters
@@ -767,14 +817,16 @@ class OnlineTransformerMixin(OnlineMixin):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : None
             Ignored.
+        **fit_params : dict
+            None is accepted (a ``sample_weight`` raises a clear ``TypeError``).
 
         Returns
         -------
         self : object
         """
-        return super().fit(X)
+        return super().fit(X, **fit_params)
 
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X, y=None, **fit_params):
         """Learn the rows of ``X`` in order, continuing from the current statistics.
 
         Parameters
@@ -782,9 +834,65 @@ class OnlineTransformerMixin(OnlineMixin):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : None
             Ignored.
+        **fit_params : dict
+            None is accepted (a ``sample_weight`` raises a clear ``TypeError``).
 
         Returns
         -------
         self : object
         """
-        return super().partial_fit(X)
+        return super().partial_fit(X, **fit_params)
+
+
+class SampleWeightMixin:
+    """``fit`` / ``partial_fit`` with an explicit ``sample_weight`` keyword.
+
+    For estimators whose loss takes per-row weights (put it before the other mixins). The weights
+    are validated with the chunk (one per row, finite, non-negative) and reach the compiled pass as
+    ``chunk["sample_weight"]`` (ones when not given, so the pass has one code path). Being an explicit
+    keyword, ``sample_weight`` works with scikit-learn's metadata routing
+    (``set_fit_request(sample_weight=True)``, ``set_partial_fit_request``). What a weight means is
+    documented by each estimator.
+    """
+
+    _supports_sample_weight = True
+
+    def fit(self, X, y=None, sample_weight=None, **fit_params):
+        """Reset the state, then learn the rows of ``X`` in order, in one pass.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The stream, in order.
+        y : array-like of shape (n_samples,)
+            Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each row (see the estimator's documentation); ``None``: ones.
+        **fit_params : dict
+            Estimator-specific keywords (e.g. ``classes`` for classifiers).
+
+        Returns
+        -------
+        self : object
+        """
+        return super().fit(X, y, sample_weight=sample_weight, **fit_params)
+
+    def partial_fit(self, X, y=None, sample_weight=None, **fit_params):
+        """Learn the rows of ``X`` in order, continuing from the current state.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The next chunk of the stream.
+        y : array-like of shape (n_samples,)
+            Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each row (see the estimator's documentation); ``None``: ones.
+        **fit_params : dict
+            Estimator-specific keywords (e.g. ``classes`` on the first call for classifiers).
+
+        Returns
+        -------
+        self : object
+        """
+        return super().partial_fit(X, y, sample_weight=sample_weight, **fit_params)

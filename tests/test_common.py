@@ -23,6 +23,10 @@ from skonline.utils import all_estimators
 
 ESTIMATORS = all_estimators()
 
+# the shared checks fit GroupDRO without groups (a single-group model) on purpose: its warning
+# about a forgotten `groups` is expected there (tests/dro checks the warning itself)
+pytestmark = pytest.mark.filterwarnings(r"ignore:GroupDRO\w+\.\w+ was called without groups:UserWarning")
+
 
 def _test_instances():
     """Instances to check: the default one, plus every variant an estimator declares.
@@ -241,3 +245,154 @@ def test_edge_inputs(est):
             assert np.all(np.isfinite(np.asarray(p, dtype=float)))
         for r in _responses(e2, Xe).values():
             assert np.all(np.isfinite(np.asarray(r, dtype=float)))
+
+
+# --------------------------------------------------------------------------- display
+@pytest.mark.parametrize("est", INSTANCES, ids=_id)
+def test_html_repr(est):
+    """Every estimator displays in Jupyter (``estimator_html_repr`` parses the numpydoc docstring),
+    on its own, fitted, and inside a pipeline (issue 12)."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+    from sklearn.utils import estimator_html_repr
+
+    html = estimator_html_repr(est)
+    assert type(est).__name__ in html
+    assert type(est).__name__ in estimator_html_repr(make_pipeline(FunctionTransformer(), clone(est)))
+
+
+# --------------------------------------------------------------------------- random_state
+RANDOM = [e for e in INSTANCES if "random_state" in e.get_params(deep=False)]
+
+
+@pytest.mark.parametrize("est", RANDOM, ids=_id)
+@pytest.mark.parametrize(
+    "random_state",
+    [None, 0, np.random.RandomState(0), np.random.default_rng(0)],
+    ids=["None", "int", "RandomState", "Generator"],
+)
+def test_random_state_kinds(est, random_state):
+    """Every estimator with ``random_state`` accepts an int, None, a RandomState and a Generator,
+    and ``clone`` keeps it (issue 12)."""
+    import copy
+
+    if hasattr(est, "partial_fit") or hasattr(est, "_online_test_stream"):
+        X, y, first = _stream(est)
+    else:
+        X, y, first = np.random.default_rng(0).standard_normal((60, 4)), None, {}
+    e = clone(est).set_params(random_state=copy.deepcopy(random_state))
+    c = clone(e)
+    assert type(c.random_state) is type(random_state)
+    for m in (e, c):
+        _pfp(m, X, y, **first) if hasattr(m, "partial_fit") else m.fit(X, y)
+    if random_state is not None:  # a clone starts from the same seed / generator state
+        for m, v in _responses(e, X).items():
+            np.testing.assert_array_equal(v, _responses(c, X)[m], err_msg=m)
+
+
+# --------------------------------------------------------------------------- ties
+CLASSIFIERS = [e for e in ONLINE if is_classifier(e) and not hasattr(e, "steps")]  # a pipeline: its final step
+
+
+@pytest.mark.parametrize("est", CLASSIFIERS, ids=_id)
+def test_tie_rule(est):
+    """One rule for a decision of exactly 0, scikit-learn's: ``> 0`` -> classes_[1], else
+    classes_[0]; in predict, in the prequential predictions and in n_mistakes_ (issue 12)."""
+    X, y, first = _stream(est)
+    e = clone(est).set_params(**_rs(est))
+    e.partial_fit(X, y, **first)
+    if not hasattr(e, "decision_function"):  # mixes probabilities: a tie is the first class
+        flat = np.full((3, e.classes_.shape[0]), 1.0 / e.classes_.shape[0])
+        assert (e._response(flat, "predict") == e.classes_[0]).all()
+        return
+    zeros = np.zeros((3, 1))
+    assert (e._labels_from_decision(zeros) == e.classes_[0]).all()
+    assert (e._labels_from_decision(zeros.ravel()) == e.classes_[0]).all()
+    before = e.n_mistakes_
+    e._update_metrics({"y_index": np.array([0, 1, 1])}, zeros)
+    assert e.n_mistakes_ == before + 2
+    if hasattr(e, "_raw_decision"):  # predict on decisions of exactly 0
+        e._raw_decision = lambda X_: np.zeros((X_.shape[0], 1))
+        assert (e.predict(X[:3]) == e.classes_[0]).all()
+    if hasattr(est, "partial_fit_decision_function"):  # prequential: the same rule
+        a = clone(est).set_params(**_rs(est))
+        b = clone(a)
+        dec = a.partial_fit_decision_function(X, y, **first)
+        pred = b.partial_fit_predict(X, y, **first)
+        np.testing.assert_array_equal(pred, np.where(dec > 0, a.classes_[1], a.classes_[0]))
+        assert b.n_mistakes_ == np.count_nonzero(pred != y)
+
+
+# --------------------------------------------------------------------------- dtypes
+TRANSFORMERS = [e for e in INSTANCES if hasattr(e, "transform")]
+
+
+@pytest.mark.parametrize("est", TRANSFORMERS, ids=_id)
+def test_transformers_preserve_float32(est):
+    """float32 in, float32 out (as RBFSampler), computed in float64; float64 stays float64 (issue 12)."""
+    assert est.__sklearn_tags__().transformer_tags.preserves_dtype == ["float64", "float32"]
+    if hasattr(est, "partial_fit"):
+        X, y, first = _stream(est)
+    else:
+        X, y, first = np.random.default_rng(0).standard_normal((60, 4)), None, {}
+    e = clone(est).set_params(**_rs(est)).fit(X, y, **first)
+    Z64 = e.transform(X)
+    Z32 = e.transform(X.astype(np.float32))
+    assert Z64.dtype == np.float64 and Z32.dtype == np.float32
+    np.testing.assert_allclose(Z32, e.transform(X.astype(np.float32).astype(np.float64)).astype(np.float32))
+    np.testing.assert_allclose(Z32, Z64, rtol=1e-4, atol=1e-5)
+
+
+# --------------------------------------------------------------------------- sample_weight
+# an online pipeline hands sample_weight to its final step (tests/test_pipeline.py)
+_STEPS = [e for e in ONLINE if hasattr(e, "steps")]
+WEIGHTED = [e for e in ONLINE if getattr(e, "_supports_sample_weight", False) and e not in _STEPS]
+UNWEIGHTED = [e for e in ONLINE if not getattr(e, "_supports_sample_weight", False) and e not in _STEPS]
+
+
+@pytest.mark.parametrize("est", UNWEIGHTED, ids=_id)
+def test_sample_weight_unsupported_is_a_clear_error(est):
+    X, y, first = _stream(est)
+    e = clone(est).set_params(**_rs(est))
+    with pytest.raises(TypeError, match=f"{type(est).__name__} does not support sample_weight"):
+        e.fit(X, y, sample_weight=np.ones(X.shape[0]), **first)
+    assert not hasattr(e, "n_samples_seen_")
+
+
+@pytest.mark.parametrize("est", WEIGHTED, ids=_id)
+def test_sample_weight_contract(est):
+    """Ones equal no weights bit for bit; weights keep chunking invariance; bad weights are
+    rejected before any state change; sample_weight is routable (issue 12)."""
+    import sklearn
+
+    X, y, first = _stream(est)
+    n = X.shape[0]
+    ref = clone(est).set_params(**_rs(est))
+    a = clone(ref).fit(X, y, **first)
+    b = clone(ref).fit(X, y, sample_weight=np.ones(n), **first)
+    _assert_same_state(a, b)
+    w = np.random.default_rng(1).uniform(0, 3, n)
+    w[::7] = 0.0
+    full = clone(ref)
+    pred_full = _pfp(full, X, y, sample_weight=w, **first)
+    if not getattr(est, "_chunk_dependent", False):
+        e = clone(ref)
+        preds = [_pfp(e, X[sl], y[sl], sample_weight=w[sl], **(first if k == 0 else {}))
+                 for k, sl in enumerate(_chunks(n, [1] * 5 + [13, 2, 30]))]
+        _assert_same_state(e, full)
+        if pred_full is not None:
+            np.testing.assert_array_equal(np.concatenate(preds), pred_full)
+    for bad, match in [(w[:-1], "shape"), (np.where(np.arange(n) == 3, np.nan, w), "finite"),
+                       (-w - 1, "non-negative")]:
+        e = pickle.loads(pickle.dumps(full))
+        before = pickle.dumps(e)
+        with pytest.raises(ValueError, match=match):
+            e.partial_fit(X, y, sample_weight=bad)
+        assert pickle.dumps(e) == before
+    with pytest.raises(ValueError, match="non-zero"):
+        clone(ref).fit(X, y, sample_weight=np.zeros(n), **first)
+    with sklearn.config_context(enable_metadata_routing=True):
+        routing = clone(ref).set_fit_request(sample_weight=True).set_partial_fit_request(sample_weight=True)
+        requests = routing.get_metadata_routing()
+        assert requests.fit.requests["sample_weight"] is True
+        assert requests.partial_fit.requests["sample_weight"] is True

@@ -94,9 +94,11 @@ def _python_blocks(path):
     return blocks
 
 
-@pytest.mark.parametrize("page", ["getting_started.rst", "user_guide/linear_model.rst"])
+@pytest.mark.parametrize(
+    "page", ["getting_started.rst", "user_guide/linear_model.rst", "user_guide/experts.rst"]
+)
 def test_code_blocks_run(page):
-    """The code shown on the getting-started and linear_model pages runs as written."""
+    """The code shown on the getting-started, linear_model and experts pages runs as written."""
     blocks = _python_blocks(ROOT / "docs" / page)
     assert blocks
     namespace = {}
@@ -113,6 +115,10 @@ def test_code_blocks_run(page):
         assert round(namespace["clf"].mistake_rate_, 4) == 0.0949
         assert namespace["res"].n_samples.tolist() == [114, 228, 341, 455, 569]
         assert namespace["res"].accuracy.round(3).tolist() == [0.702, 0.825, 0.877, 0.899, 0.905]
+    elif page == "user_guide/experts.rst":
+        # the grid search over the default rule's eta
+        search = namespace["search"]
+        assert search.best_estimator_.rule_.eta == search.best_params_["rule__eta"]
     else:
         assert round(float((namespace["y_online"] == namespace["y"]).mean()), 3) == 0.946
         assert (namespace["clf2"].predict(namespace["X"] * namespace["units"])

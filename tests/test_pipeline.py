@@ -115,3 +115,16 @@ def test_is_a_scikit_learn_pipeline():
     pipe = make_online_pipeline(OnlineStandardScaler(), AWVRegressor())
     assert isinstance(pipe, OnlinePipeline)
     assert pipe.get_params()["awvregressor__alpha"] == 1.0
+
+
+def test_sample_weight_goes_to_the_final_step():
+    X, y = _stream()
+    w = np.random.default_rng(0).uniform(0.5, 2.0, X.shape[0])
+    pipe = make_online_pipeline(OnlineStandardScaler(), AWVRegressor(standardize=False))
+    pipe.partial_fit(X, y, sample_weight=w)
+    ref = AWVRegressor(standardize=False).partial_fit(OnlineStandardScaler().partial_fit_transform(X), y,
+                                                      sample_weight=w)
+    np.testing.assert_array_equal(pipe[-1].coef_, ref.coef_)
+    with pytest.raises(TypeError, match="OnlineStandardScaler does not support sample_weight"):
+        make_online_pipeline(OnlineStandardScaler(), AWVRegressor()).partial_fit(
+            X, y, onlinestandardscaler__sample_weight=w)

@@ -47,7 +47,7 @@ class _BaseGroupDRO:
         "fit_intercept": ["boolean"],
         "max_buffer": [Interval(Integral, 1, None, closed="left")],
         "record_every": [None, Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
         "standardize": ["boolean"],
     }
 
@@ -56,6 +56,8 @@ class _BaseGroupDRO:
         "_g_loss", "_stats", "_bX", "_bY", "_bstate", "_uq", "_ustate", "_pend",
         "_pstate",
     )
+
+    _supports_sample_weight = True
 
     # metadata routing: request `groups` by default (like scikit-learn's group splitters), so that
     # with routing enabled GridSearchCV / cross_validate pass it to the estimator and the splitter.
@@ -117,6 +119,16 @@ class _BaseGroupDRO:
         n = chunk["n_samples"]
         if reset:
             labels = self._first_labels(groups, group_labels)
+            if groups is None:
+                warnings.warn(
+                    f"{type(self).__name__}.{'fit' if from_fit else 'partial_fit'} was called "
+                    "without groups: it trains a single-group model (plain averaged SGD, not group "
+                    "DRO). Pass groups=...; inside GridSearchCV, cross_validate or a Pipeline, "
+                    "enable metadata routing (sklearn.set_config(enable_metadata_routing=True)) so "
+                    "that groups reaches the estimator.",
+                    UserWarning,
+                    stacklevel=5,
+                )
         else:
             if group_labels is not None and not np.array_equal(
                 np.unique(np.asarray(group_labels)), self.groups_
@@ -126,7 +138,7 @@ class _BaseGroupDRO:
                     f"the first call {self.groups_.tolist()}."
                 )
             labels = self.groups_
-        chunk["G"] = self._encode_groups(groups, labels, n, reset)
+        chunk["G"] = self._encode_groups(groups, labels, n, reset, declared=group_labels is not None)
         if reset:
             self.groups_ = labels
             self.n_groups_ = labels.shape[0]
@@ -168,7 +180,7 @@ class _BaseGroupDRO:
             raise ValueError("group_labels is empty.")
         return labels
 
-    def _encode_groups(self, groups, labels, n, reset):
+    def _encode_groups(self, groups, labels, n, reset, declared=False):
         if groups is None:
             if labels.shape[0] > 1:
                 raise ValueError(
@@ -197,6 +209,11 @@ class _BaseGroupDRO:
             bad = np.full(n, bool(bad))
         if np.any(bad):
             row = int(np.flatnonzero(bad)[0])
+            if reset and declared:  # fit, or the first partial_fit, with group_labels
+                raise ValueError(
+                    f"Row {row} has group {g[row]!r}, which is not in group_labels "
+                    f"{labels.tolist()}: group_labels must list every group of groups."
+                )
             raise ValueError(
                 f"Row {row} has group {g[row]!r}, which is not one of the groups "
                 f"{labels.tolist()}. Declare every group of the stream on the first call to "
@@ -246,7 +263,7 @@ class _BaseGroupDRO:
         self.group_draws_ = np.zeros(m, dtype=np.int64)
         self._stats = np.zeros(2)
         self._bX = np.zeros((m, 1, d))
-        self._bY = np.zeros((m, 1, H))
+        self._bY = np.zeros((m, 1, H + 1))  # the heads' targets and the sample weight
         self._bstate = np.zeros((2, m), dtype=np.int64)
         self._uq = np.zeros(1)
         self._ustate = np.zeros(2, dtype=np.int64)
@@ -318,8 +335,14 @@ class _BaseGroupDRO:
             )
         return raw
 
+    def _with_weights(self, chunk):
+        """The targets with the sample weights as a last column: what the compiled passes read."""
+        Y = chunk["Ymat"]
+        return np.ascontiguousarray(np.hstack([Y, chunk["sample_weight"][:, None]]))
+
     def _learn_stream(self, chunk):
         X, Y, G = chunk["X"], chunk["Ymat"], chunk["G"]
+        YW = self._with_weights(chunk)
         m = self.n_groups_
         alg = self._alg_code()
         n = X.shape[0]
@@ -332,7 +355,7 @@ class _BaseGroupDRO:
         loss_acc = np.array([self.cumulative_loss_])
         T = 0 if self.T_ is None else self.T_
         status, self._bX, self._bY, self._uq = core.stream_pass(
-            alg, X, Y, G, Ur, int(self.max_buffer), max_uq, u_need, lip_kind, lip,
+            alg, X, YW, G, Ur, int(self.max_buffer), max_uq, u_need, lip_kind, lip,
             float(self.radius), self.D_, T, self.anytime_, float(self.eta_w_scale),
             float(self.eta_q_scale), self.k_, self.fit_intercept, self.average_, loss.code, 0.1,
             self._inv_b(), self.loss_bound is not None, self._W, self._w_sum, self._logq,
@@ -347,6 +370,8 @@ class _BaseGroupDRO:
 
     def _learn_pool(self, chunk):
         X, Y, G = chunk["X"], chunk["Ymat"], chunk["G"]
+        sw = chunk["sample_weight"]
+        YW = self._with_weights(chunk)
         m = self.n_groups_
         H = Y.shape[1]
         alg = self._alg_code()
@@ -388,7 +413,7 @@ class _BaseGroupDRO:
             pool_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
             seq_pos = np.zeros(m, dtype=np.int64)
         if alg == core.MIRROR_PROX:
-            status = self._run_mirror_prox(X, Y, pool_ptr, pool_idx, seq_pos, counts, T, t0, Gl,
+            status = self._run_mirror_prox(X, YW, pool_ptr, pool_idx, seq_pos, counts, T, t0, Gl,
                                            x_norm, code, inv_b, clip, hist_W, hist_q, hist_t,
                                            n_rec, loss)
         else:
@@ -404,7 +429,7 @@ class _BaseGroupDRO:
                 nb = min(_ROUND_BLOCK, T - done)
                 U = self._rng.random((nb, upr))
                 status = core.pool_pass(
-                    alg, X, Y, pool_ptr, pool_idx, seq_pos, p_incl, U, t0 + done, self.anytime_,
+                    alg, X, YW, pool_ptr, pool_idx, seq_pos, p_incl, U, t0 + done, self.anytime_,
                     k, self.fit_intercept, code, clip, par, self._W, self._w_sum, self._logq,
                     self._qlin, self._q_sum, self._sc, self._order, self._g_loss, self.group_draws_,
                     0 if rec is None else rec, hist_W, hist_q, hist_t, n_rec,
@@ -429,16 +454,17 @@ class _BaseGroupDRO:
         # metrics of the fitted model on the training rows
         self._finish()
         raw = self._decision_raw(X)
-        vals = loss.value(Y.ravel(), raw.ravel()).reshape(raw.shape).mean(axis=1)
+        vals = sw * loss.value(Y.ravel(), raw.ravel()).reshape(raw.shape).mean(axis=1)
         self.cumulative_loss_ = float(vals.sum())
         sums = np.bincount(G, weights=vals, minlength=m)
-        self._pool_risks = sums / np.maximum(counts, 1)
+        mass = np.bincount(G, weights=sw, minlength=m)  # the weighted mean loss of each group
+        self._pool_risks = sums / np.where(mass > 0, mass, 1.0)
         return raw
 
     def _run_mirror_prox(self, X, Y, pool_ptr, pool_idx, seq_pos, counts, T, t0, Gl, x_norm, code,
                          inv_b, clip, hist_W, hist_q, hist_t, n_rec, loss):
         m = self.n_groups_
-        H = Y.shape[1]
+        H = Y.shape[1] - 1  # Y holds the sample weights in its last column
         n_bar = int(counts.min())
         batch = np.maximum(1, counts // max(n_bar, 1)).astype(np.int64)
         p = self.weights_
@@ -566,6 +592,12 @@ class _BaseGroupDRO:
 
     # shared checks (tests/test_common.py): single-group streams (see tests/dro for groups)
     _test_param_keys = ("objective", "algorithm", "sampling")
+
+    def _expected_failed_checks(self):
+        # as scikit-learn marks it for its own stochastic online learners (SGDClassifier)
+        reason = ("sample_weight is not equivalent to removing/repeating samples: the rows are "
+                  "sampled (pools or stream rounds), so repeated rows change the draws.")
+        return {"check_sample_weight_equivalence_on_dense_data": reason}
 
     @property
     def _chunk_dependent(self):
@@ -723,7 +755,9 @@ _DOC_NOTES = """
     estimator, and a Pipeline forwards it to this step. Without routing, GridSearchCV gives
     ``groups`` to the splitter only; pass it as ``<step>__groups`` through a Pipeline instead.
     ``groups=None`` means one group: every algorithm then reduces to projected, averaged SGD
-    with the prescribed step sizes (scikit-learn's estimator checks run in that mode).
+    with the prescribed step sizes (scikit-learn's estimator checks run in that mode). Since this
+    is usually a forgotten ``groups`` (e.g. GridSearchCV without metadata routing), ``fit`` and
+    the first ``partial_fit`` warn (a ``UserWarning``) when ``groups`` is not passed.
 
     **Streaming.** ``partial_fit`` takes the rows as fresh samples ``(x, y, group)``, each used at
     most once. The algorithm's next round says which groups it needs (all of them for 'smd', one
@@ -736,6 +770,16 @@ _DOC_NOTES = """
     resamples the groups instead of passing over the rows, so it does not equal ``partial_fit``
     over the same rows (use ``sampling='stream'`` for that). ``objective='weighted'`` needs the
     budgets in advance and is fit-only (no ``partial_fit``).
+
+    **Sample weights.** ``sample_weight`` multiplies each row's loss (value and gradient) wherever
+    the row is used: a sampled row contributes ``w l`` to its group's risk estimate, to the
+    w-player's gradient and to the q-player's loss, so each group's risk becomes the weighted
+    risk. ``group_risks_`` after ``fit`` are the weighted means of the rows' losses per group;
+    ``cumulative_loss_`` sums ``w l``. A row of weight 0 has no effect on the updates but is still
+    drawn (it uses a round's sample), so it is not the same as leaving it out, and integer weights
+    are not repeated rows (the pools are sampled uniformly). The step sizes assume gradients
+    bounded by ``G_``: weights in [0, 1] keep that (larger weights scale the bounds). Weights are
+    per row: ``partial_fit`` stays chunk-invariant.
 
     References
     ----------
@@ -850,7 +894,7 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
         self.record_every = record_every
         self.random_state = random_state
 
-    def fit(self, X, y, groups=None, classes=None, group_labels=None):
+    def fit(self, X, y, groups=None, classes=None, group_labels=None, sample_weight=None):
         """Fit the model from scratch (by default resampling each group's rows: ``sampling``).
 
         Parameters
@@ -863,15 +907,18 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
             All labels (default: those of ``y``).
         group_labels : array-like, default=None
             All group labels (default: those of ``groups``).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each row; it multiplies the row's loss (see Notes).
 
         Returns
         -------
         self : object
         """
-        return super().fit(X, y, groups=groups, classes=classes, group_labels=group_labels)
+        return super().fit(X, y, groups=groups, classes=classes, group_labels=group_labels,
+                           sample_weight=sample_weight)
 
     @available_if(_can_stream)
-    def partial_fit(self, X, y, groups=None, classes=None, group_labels=None):
+    def partial_fit(self, X, y, groups=None, classes=None, group_labels=None, sample_weight=None):
         """Learn from the next chunk of a stream of ``(x, y, group)`` (see Notes).
 
         Parameters
@@ -884,22 +931,26 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
             All labels; required on the first call.
         group_labels : array-like, default=None
             First call: all group labels of the stream (default: those of this chunk's groups).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each row; it multiplies the row's loss (see Notes).
 
         Returns
         -------
         self : object
         """
-        return super().partial_fit(X, y, groups=groups, classes=classes, group_labels=group_labels)
+        return super().partial_fit(X, y, groups=groups, classes=classes, group_labels=group_labels,
+                                   sample_weight=sample_weight)
 
     @available_if(_can_stream)
-    def partial_fit_predict(self, X, y, groups=None, classes=None, group_labels=None):
+    def partial_fit_predict(self, X, y, groups=None, classes=None, group_labels=None,
+                            sample_weight=None):
         """Learn the chunk; return each row's prediction made on its arrival, before learning.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-        groups, classes, group_labels :
+        groups, classes, group_labels, sample_weight :
             As for :meth:`partial_fit`.
 
         Returns
@@ -907,7 +958,7 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
         y_pred : ndarray of shape (n_samples,)
         """
         return self._partial_fit_response(X, y, "predict", groups=groups, classes=classes,
-                                          group_labels=group_labels)
+                                          group_labels=group_labels, sample_weight=sample_weight)
 
     def _online_test_stream(self, rng, n_samples=60, n_features=4, n_classes=2):
         return OnlineDecisionClassifierMixin._online_test_stream(self, rng, n_samples, n_features, n_classes)
@@ -1014,7 +1065,7 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         self.record_every = record_every
         self.random_state = random_state
 
-    def fit(self, X, y, groups=None, group_labels=None):
+    def fit(self, X, y, groups=None, group_labels=None, sample_weight=None):
         """Fit the model from scratch (by default resampling each group's rows: ``sampling``).
 
         Parameters
@@ -1025,15 +1076,17 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
             Group of each row (any sortable labels). ``None``: a single group.
         group_labels : array-like, default=None
             All group labels (default: those of ``groups``).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each row; it multiplies the row's loss (see Notes).
 
         Returns
         -------
         self : object
         """
-        return super().fit(X, y, groups=groups, group_labels=group_labels)
+        return super().fit(X, y, groups=groups, group_labels=group_labels, sample_weight=sample_weight)
 
     @available_if(_can_stream)
-    def partial_fit(self, X, y, groups=None, group_labels=None):
+    def partial_fit(self, X, y, groups=None, group_labels=None, sample_weight=None):
         """Learn from the next chunk of a stream of ``(x, y, group)`` (see Notes).
 
         Parameters
@@ -1044,22 +1097,25 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
             Group of each row; required on every call once there is more than one group.
         group_labels : array-like, default=None
             First call: all group labels of the stream (default: those of this chunk's groups).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each row; it multiplies the row's loss (see Notes).
 
         Returns
         -------
         self : object
         """
-        return super().partial_fit(X, y, groups=groups, group_labels=group_labels)
+        return super().partial_fit(X, y, groups=groups, group_labels=group_labels,
+                                   sample_weight=sample_weight)
 
     @available_if(_can_stream)
-    def partial_fit_predict(self, X, y, groups=None, group_labels=None):
+    def partial_fit_predict(self, X, y, groups=None, group_labels=None, sample_weight=None):
         """Learn the chunk; return each row's prediction made on its arrival, before learning.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-        groups, group_labels :
+        groups, group_labels, sample_weight :
             As for :meth:`partial_fit`.
 
         Returns
@@ -1067,7 +1123,7 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         y_pred : ndarray of shape (n_samples,)
         """
         return self._partial_fit_response(X, y, "predict", groups=groups,
-                                          group_labels=group_labels)
+                                          group_labels=group_labels, sample_weight=sample_weight)
 
     def predict(self, X):
         """Predicted targets of the averaged model.

@@ -123,10 +123,12 @@ def _dot(x, w, d, fi):
 def _loss_grad(X, Y, row, W, d, fi, code, eps, inv_hb, dbuf, jj):
     """Head-averaged loss of row ``row`` at W (raw scale); dbuf[jj, h] = dl_h/dp * inv_hb.
 
-    Also returns ``sum_h dbuf[jj, h] p_h`` and ``||[x, 1]||^2`` (for the incremental norm of W).
+    ``Y`` has one column per head plus, last, the row's sample weight, which multiplies the loss
+    and its derivative (weighted per-sample loss; 1 without weights). Also returns ``sum_h dbuf[jj, h] p_h`` and ``||[x, 1]||^2`` (for the incremental norm of W).
     Indexes the 2-D arrays directly: a row view per sample costs reference counting.
     """
     H = W.shape[0]
+    wr = Y[row, H]
     tot = 0.0
     dp = 0.0
     x2 = 0.0
@@ -147,9 +149,9 @@ def _loss_grad(X, Y, row, W, d, fi, code, eps, inv_hb, dbuf, jj):
                 p += W[h, d]
         lv, g = loss_and_derivative(code, Y[row, h], p, eps)
         tot += lv
-        dbuf[jj, h] = g * inv_hb
+        dbuf[jj, h] = g * inv_hb * wr
         dp += dbuf[jj, h] * p
-    return tot / H, dp, x2
+    return wr * tot / H, dp, x2
 
 
 @numba.njit(cache=True, inline="always")
@@ -571,7 +573,8 @@ def stream_pass(alg, X, Y, G, Ur, max_buf, max_uq, u_need, lip_kind, lip, R, D, 
     head = bstate[0]
     blen = bstate[1]
     Xf = bX.reshape(m * bX.shape[1], d)  # the buffers as (m * cap) rows; re-made after growth
-    Yf = bY.reshape(m * bY.shape[1], H)
+    HW = Y.shape[1]  # the heads and, last, the sample weight
+    Yf = bY.reshape(m * bY.shape[1], HW)
     for i in range(n):
         x = X[i]
         # prequential prediction with the current predictor
@@ -584,7 +587,7 @@ def stream_pass(alg, X, Y, G, Ur, max_buf, max_uq, u_need, lip_kind, lip, R, D, 
             tot += loss_value(code, Y[i, h], p, eps)
         if not math.isfinite(tot):
             return i, bX, bY, uq
-        loss_acc[0] += tot / H
+        loss_acc[0] += Y[i, H] * tot / H
         nx = 1.0 if fi else 0.0
         for j in range(d):
             nx += x[j] * x[j]
@@ -611,7 +614,7 @@ def stream_pass(alg, X, Y, G, Ur, max_buf, max_uq, u_need, lip_kind, lip, R, D, 
         slot = (head[g] + blen[g]) % cap
         for j in range(d):
             bX[g, slot, j] = x[j]
-        for h in range(H):
+        for h in range(HW):
             bY[g, slot, h] = Y[i, h]
         blen[g] += 1
         # queue the row's uniforms
@@ -650,7 +653,7 @@ def stream_pass(alg, X, Y, G, Ur, max_buf, max_uq, u_need, lip_kind, lip, R, D, 
             cap = bX.shape[1]
             if Xf.shape[0] != m * cap:
                 Xf = bX.reshape(m * cap, d)
-                Yf = bY.reshape(m * cap, H)
+                Yf = bY.reshape(m * cap, HW)
             for j in range(r):
                 gj = pend[j]
                 rows[j] = gj * cap + head[gj]

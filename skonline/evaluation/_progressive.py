@@ -52,7 +52,8 @@ def progressive_validation(
         Rows per ``partial_fit_predict`` call (the result does not depend on it for chunk-invariant
         estimators).
     n_points : int, default=50
-        Number of prefix lengths at which the metrics are reported.
+        Number of prefix lengths at which the metrics are reported (at most one per row: a
+        stream shorter than ``n_points`` rows is reported after every row).
     clone_estimator : bool, default=True
         Learn on a clone (``False``: learn in place, continuing the estimator's stream).
     fit_params : dict, default=None
@@ -91,6 +92,8 @@ def progressive_validation(
         raise ValueError(f"{type(est).__name__} has no {_RESPONSE_METHODS[response_method]}.")
     y = np.asarray(y)
     n = y.shape[0]
+    if n == 0:
+        raise ValueError("progressive_validation needs a stream of at least one row; got 0 rows.")
     if metrics is None:
         metrics = {"accuracy": accuracy_score} if is_classifier(est) else {"mae": mean_absolute_error}
     metrics = {name: (get_scorer(m)._score_func if isinstance(m, str) else m) for name, m in metrics.items()}
@@ -103,6 +106,7 @@ def progressive_validation(
         outs.append(np.asarray(method(_sample_rows(X, sl), y[sl], **(fit_params if k == 0 else {}))))
     pred = np.concatenate(outs)
     points = np.unique(np.linspace(0, n, n_points + 1)[1:].round().astype(int))
+    points = points[points >= 1]  # short streams: no empty prefix (every row is a point)
     res = Bunch(n_samples=points, predictions=pred, estimator=est)
     for name, metric in metrics.items():
         res[name] = np.array([metric(y[:p], pred[:p]) for p in points])

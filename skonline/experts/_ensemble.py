@@ -149,6 +149,11 @@ class _OnlineEnsembleBase:
     def set_params(self, **params):
         """Set parameters, including the experts' (``<name>__<param>``) and the rule's.
 
+        With the default ``rule=None``, setting a ``rule__<param>`` first puts a fresh
+        :class:`PCS` (the rule ``None`` stands for) in ``rule``, then sets the parameter on it, so
+        ``GridSearchCV(ens, {"rule__eta": [...]})`` works on the default rule. The new instance is
+        the estimator's own (never shared with other estimators or with the default).
+
         Parameters
         ----------
         **params : dict
@@ -157,8 +162,15 @@ class _OnlineEnsembleBase:
         -------
         self : object
         """
+        if params.get("rule", self.rule) is None and any(k.startswith("rule__") for k in params):
+            params["rule"] = self._default_rule()
         self._set_params("estimators", **params)
         return self
+
+    @staticmethod
+    def _default_rule():
+        """The rule ``rule=None`` stands for (a new instance each time)."""
+        return default_rule()
 
     def _check_params(self):
         if not isinstance(self.estimators, (list, tuple)) or len(self.estimators) == 0:
@@ -248,8 +260,7 @@ class _OnlineEnsembleBase:
             else:
                 self.estimators_.append(est)
         self.expert_fitted_ = ~self.online_
-        rule = default_rule() if self.rule is None else self.rule
-        rule = clone(rule)
+        rule = self._default_rule() if self.rule is None else clone(self.rule)
         if "loss_range" in rule.get_params():
             rule.set_params(loss_range=(0.0, 1.0))
         self.rule_ = rule
@@ -325,7 +336,8 @@ _DOC_PARAMS = """
         learning rate with the horizon and, measured on streams with a switch between frozen
         experts (``benchmarks/defaults.py``), kept most of their weight on the stale expert for
         thousands of rows. Its parameters are reachable as ``rule__<param>`` (e.g. in
-        ``GridSearchCV``)."""
+        ``GridSearchCV``), also with the default ``None``: setting ``rule__<param>`` then first
+        puts that default rule in ``rule``."""
 
 _DOC_COMMON = """
     loss_bound : 'auto' or float, default='auto'
@@ -367,11 +379,13 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
 
     Parameters
     ----------{_DOC_PARAMS}
-    loss : {{'squared', 'absolute', 'pinball'}}, default='squared'
+    loss : {{'squared_error', 'absolute_error', 'quantile'}}, default='squared_error'
         Loss of the experts' predictions: ``(f - y)^2``, ``|f - y|`` or the pinball loss
-        ``max(q (y - f), (q - 1) (y - f))`` of the quantile ``quantile``.
+        ``max(q (y - f), (q - 1) (y - f))`` of the quantile ``quantile`` (scikit-learn's names,
+        as in :class:`~sklearn.ensemble.HistGradientBoostingRegressor`; ``'squared'``,
+        ``'absolute'`` and ``'pinball'`` are accepted aliases).
     quantile : float in (0, 1), default=0.5
-        Quantile level of the pinball loss.
+        Quantile level of the pinball loss (``loss='quantile'``).
     clip_predictions : bool, default=True
         Clip each expert's prediction to the range of the targets seen before the row (a no-op
         until two targets were seen). A clipped prediction is never farther from a target inside
@@ -410,7 +424,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
     >>> before = FrozenEstimator(Ridge().fit(X[:1000], y[:1000]))
     >>> after = FrozenEstimator(Ridge().fit(X[1000:], y[1000:]))
     >>> ens = OnlineEnsembleRegressor([("before", before), ("after", after)],
-    ...                               rule=OCSPlus(n_segments=2), loss="absolute")
+    ...                               rule=OCSPlus(n_segments=2), loss="absolute_error")
     >>> y_online = ens.partial_fit_predict(X, y)       # predict each row, then learn it
     >>> ens.weights_.round(2).tolist()
     [0.0, 1.0]
@@ -422,7 +436,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
     _parameter_constraints = {
         "estimators": [list],
         "rule": [None, BaseEstimator],
-        "loss": [StrOptions({"squared", "absolute", "pinball"})],
+        "loss": [StrOptions({"squared_error", "absolute_error", "quantile", "squared", "absolute", "pinball"})],
         "quantile": [Interval(numbers.Real, 0, 1, closed="neither")],
         "loss_bound": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
         "clip_predictions": ["boolean"],
@@ -431,7 +445,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
 
     _test_param_keys = ()
 
-    def __init__(self, estimators, rule=None, *, loss="squared", quantile=0.5, loss_bound="auto",
+    def __init__(self, estimators, rule=None, *, loss="squared_error", quantile=0.5, loss_bound="auto",
                  clip_predictions=True, update_experts="auto"):
         self.estimators = estimators
         self.rule = rule
@@ -441,14 +455,20 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
         self.clip_predictions = clip_predictions
         self.update_experts = update_experts
 
-    _LOSS_CODES = {"squared": core.SQUARED, "absolute": core.ABSOLUTE, "pinball": core.PINBALL}
+    _LOSS_CODES = {"squared_error": core.SQUARED, "absolute_error": core.ABSOLUTE, "quantile": core.PINBALL}
+    #: accepted aliases of the loss names
+    _LOSS_ALIASES = {"squared": "squared_error", "absolute": "absolute_error", "pinball": "quantile"}
+
+    @property
+    def _loss_name(self):
+        return self._LOSS_ALIASES.get(self.loss, self.loss)
 
     def _losses(self, P, y):
         """Raw losses (n, K) of predictions P (numpy; NaN propagates)."""
         r = P - y[:, None]
-        if self.loss == "squared":
+        if self._loss_name == "squared_error":
             return r * r
-        if self.loss == "absolute":
+        if self._loss_name == "absolute_error":
             return np.abs(r)
         q = float(self.quantile)
         return np.maximum(-q * r, (1.0 - q) * r)
@@ -478,7 +498,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
         auto, inv_bound = self._loss_args()
         wild_before = self._loss_state_[3]
         n_none = core.regression_losses(
-            P, y, self._LOSS_CODES[self.loss], float(self.quantile), auto, inv_bound,
+            P, y, self._LOSS_CODES[self._loss_name], float(self.quantile), auto, inv_bound,
             bool(self.clip_predictions), self._loss_state_, LR, Ls, self.expert_cumulative_losses_,
         )
         if self._loss_state_[3] > wild_before:

@@ -19,7 +19,7 @@ from ..utils._online_kernel import (
     next_capacity,
     rbf_matrix,
 )
-from ..utils.validation import validate_X_predict, validate_X_chunk
+from ..utils.validation import output_dtype, validate_X_chunk, validate_X_predict
 
 __all__ = ["OnlineNystroem"]
 
@@ -152,13 +152,15 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
     True
     """
 
+    _no_sample_weight_reason = " (KORS samples the dictionary by ridge leverage scores: no loss to weigh)"
+
     _parameter_constraints = {
         "sigma": [Interval(Real, 0, None, closed="neither")],
         "mu": [Interval(Real, 0, None, closed="neither")],
         "beta": [Interval(Real, 0, None, closed="neither")],
         "eps": [Interval(Real, 0, None, closed="left")],
         "kors_weighting": [StrOptions({"inverse_p", "inverse_sqrt_p"})],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
     }
 
     def __init__(self, sigma=1.0, *, mu=1.0, beta=1.0, eps=0.5, kors_weighting="inverse_p", random_state=None):
@@ -210,7 +212,7 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
                 return None
             self._grow()
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, **fit_params):
         """Reset, then run KORS over the rows of ``X`` in order.
 
         Parameters
@@ -218,14 +220,17 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
         X : array-like of shape (n_samples, n_features)
         y : None
             Ignored.
+        **fit_params : dict
+            None is accepted: ``sample_weight`` raises a ``TypeError`` (KORS samples the
+            dictionary by ridge leverage scores; there is no loss to weigh).
 
         Returns
         -------
         self : object
         """
-        return super().fit(X)
+        return super().fit(X, **fit_params)
 
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X, y=None, **fit_params):
         """Offer the rows of ``X`` to KORS, in order; the dictionary only grows.
 
         Parameters
@@ -233,12 +238,15 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
         X : array-like of shape (n_samples, n_features)
         y : None
             Ignored.
+        **fit_params : dict
+            None is accepted: ``sample_weight`` raises a ``TypeError`` (KORS samples the
+            dictionary by ridge leverage scores; there is no loss to weigh).
 
         Returns
         -------
         self : object
         """
-        return super().partial_fit(X)
+        return super().partial_fit(X, **fit_params)
 
     def transform(self, X):
         """Nyström features with the current dictionary: :math:`L^{-1} k_D(x)`.
@@ -252,12 +260,14 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
         X_new : ndarray of shape (n_samples, n_components_)
         """
         check_is_fitted(self, "_dict_X_")
+        dtype = output_dtype(X)
         X = validate_X_predict(self, X, dtype=np.float64, order="C")
         m = self.n_components_
         if m == 0:
-            return np.zeros((X.shape[0], 0))
+            return np.zeros((X.shape[0], 0), dtype=dtype)
         K = rbf_matrix(X, self._dict_X_[:m], self._gamma())
-        return np.ascontiguousarray(solve_triangular(self._chol_[:m, :m], K.T, lower=True, check_finite=False).T)
+        Z = solve_triangular(self._chol_[:m, :m], K.T, lower=True, check_finite=False).T
+        return np.ascontiguousarray(Z, dtype=dtype)
 
     # ------------------------------------------------------------------ views
     @property
@@ -300,4 +310,5 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.requires_fit = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # computed in float64
         return tags

@@ -10,7 +10,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import make_generator
-from ..utils.validation import validate_X_predict
+from ..utils.validation import output_dtype, validate_X_predict
 
 __all__ = ["RandomFourierFeatures", "MultiBandwidthFourierFeatures"]
 
@@ -92,7 +92,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     _parameter_constraints = {
         "sigma": [Interval(Real, 0, None, closed="neither")],
         "n_components": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
     }
 
     #: its fit only sets up the map from the number of features (an online pipeline fits it on
@@ -137,9 +137,10 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         Z : ndarray of shape (n_samples, 2 * n_components)
         """
         check_is_fitted(self, "random_weights_")
+        dtype = output_dtype(X)
         X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64)
         P = np.asarray(safe_sparse_dot(X, self.random_weights_))
-        return _cos_sin(P, 1.0, self.n_components)
+        return _cos_sin(P, 1.0, self.n_components).astype(dtype, copy=False)
 
     def get_feature_names_out(self, input_features=None):
         """Output feature names: ``rff_cos{j}`` then ``rff_sin{j}``.
@@ -161,6 +162,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # computed in float64
         return tags
 
 
@@ -226,7 +228,7 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
         "sigmas": ["array-like"],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "shared_base": ["boolean"],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
     }
 
     #: its fit only sets up the map from the number of features (an online pipeline fits it on
@@ -282,12 +284,15 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "base_")
         s = self._sigmas()
+        dtype = output_dtype(X)
         X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64)
         k = int(kernel)
         if not 0 <= k < s.size:
             raise ValueError(f"kernel must be in [0, {s.size}); got {kernel!r}.")
         b = k if self.base_.shape[0] > 1 else 0
-        return _cos_sin(np.asarray(safe_sparse_dot(X, self.base_[b])), s[k], self.n_components)
+        return _cos_sin(np.asarray(safe_sparse_dot(X, self.base_[b])), s[k], self.n_components).astype(
+            dtype, copy=False
+        )
 
     def transform(self, X):
         """The K blocks of features, concatenated.
@@ -302,9 +307,11 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "base_")
         s = self._sigmas()
+        dtype = output_dtype(X)
         X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64)
         P = [np.asarray(safe_sparse_dot(X, self.base_[b])) for b in range(self.base_.shape[0])]
-        return np.hstack([_cos_sin(P[k if len(P) > 1 else 0], s[k], self.n_components) for k in range(s.size)])
+        Z = np.hstack([_cos_sin(P[k if len(P) > 1 else 0], s[k], self.n_components) for k in range(s.size)])
+        return Z.astype(dtype, copy=False)
 
     def get_feature_names_out(self, input_features=None):
         """Output feature names ``rff{k}_cos{j}``, ``rff{k}_sin{j}`` for kernel k.
@@ -329,4 +336,5 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # computed in float64
         return tags

@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
 from ..utils._online_kernel import taylor_tables, taylor_transform
-from ..utils.validation import validate_X_predict
+from ..utils.validation import output_dtype, validate_X_predict
 
 __all__ = ["TaylorFeatures"]
 
@@ -148,6 +148,7 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
         X_new : ndarray of shape (n_samples, n_output_features_)
         """
         check_is_fitted(self, "powers_")
+        dtype = output_dtype(X)
         X = validate_X_predict(self, X, dtype=np.float64, order="C")
         if not hasattr(self, "_parent"):  # e.g. after a partial unpickle of an older object
             _, self._parent, self._var, self._inv_sqrt = taylor_tables(self.n_features_in_, int(self.degree))
@@ -155,7 +156,7 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
         taylor_transform(
             X, np.zeros(X.shape[1]), 1.0 / float(self.sigma), self._parent, self._var, self._inv_sqrt, out
         )
-        return out
+        return out.astype(dtype, copy=False)
 
     def get_feature_names_out(self, input_features=None):
         """Output feature names, as ``PolynomialFeatures`` names the same monomials.
@@ -189,4 +190,5 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.requires_fit = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # computed in float64
         return tags

@@ -8,14 +8,14 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineRegressorMixin, raise_if_nonfinite
+from ..base import OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
 from . import _core as core
-from ._base import _DOC_ALGORITHM, _DOC_ALPHA, _DOC_CLIP, _DOC_STANDARDIZE, _LinearAWVMixin
+from ._base import STANDARDIZE_SAMPLE_WEIGHT_XFAIL, _DOC_ALGORITHM, _DOC_ALPHA, _DOC_CLIP, _DOC_STANDARDIZE, _LinearAWVMixin
 
 __all__ = ["AWVRegressor"]
 
 
-class AWVRegressor(_LinearAWVMixin, OnlineRegressorMixin, BaseEstimator):
+class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, BaseEstimator):
     __doc__ = (
         r"""Online ridge regression with the Azoury-Warmuth-Vovk forecaster, O(m^2) per row.
 
@@ -77,6 +77,15 @@ class AWVRegressor(_LinearAWVMixin, OnlineRegressorMixin, BaseEstimator):
     PKAWVRegressor : the same forecaster on Taylor or online Nyström features of the Gaussian kernel.
     KernelAWVRegressor : the exact kernel forecaster (O(t^2) per row).
 
+    Notes
+    -----
+    ``sample_weight`` (``fit`` / ``partial_fit``) gives weighted least squares: a row of weight
+    w enters the covariance as ``w v v'`` (a weighted rank-one update), the targets as ``w y v``
+    and the loss as ``w (y - f)^2`` (``cumulative_loss_`` is weighted). An integer weight k gives
+    the same final solution as k copies of the row (up to rounding), though not the same
+    prequential predictions (the copies would be predicted one after the other). Weights are per
+    row: any chunking gives the same state. A row of weight 0 changes nothing in the model.
+
     References
     ----------
     V. Vovk. Competitive on-line statistics. International Statistical Review, 2001.
@@ -115,6 +124,9 @@ class AWVRegressor(_LinearAWVMixin, OnlineRegressorMixin, BaseEstimator):
         self.clip = clip
         self.standardize = standardize
 
+    def _expected_failed_checks(self):
+        return dict(STANDARDIZE_SAMPLE_WEIGHT_XFAIL) if self.standardize else {}
+
     def _features(self, X):
         if self.transformer_ is None:
             return X
@@ -149,7 +161,7 @@ class AWVRegressor(_LinearAWVMixin, OnlineRegressorMixin, BaseEstimator):
         out = np.zeros((V.shape[0], 1))
         loss = np.array([self.cumulative_loss_])
         status = core.awv_pass_features(
-            V, chunk["y"].reshape(-1, 1), self._precision_, self._b_, self.algorithm == "awv",
+            V, chunk["y"].reshape(-1, 1), chunk["sample_weight"], self._precision_, self._b_, self.algorithm == "awv",
             self._clip_value(), out, loss,
         )
         raise_if_nonfinite(status, what="predictions")

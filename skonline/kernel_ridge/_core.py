@@ -36,10 +36,37 @@ from ..utils._online_kernel import (
 
 
 @numba.njit(cache=True, inline="always")
-def _awv_heads(P, m, v, u, g, Yrow, b, awv, clip, out_row, loss_acc):
-    """Rank-one update with ``v`` then predict and learn every head; False if non-finite."""
-    s = sherman_morrison(P, m, v, u, g)
-    shrink = 1.0 / (1.0 + s) if awv else 1.0
+def _weighted_sherman_morrison(P, m, v, w, u, g):
+    """``A <- A + w v v'`` on ``P = A^{-1}``; returns ``s = v' P_old v`` (``u = P_old v``).
+
+    ``w = 1`` is exactly :func:`sherman_morrison`; ``w = 0`` leaves ``P`` unchanged.
+    """
+    if w == 1.0:
+        return sherman_morrison(P, m, v, u, g)
+    sym_matvec(P, m, v, u)
+    s = 0.0
+    for k in range(m):
+        s += v[k] * u[k]
+    if w == 0.0:
+        return s
+    c = math.sqrt(w / (1.0 + w * s))
+    for k in range(m):
+        g[k] = u[k] * c
+    for i in range(m):
+        gi = g[i]
+        if gi != 0.0:
+            Pi = P[i]
+            for k in range(m):
+                Pi[k] -= gi * g[k]
+    return s
+
+
+@numba.njit(cache=True, inline="always")
+def _awv_heads(P, m, v, w, u, g, Yrow, b, awv, clip, out_row, loss_acc):
+    """Rank-one update with ``v`` (weight ``w``) then predict and learn every head; False if
+    non-finite. Weighted least squares: ``A += w v v'``, ``b += w y v``, loss ``w (y - p)^2``."""
+    s = _weighted_sherman_morrison(P, m, v, w, u, g)
+    shrink = 1.0 / (1.0 + w * s) if awv else 1.0
     for k in range(b.shape[0]):
         bk = b[k]
         num = 0.0
@@ -54,26 +81,27 @@ def _awv_heads(P, m, v, u, g, Yrow, b, awv, clip, out_row, loss_acc):
         if not math.isfinite(p):
             return False
         y = Yrow[k]
-        loss_acc[0] += (y - p) * (y - p)
+        loss_acc[0] += w * ((y - p) * (y - p))
+        wy = w * y
         for j in range(m):
-            bk[j] += y * v[j]
+            bk[j] += wy * v[j]
     return True
 
 
 @numba.njit(cache=True)
-def awv_pass_features(V, Y, P, b, awv, clip, out, loss_acc):
+def awv_pass_features(V, Y, sw, P, b, awv, clip, out, loss_acc):
     """AWV / online ridge on precomputed features ``V`` (n x m)."""
     m = V.shape[1]
     u = np.empty(m)
     g = np.empty(m)
     for i in range(V.shape[0]):
-        if not _awv_heads(P, m, V[i], u, g, Y[i], b, awv, clip, out[i], loss_acc):
+        if not _awv_heads(P, m, V[i], sw[i], u, g, Y[i], b, awv, clip, out[i], loss_acc):
             return i
     return -1
 
 
 @numba.njit(cache=True)
-def awv_pass_taylor(X, center, inv_sigma, parent, var, inv_sqrt, Y, P, b, awv, clip, out, loss_acc):
+def awv_pass_taylor(X, center, inv_sigma, parent, var, inv_sqrt, Y, sw, P, b, awv, clip, out, loss_acc):
     """PKAWV-Taylor: Taylor features computed row by row inside the pass (O(r) per row)."""
     r = parent.shape[0]
     v = np.empty(r)
@@ -82,7 +110,7 @@ def awv_pass_taylor(X, center, inv_sigma, parent, var, inv_sqrt, Y, P, b, awv, c
     z = np.empty(X.shape[1] + r)
     for i in range(X.shape[0]):
         taylor_row(X[i], center, inv_sigma, parent, var, inv_sqrt, z, v)
-        if not _awv_heads(P, r, v, u, g, Y[i], b, awv, clip, out[i], loss_acc):
+        if not _awv_heads(P, r, v, sw[i], u, g, Y[i], b, awv, clip, out[i], loss_acc):
             return i
     return -1
 
@@ -109,7 +137,7 @@ def rank_one_loop(V, Y, P, b):
 
 # --------------------------------------------------------------------------- exact kernel AWV
 @numba.njit(cache=True)
-def kernel_awv_pass(X, Y, start, kernel, gamma, alpha, awv, clip, Xh, Kinv, coef, n_arr, out, loss_acc):
+def kernel_awv_pass(X, Y, sw, start, kernel, gamma, alpha, awv, clip, Xh, Kinv, coef, n_arr, out, loss_acc):
     """Exact Kernel-AWV / online kernel ridge regression, O(t^2) per row.
 
     State: ``Xh[:t]`` past inputs, ``Kinv[:t, :t] = (K_t + alpha I)^{-1}``, ``coef[:t] = Kinv y``
@@ -117,6 +145,10 @@ def kernel_awv_pass(X, Y, start, kernel, gamma, alpha, awv, clip, Xh, Kinv, coef
     ``s2 = k(x,x) - k' q``: the ridge prediction is ``k' coef`` and the AWV prediction is the ridge
     one divided by ``1 + s2 / alpha`` (Sherman-Morrison). The inverse then grows by the Schur
     complement ``delta = s2 + alpha``. ``kernel``: 0 Gaussian (``exp(-gamma d^2)``), 1 linear.
+
+    Weights (weighted least squares): ``Kinv = (K_t + alpha W^{-1})^{-1}``; a row of weight w
+    shrinks the AWV prediction by ``1 + w s2 / alpha`` and grows the inverse with
+    ``delta = s2 + alpha / w``; a row of weight 0 is predicted but not stored.
     """
     cap = Xh.shape[0]
     n_heads = coef.shape[1]
@@ -144,7 +176,8 @@ def kernel_awv_pass(X, Y, start, kernel, gamma, alpha, awv, clip, Xh, Kinv, coef
             s2 -= kv[j] * q[j]
         if s2 < 0.0:
             s2 = 0.0
-        shrink = 1.0 / (1.0 + s2 / alpha) if awv else 1.0
+        wi = sw[i]
+        shrink = 1.0 / (1.0 + wi * s2 / alpha) if awv else 1.0
         for k in range(n_heads):
             num = 0.0
             for j in range(t):
@@ -159,9 +192,11 @@ def kernel_awv_pass(X, Y, start, kernel, gamma, alpha, awv, clip, Xh, Kinv, coef
             if not math.isfinite(p):
                 return i, i
             y = Y[i, k]
-            loss_acc[0] += (y - p) * (y - p)
+            loss_acc[0] += wi * ((y - p) * (y - p))
+        if wi == 0.0:  # weight 0: nothing to learn, the row is not stored
+            continue
         # learn: grow the inverse by one row/column, update the dual coefficients
-        delta = s2 + alpha
+        delta = s2 + alpha / wi
         inv = 1.0 / delta
         for a in range(t):
             qa = q[a] * inv
@@ -219,8 +254,8 @@ def kernel_predict(X, kernel, gamma, alpha, awv, clip, Xh, t, Kinv, coef, out):
 # --------------------------------------------------------------------------- PKAWV-Nyström
 @numba.njit(cache=True)
 def nystrom_awv_pass(
-    X, Y, draws, start, gamma, alpha, mu, eps, beta, sqrt_weight, rho_tol, awv, clip,
-    Xh, Yh, Phi, Xd, L, Ginv, w, probs, didx, P, b, counts, out, loss_acc,
+    X, Y, sw, draws, start, gamma, alpha, mu, eps, beta, sqrt_weight, rho_tol, awv, clip,
+    Xh, Yh, Wh, Phi, Xd, L, Ginv, w, probs, didx, P, b, counts, out, loss_acc,
 ):
     """PKAWV with Nyström projections on a KORS dictionary, as a growing orthonormal embedding.
 
@@ -278,16 +313,17 @@ def nystrom_awv_pass(
                 corner = alpha
                 for s in range(t):
                     es = ecol[s]
-                    corner += es * es
-                    if es != 0.0:
+                    wes = Wh[s] * es  # weighted least squares: past rows count with their weight
+                    corner += wes * es
+                    if wes != 0.0:
                         Ps = Phi[s]
                         for k in range(m):
-                            cvec[k] += es * Ps[k]
+                            cvec[k] += wes * Ps[k]
                 inverse_append(P, m, cvec, corner, q)
                 for k in range(n_heads):
                     acc = 0.0
                     for s in range(t):
-                        acc += ecol[s] * Yh[s, k]
+                        acc += (Wh[s] * ecol[s]) * Yh[s, k]
                     b[k, m] = acc
                 for s in range(t):
                     Phi[s, m] = ecol[s]
@@ -298,7 +334,7 @@ def nystrom_awv_pass(
             else:
                 counts[2] += 1
         # AWV step on phi (m may be 0: prediction 0)
-        if not _awv_heads(P, m, phi, u, g, Y[i], b, awv, clip, out[i], loss_acc):
+        if not _awv_heads(P, m, phi, sw[i], u, g, Y[i], b, awv, clip, out[i], loss_acc):
             return i, i
         for k in range(m):
             Phi[t, k] = phi[k]
@@ -306,5 +342,6 @@ def nystrom_awv_pass(
             Xh[t, j] = x[j]
         for k in range(n_heads):
             Yh[t, k] = Y[i, k]
+        Wh[t] = sw[i]
         counts[0] = t + 1
     return X.shape[0], -1

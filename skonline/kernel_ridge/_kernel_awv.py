@@ -7,9 +7,10 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineRegressorMixin, raise_if_nonfinite
+from ..base import OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
 from . import _core as core
 from ._base import (
+    STANDARDIZE_SAMPLE_WEIGHT_XFAIL,
     _CAP_ROWS,
     _DOC_ALGORITHM,
     _DOC_ALPHA,
@@ -27,7 +28,7 @@ __all__ = ["KernelAWVRegressor"]
 _KERNELS = {"rbf": 0, "linear": 1}
 
 
-class KernelAWVRegressor(_GrowingStateMixin, OnlineRegressorMixin, BaseEstimator):
+class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorMixin, BaseEstimator):
     __doc__ = (
         r"""Exact online kernel regression with the Kernel-AWV forecaster, O(t^2) per row.
 
@@ -83,6 +84,16 @@ class KernelAWVRegressor(_GrowingStateMixin, OnlineRegressorMixin, BaseEstimator
     PKAWVRegressor : the same forecaster projected on Taylor or Nyström features, O(m^2) per row.
     sklearn.kernel_ridge.KernelRidge : the batch kernel ridge regression.
 
+    Notes
+    -----
+    ``sample_weight`` (``fit`` / ``partial_fit``) gives weighted least squares: a row of weight
+    w enters the covariance as ``w v v'`` (a weighted rank-one update), the targets as ``w y v``
+    and the loss as ``w (y - f)^2`` (``cumulative_loss_`` is weighted). An integer weight k gives
+    the same final solution as k copies of the row (up to rounding), though not the same
+    prequential predictions (the copies would be predicted one after the other). Weights are per
+    row: any chunking gives the same state. A row of weight 0 is predicted but not stored (it is
+    not in ``X_fit_``) and changes nothing in the model.
+
     References
     ----------
     R. Jézéquel, P. Gaillard, A. Rudi. Efficient online learning with kernels for adversarial large
@@ -120,6 +131,9 @@ class KernelAWVRegressor(_GrowingStateMixin, OnlineRegressorMixin, BaseEstimator
         self.clip = clip
         self.standardize = standardize
 
+    def _expected_failed_checks(self):
+        return dict(STANDARDIZE_SAMPLE_WEIGHT_XFAIL) if self.standardize else {}
+
     def _clip_value(self):
         return np.inf if self.clip is None else float(self.clip)
 
@@ -156,7 +170,7 @@ class KernelAWVRegressor(_GrowingStateMixin, OnlineRegressorMixin, BaseEstimator
         start = 0
         while True:
             start, status = core.kernel_awv_pass(
-                X, Y, start, _KERNELS[self.kernel], self._gamma(), float(self.alpha),
+                X, Y, chunk["sample_weight"], start, _KERNELS[self.kernel], self._gamma(), float(self.alpha),
                 self.algorithm == "awv", self._clip_value(), self._X_buf_, self._K_inv_buf_,
                 self._coef_buf_, self._n_buf_, out, loss,
             )

@@ -214,7 +214,7 @@ def ioks_constants(T, K, U, G1, loss_bound, eta_scale):
 
 # ----------------------------------------------------------------------------------- passes
 @numba.njit(cache=True)
-def oks_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, U, forced, t0, sigmas, inv2s2,
+def oks_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, SW, U, forced, t0, sigmas, inv2s2,
              loss_code, loss_mult, radius, thr, loss_bound, G, step_scale,
              ST, RF, EX, SCR, out, loss_acc):
     """OKS (Yang et al. 2012; Algorithm 1 of the paper with the constants of Remark 1)."""
@@ -237,8 +237,9 @@ def oks_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, U, forced, t0, sigmas, inv2s2,
             if not abs(pred) < math.inf:
                 return r
             lv, g = loss_and_derivative(loss_code, Y[r, h], pred, 0.0)
-            lv *= loss_mult
-            g *= loss_mult
+            wm = loss_mult * SW[r]  # the row's weight multiplies its loss and derivative
+            lv *= wm
+            g *= wm
             loss_acc[0] += lv
             pI = p[h, I]
             L[h, I] += lv / pI
@@ -255,7 +256,7 @@ def oks_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, U, forced, t0, sigmas, inv2s2,
 
 
 @numba.njit(cache=True)
-def okspp_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, U, forced, t0, sigmas, inv2s2,
+def okspp_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, SW, U, forced, t0, sigmas, inv2s2,
                loss_code, loss_mult, radius, thr, a, b, lam_num, lam_den,
                ST, RF, EX, SCR, out, loss_acc):
     """OKS++ (Theorem 3.1; Algorithm 3 for random features), FTRL form of the weights."""
@@ -273,8 +274,9 @@ def okspp_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, U, forced, t0, sigmas, inv2s
             if not abs(pred) < math.inf:
                 return r
             lv, g = loss_and_derivative(loss_code, Y[r, h], pred, 0.0)
-            lv *= loss_mult
-            g *= loss_mult
+            wm = loss_mult * SW[r]  # the row's weight multiplies its loss and derivative
+            lv *= wm
+            g *= wm
             loss_acc[0] += lv
             pI = p[h, I]
             ct = lv / pI
@@ -300,7 +302,7 @@ def okspp_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, U, forced, t0, sigmas, inv2s
 
 
 @numba.njit(cache=True)
-def ioks_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, U, forced, t0, sigmas, inv2s2,
+def ioks_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, SW, U, forced, t0, sigmas, inv2s2,
               loss_code, loss_mult, radius, thr, loss_bound, G1, eta_scale, alpha,
               ST, RF, EX, SCR, out, loss_acc):
     """IOKS (Algorithm 2; Algorithm 4 for random features)."""
@@ -329,8 +331,9 @@ def ioks_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, U, forced, t0, sigmas, inv2s2
             if not abs(pred) < math.inf:
                 return r
             lv, g = loss_and_derivative(loss_code, Y[r, h], pred, 0.0)
-            lv *= loss_mult
-            g *= loss_mult
+            wm = loss_mult * SW[r]  # the row's weight multiplies its loss and derivative
+            lv *= wm
+            g *= wm
             loss_acc[0] += lv
             pI = p[h, I]
             gp = g / pI

@@ -11,7 +11,7 @@ from threadpoolctl import ThreadpoolController
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
+from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
 from ..losses import get_loss
 from . import _core
 
@@ -47,6 +47,9 @@ _LOSSES = {
     "log_loss": ("log_loss", 1.0, 1, 1.0),
     "squared_hinge": ("squared_hinge", 1.0, 2, 4.0),
     "hinge": ("hinge", 1.0, None, None),
+    "squared_error": ("squared_error", 2.0, 2, 4.0),
+    "absolute_error": ("absolute_error", 1.0, None, None),
+    # aliases (the names of earlier versions)
     "squared": ("squared_error", 2.0, 2, 4.0),
     "absolute": ("absolute_error", 1.0, None, None),
 }
@@ -56,6 +59,13 @@ _ALGO_NAMES = {"oks": "OKS", "oks++": "OKS++", "ioks": "IOKS"}
 
 class _KernelSelectionBase:
     """Parameters, state, compiled passes and prediction shared by the classifier and regressor."""
+
+    def _expected_failed_checks(self):
+        # as scikit-learn marks it for its own online learners (SGDClassifier, Perceptron)
+        reason = ("sample_weight is not equivalent to removing/repeating samples (an online "
+                  "learner: each copy of a row would be a round of its own, with its own draw).")
+        return {"check_sample_weight_equivalence_on_dense_data": reason,
+                "check_sample_weight_equivalence_on_sparse_data": reason}
 
     _accept_sparse = True
 
@@ -75,7 +85,7 @@ class _KernelSelectionBase:
         "clip_dim": [StrOptions({"frequencies", "features"})],
         "shared_base": ["boolean"],
         "predict_mode": [StrOptions({"best", "mixture"})],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
         "standardize": ["boolean"],
     }
@@ -246,7 +256,7 @@ class _KernelSelectionBase:
         return (self._q_, self._p_, self._L_, self._C_, self._S_, self._counts_, self._lam_,
                 self._delta_, self._eta_, self._rho_, self._gam_, self._T_)
 
-    def _run_pass(self, X, Y):
+    def _run_pass(self, X, Y, SW):
         n, H = Y.shape
         K = self._q_.shape[1]
         d = self.n_features_in_
@@ -302,10 +312,10 @@ class _KernelSelectionBase:
                 if sparse:  # the pass never reads the sparse row when projections are given
                     Xs = (empty_f, empty_i, np.zeros(1, dtype=np.int64))
                     Xa = np.zeros((0, d))
-                args = (Xa, False, *Xs, Y[rows], U[rows], forced[rows] if forced.shape[0] else forced, t0 + a)
+                args = (Xa, False, *Xs, Y[rows], SW[rows], U[rows], forced[rows] if forced.shape[0] else forced, t0 + a)
             else:
                 rows = slice(a, b)
-                args = (Xd, sparse, Xdata, Xind, Xptr, Y, U, forced, t0)
+                args = (Xd, sparse, Xdata, Xind, Xptr, Y, SW, U, forced, t0)
             common = (self._rf, *args, sigmas, inv2s2, c["loss_code"], c["loss_mult"], c["radius"], c["thr"])
             o = out[rows]
             if self.algorithm == "oks":
@@ -630,7 +640,7 @@ _DOC_PARAMS = """
         target the same way and maps each prediction back. This is the scale the bandwidths and
         radius above assume, on data as it comes. ``False``: the paper's algorithms on the raw
         data (what the paper reproductions use, with features scaled to [-1, 1] beforehand).
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Seeds the kernel sampling and the random frequencies (drawn from a child stream, so the
         sampled kernels do not depend on ``n_components``).
     verbose : int, default=0
@@ -660,6 +670,17 @@ _DOC_ATTRS = """
 """
 
 _REFERENCES = """
+    Notes
+    -----
+    ``sample_weight`` (``fit`` / ``partial_fit``) multiplies each row's loss and its derivative
+    by the row's weight w: the sampled hypothesis takes a gradient step scaled by w, the kernel
+    selection sees the loss w l, and ``cumulative_loss_`` sums w l. The guarantees assume losses
+    in [0, ``loss_bound``] and bounded gradients: weights in [0, 1] keep those assumptions (larger
+    weights scale the bounds; divide the weights by their maximum to keep them). A row of weight 0
+    still counts as a round (the round counter, ``kernel_counts_``, the sampling draws), so it is
+    not the same as leaving the row out, and an integer weight is not k repeated rows. Weights
+    are per row: any chunking gives the same state.
+
     References
     ----------
     J. Li and S. Liao. Improved Regret Bounds for Online Kernel Selection under Bandit Feedback.
@@ -669,7 +690,7 @@ _REFERENCES = """
 """
 
 
-class KernelSelectionClassifier(_KernelSelectionBase, OnlineDecisionClassifierMixin, BaseEstimator):
+class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineDecisionClassifierMixin, BaseEstimator):
     __doc__ = (
         """Online Gaussian-kernel classifier that selects the bandwidth under bandit feedback.
 
@@ -679,19 +700,20 @@ class KernelSelectionClassifier(_KernelSelectionBase, OnlineDecisionClassifierMi
     moves towards the kernels with small importance-weighted losses. ``n_components=None`` gives
     the paper's OKS / OKS++ / IOKS with exact kernel expansions, an integer their random-feature
     versions RF-OKS / RF-OKS++ / RF-IOKS. Multiclass problems are learned one-vs-rest, one
-    independent kernel selection per class. The predicted label at f = 0 is the positive class
-    (the paper's sign(0) = +1).
+    independent kernel selection per class. A decision of exactly 0 predicts ``classes_[0]``, the
+    rule of every skonline classifier (scikit-learn's: ``f > 0`` predicts ``classes_[1]``; the
+    paper takes sign(0) = +1, which only changes the reported label of such rows, not the updates).
 
     Parameters
     ----------
 """
         + _DOC_PARAMS.replace(
             "    algorithm :",
-            """    loss : {'logistic', 'hinge', 'squared_hinge'}, default='logistic'
-        logistic: ``ln(1 + exp(-y f))`` (smooth, nu = 1, and 1-Lipschitz: all three algorithms);
-        squared_hinge: ``max(0, 1 - y f)^2`` (smooth, nu = 2; OKS++ and, Lipschitz on the ball, IOKS
-        and OKS); hinge: ``max(0, 1 - y f)`` (Lipschitz, not smooth: OKS and IOKS only). ``log_loss``
-        is an alias of ``logistic``.
+            """    loss : {'log_loss', 'hinge', 'squared_hinge'}, default='log_loss'
+        log_loss: the logistic loss ``ln(1 + exp(-y f))`` (smooth, nu = 1, and 1-Lipschitz: all
+        three algorithms); squared_hinge: ``max(0, 1 - y f)^2`` (smooth, nu = 2; OKS++ and,
+        Lipschitz on the ball, IOKS and OKS); hinge: ``max(0, 1 - y f)`` (Lipschitz, not smooth: OKS
+        and IOKS only). ``'logistic'`` is an accepted alias of ``'log_loss'``.
     algorithm :""",
             1,
         )
@@ -730,7 +752,7 @@ class KernelSelectionClassifier(_KernelSelectionBase, OnlineDecisionClassifierMi
         self,
         algorithm="oks++",
         *,
-        loss="logistic",
+        loss="log_loss",
         sigmas="auto",
         n_components=None,
         radius="auto",
@@ -770,22 +792,10 @@ class KernelSelectionClassifier(_KernelSelectionBase, OnlineDecisionClassifierMi
         self.verbose = verbose
 
     def _learn(self, chunk):
-        return self._run_pass(chunk["X"], chunk["Y"])
+        return self._run_pass(chunk["X"], chunk["Y"], chunk["sample_weight"])
 
-    def _labels_from_decision(self, dec):
-        dec = np.asarray(dec)
-        if dec.ndim == 1 or dec.shape[1] == 1:
-            return self.classes_[(dec.ravel() >= 0).astype(np.int64)]
-        return self.classes_[np.argmax(dec, axis=1)]
 
-    def _update_metrics(self, chunk, raw):
-        if raw.shape[1] == 1:
-            pred = (raw[:, 0] >= 0).astype(np.int64)
-        else:
-            pred = np.argmax(raw, axis=1)
-        self.n_mistakes_ = getattr(self, "n_mistakes_", 0) + int(np.count_nonzero(pred != chunk["y_index"]))
-
-class KernelSelectionRegressor(_KernelSelectionBase, OnlineRegressorMixin, BaseEstimator):
+class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRegressorMixin, BaseEstimator):
     __doc__ = (
         """Online Gaussian-kernel regressor that selects the bandwidth under bandit feedback.
 
@@ -798,10 +808,11 @@ class KernelSelectionRegressor(_KernelSelectionBase, OnlineRegressorMixin, BaseE
 """
         + _DOC_PARAMS.replace(
             "    algorithm :",
-            """    loss : {'squared', 'absolute'}, default='squared'
-        squared: the paper's ``(f - y)^2`` (smooth, nu = 2, C0 = 4: all three algorithms; note that
-        the loss catalogue's ``squared_error`` is half of it); absolute: ``|f - y|`` (Lipschitz, not
-        smooth: OKS and IOKS only).
+            """    loss : {'squared_error', 'absolute_error'}, default='squared_error'
+        squared_error: the paper's ``(f - y)^2`` (smooth, nu = 2, C0 = 4: all three algorithms; note
+        that the loss catalogue's ``squared_error`` is half of it); absolute_error: ``|f - y|``
+        (Lipschitz, not smooth: OKS and IOKS only). ``'squared'`` and ``'absolute'`` are accepted
+        aliases.
     algorithm :""",
             1,
         )
@@ -828,14 +839,14 @@ class KernelSelectionRegressor(_KernelSelectionBase, OnlineRegressorMixin, BaseE
 
     _parameter_constraints = {
         **_KernelSelectionBase._parameter_constraints,
-        "loss": [StrOptions({"squared", "absolute"})],
+        "loss": [StrOptions({"squared_error", "absolute_error", "squared", "absolute"})],
     }
 
     def __init__(
         self,
         algorithm="oks++",
         *,
-        loss="squared",
+        loss="squared_error",
         sigmas="auto",
         n_components=None,
         radius="auto",
@@ -885,7 +896,7 @@ class KernelSelectionRegressor(_KernelSelectionBase, OnlineRegressorMixin, BaseE
                 UserWarning,
                 stacklevel=4,
             )
-        return self._run_pass(chunk["X"], np.ascontiguousarray(y.reshape(-1, 1)))
+        return self._run_pass(chunk["X"], np.ascontiguousarray(y.reshape(-1, 1)), chunk["sample_weight"])
 
     def predict(self, X):
         """Predicted targets: the selected kernel's hypothesis (or the q-mixture).

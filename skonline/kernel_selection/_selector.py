@@ -6,7 +6,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineMixin
-from ..utils.validation import validate_X_predict, validate_X_chunk
+from ..utils.validation import output_dtype, validate_X_chunk, validate_X_predict
 from ._kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor, _KernelSelectionBase
 
 __all__ = ["OnlineKernelSelector"]
@@ -29,7 +29,7 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
         The kernel-selection learner, with ``n_components`` set (random features). ``None``: RF-OKS++
         with ``n_components=100`` and the paper's bandwidths; a classifier if the targets of the
         first chunk are binary or multiclass labels, a regressor otherwise.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         If not None, seeds the learner (overriding its own ``random_state``).
 
     Notes
@@ -70,7 +70,7 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
 
     _parameter_constraints = {
         "estimator": [_KernelSelectionBase, None],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
     }
 
     def __init__(self, estimator=None, *, random_state=None):
@@ -161,9 +161,10 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
         Z : ndarray of shape (n_samples, 2 * n_components)
         """
         check_is_fitted(self, "estimator_")
+        dtype = output_dtype(X)
         X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64)
         maps = self.estimator_.random_features_
-        return maps.transform_kernel(X, self._selected())
+        return maps.transform_kernel(X, self._selected()).astype(dtype, copy=False)
 
     def get_feature_names_out(self, input_features=None):
         """Output feature names ``rff_cos{j}``, ``rff_sin{j}``.
@@ -185,4 +186,5 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.target_tags.required = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # computed in float64
         return tags

@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
+from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
 from ..losses import get_loss
 from . import _scale_invariant_core as core
 from ..utils.validation import readonly, validate_X_predict
@@ -79,7 +79,7 @@ class _ScaleInvariantBase:
             self.rank_ = np.zeros(1, dtype=np.int64)
             self.gamma_ = np.zeros(n_heads)
 
-    def _run_pass(self, X, Y):
+    def _run_pass(self, X, Y, sw):
         loss = get_loss(self.loss)
         lip = loss.lipschitz_constant(getattr(self, "epsilon", 0.1))
         eps = float(getattr(self, "epsilon", 0.1))
@@ -95,19 +95,19 @@ class _ScaleInvariantBase:
                 X.sort_indices()
                 status = core.coordinate_pass_csr(
                     readonly(X.data), X.indices.astype(np.int64), X.indptr.astype(np.int64), X.shape[1],
-                    Y, self.n_samples_seen_, self.fit_intercept, scaling, float(self.alpha),
+                    Y, sw, self.n_samples_seen_, self.fit_intercept, scaling, float(self.alpha),
                     loss.code, eps, lip, self.sum_sq_, self.neg_cum_grad_, self.scale_, out,
                     self.n_clamped_, loss_acc,
                 )
             else:
                 status = core.coordinate_pass_dense(
-                    X, Y, self.n_samples_seen_, self.fit_intercept, scaling, float(self.alpha),
+                    X, Y, sw, self.n_samples_seen_, self.fit_intercept, scaling, float(self.alpha),
                     loss.code, eps, lip, self.sum_sq_, self.neg_cum_grad_, self.scale_, out,
                     self.n_clamped_, loss_acc,
                 )
         else:
             status = core.full_pass(
-                X, Y, self.fit_intercept, scaling, float(self.alpha), loss.code, eps, lip,
+                X, Y, sw, self.fit_intercept, scaling, float(self.alpha), loss.code, eps, lip,
                 float(self.rank_tol), self.pinv_, self.basis_, self.rank_, self.neg_cum_grad_,
                 self.gamma_, self.scale_, out, self.n_clamped_, loss_acc,
             )
@@ -200,6 +200,9 @@ class _ScaleInvariantBase:
 
     # shared checks (tests/test_common.py) run on both algorithms
     _test_params = [{}, {"invariance": "full"}, {"invariance": "full", "predict_mode": "online"}]
+
+    def _expected_failed_checks(self):
+        return dict(_SAMPLE_WEIGHT_XFAIL)
     _test_param_keys = ("invariance", "predict_mode")
 
     def __sklearn_tags__(self):
@@ -275,6 +278,31 @@ _DOC_ATTRS = """
         Defined only when X has feature names that are all strings.
 """
 
+# as scikit-learn marks them for its own online learners (SGDClassifier, SGDRegressor, Perceptron)
+_SAMPLE_WEIGHT_XFAIL = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "sample_weight is not equivalent to removing/repeating samples (an online learner: each "
+        "copy of a row would be a round of its own)."
+    ),
+    "check_sample_weight_equivalence_on_sparse_data": (
+        "sample_weight is not equivalent to removing/repeating samples (an online learner: each "
+        "copy of a row would be a round of its own)."
+    ),
+}
+
+_DOC_WEIGHTS = """
+    Notes
+    -----
+    ``sample_weight`` (``fit`` / ``partial_fit``) multiplies the loss of each row: the row's loss
+    derivative g_t becomes w_t g_t, and ``cumulative_loss_`` sums w_t l_t. The feature statistics
+    (s_t^2, S_t) do not depend on the loss and still include every row, so a row of weight 0 does
+    not move h_t but does enter them: it is not the same as leaving the row out, and an integer
+    weight is not the same as repeating the row (each copy would be a new round). The regret
+    bound is stated for derivatives bounded by 1: with weights in [0, 1] it holds for the weighted
+    loss sum_t w_t l_t; larger weights scale the bound with max_t w_t (divide the weights by their
+    maximum to keep it). Weights are per row, so any chunking still gives the same state.
+"""
+
 _REFERENCE = """
     References
     ----------
@@ -283,7 +311,7 @@ _REFERENCE = """
 """
 
 
-class ScaleInvariantClassifier(_ScaleInvariantBase, OnlineDecisionClassifierMixin, BaseEstimator):
+class ScaleInvariantClassifier(_ScaleInvariantBase, SampleWeightMixin, OnlineDecisionClassifierMixin, BaseEstimator):
     __doc__ = (
         """Online linear classifier that needs no learning rate and no feature scaling.
 
@@ -308,6 +336,7 @@ class ScaleInvariantClassifier(_ScaleInvariantBase, OnlineDecisionClassifierMixi
     n_mistakes_ : int
         Mistakes of the prequential predictions."""
         + _DOC_ATTRS
+        + _DOC_WEIGHTS
         + _REFERENCE
         + """
     Examples
@@ -357,9 +386,9 @@ class ScaleInvariantClassifier(_ScaleInvariantBase, OnlineDecisionClassifierMixi
         self._allocate_state(chunk["X"], self._n_heads)
 
     def _learn(self, chunk):
-        return self._run_pass(chunk["X"], chunk["Y"])
+        return self._run_pass(chunk["X"], chunk["Y"], chunk["sample_weight"])
 
-class ScaleInvariantRegressor(_ScaleInvariantBase, OnlineRegressorMixin, BaseEstimator):
+class ScaleInvariantRegressor(_ScaleInvariantBase, SampleWeightMixin, OnlineRegressorMixin, BaseEstimator):
     __doc__ = (
         """Online linear regressor that needs no learning rate and no feature scaling.
 
@@ -391,6 +420,7 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, OnlineRegressorMixin, BaseEst
     Attributes
     ----------"""
         + _DOC_ATTRS
+        + _DOC_WEIGHTS
         + _REFERENCE
         + """
     Examples
@@ -442,6 +472,7 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, OnlineRegressorMixin, BaseEst
 
     def _expected_failed_checks(self):
         return {
+            **_SAMPLE_WEIGHT_XFAIL,
             "check_regressors_train": (
                 "scikit-learn's check sets alpha=0.01, taking alpha for a regularisation strength; "
                 "here alpha is the paper's potential parameter and must exceed 9/8. The same check "
@@ -465,7 +496,7 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, OnlineRegressorMixin, BaseEst
         self._allocate_state(chunk["X"], 1)
 
     def _learn(self, chunk):
-        return self._run_pass(chunk["X"], chunk["y"].reshape(-1, 1))
+        return self._run_pass(chunk["X"], chunk["y"].reshape(-1, 1), chunk["sample_weight"])
 
     def predict(self, X):
         """Predicted targets.

@@ -10,7 +10,9 @@ value, a fixed diagonal map over the whole stream, so it changes no prediction i
 while keeping squares of values near 1e-150 or 1e150 representable. ``scale[j] == 0`` means feature j
 has not been seen yet; with internal scaling off the scale is fixed to 1.
 
-Each pass adds the loss of every prequential prediction to ``loss_acc[0]``, in row order.
+Each pass adds the loss of every prequential prediction, times the row's weight ``sw[i]``, to
+``loss_acc[0]``, in row order; the weight also multiplies the loss derivative (``sw`` is all ones
+without sample weights).
 
 Status: each pass returns -1, or the index of the first row at which a prediction became non-finite
 (the caller restores its snapshot and raises).
@@ -60,7 +62,7 @@ def _coord_head(m, zb, ib, cb, hb, eb, xb, kb, inv_atd):
 
 
 @numba.njit(cache=True, inline="always")
-def _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, kb, inv_atd, Y_row, code, epsilon, lip,
+def _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, kb, inv_atd, Y_row, w, code, epsilon, lip,
                         h, out_row, clamped, loss_acc):
     """Predict and update every head on one CSR row (coordinates gathered in jb)."""
     for k in range(h.shape[0]):
@@ -72,8 +74,8 @@ def _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, kb, inv_atd, Y_row, code,
         if not math.isfinite(p):
             return False
         lv, g = loss_and_derivative(code, Y_row[k], p, epsilon)
-        loss_acc[0] += lv
-        g /= lip
+        loss_acc[0] += w * lv
+        g *= w / lip
         if g != 0.0:
             for q in range(m):
                 h[k, jb[q]] -= g * zb[q]
@@ -81,7 +83,7 @@ def _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, kb, inv_atd, Y_row, code,
 
 
 @numba.njit(cache=True)
-def coordinate_pass_dense(X, Y, t0, fit_intercept, use_scaling, alpha, code, epsilon, lip,
+def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, code, epsilon, lip,
                           s2, h, scale, out, clamped, loss_acc):
     """Algorithm 1 on dense rows: every coordinate, branch-free (z_j = 0 adds nothing).
 
@@ -138,15 +140,15 @@ def coordinate_pass_dense(X, Y, t0, fit_intercept, use_scaling, alpha, code, eps
             if not math.isfinite(p):
                 return i
             lv, g = loss_and_derivative(code, Y[i, k], p, epsilon)
-            loss_acc[0] += lv
-            g /= lip
+            loss_acc[0] += sw[i] * lv
+            g *= sw[i] / lip
             for q in range(D):
                 hk[q] -= g * zb[q]
     return -1
 
 
 @numba.njit(cache=True)
-def coordinate_pass_csr(data, indices, indptr, d, Y, t0, fit_intercept, use_scaling, alpha, code,
+def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_scaling, alpha, code,
                         epsilon, lip, s2, h, scale, out, clamped, loss_acc):
     """Algorithm 1 on CSR rows: O(nnz) per row (absent coordinates neither predict nor move)."""
     n = indptr.shape[0] - 1
@@ -187,7 +189,7 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, t0, fit_intercept, use_scal
             jb[m] = d
             m += 1
         inv_atd = 1.0 / (alpha * (t0 + i + 1) * D)
-        if not _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, kb, inv_atd, Y[i], code,
+        if not _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, kb, inv_atd, Y[i], sw[i], code,
                                    epsilon, lip, h, out[i], clamped, loss_acc):
             return i
     return -1
@@ -219,7 +221,7 @@ def coordinate_predict_online(X, t_next, d_aug, fit_intercept, alpha, s2, h, sca
 
 # --------------------------------------------------------------------------- Algorithm 2
 @numba.njit(cache=True)
-def full_pass(X, Y, fit_intercept, use_scaling, alpha, code, epsilon, lip, rank_tol,
+def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, code, epsilon, lip, rank_tol,
               P, U, rank, h, gamma, scale, out, clamped, loss_acc):
     """Algorithm 2 with the O(d^2) pseudo-inverse update (paper App. E).
 
@@ -252,7 +254,7 @@ def full_pass(X, Y, fit_intercept, use_scaling, alpha, code, epsilon, lip, rank_
             # x_t = 0: predict 0, nothing to learn (g * x = 0)
             for k in range(n_heads):
                 out[i, k] = 0.0
-                loss_acc[0] += loss_value(code, Y[i, k], 0.0, epsilon)
+                loss_acc[0] += sw[i] * loss_value(code, Y[i, k], 0.0, epsilon)
             continue
         # u = P z, beta = 1 + z'u
         beta = 1.0
@@ -298,8 +300,8 @@ def full_pass(X, Y, fit_intercept, use_scaling, alpha, code, epsilon, lip, rank_
             if not math.isfinite(p):
                 return i
             lv, gk = loss_and_derivative(code, Y[i, k], p, epsilon)
-            loss_acc[0] += lv
-            g[k] = gk / lip
+            loss_acc[0] += sw[i] * lv
+            g[k] = sw[i] * gk / lip
         if new:
             inv_n2 = 1.0 / n2
             bb = beta * inv_n2 * inv_n2

@@ -249,6 +249,11 @@ class OnlinePipeline(Pipeline):
         return self._stream("partial_fit_predict_proba", X, y, params)
 
     @property
+    def _supports_sample_weight(self):
+        """A ``sample_weight`` keyword goes to the final step, which decides."""
+        return getattr(self._final_estimator, "_supports_sample_weight", False)
+
+    @property
     def n_samples_seen_(self):
         """Rows the final step has learned."""
         return self._final_estimator.n_samples_seen_

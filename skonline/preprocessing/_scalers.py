@@ -15,7 +15,26 @@ from ..utils import _scaling as core
 __all__ = ["OnlineStandardScaler", "OnlineMinMaxScaler"]
 
 
-class OnlineStandardScaler(OneToOneFeatureMixin, OnlineTransformerMixin, TransformerMixin, BaseEstimator):
+def _float32_in(X):
+    """Whether the caller's rows are float32 (computed in float64, returned as float32)."""
+    return getattr(X, "dtype", None) == np.float32
+
+
+def _as_out(Z, float32):
+    return Z.astype(np.float32) if float32 else Z
+
+
+class _Float32Mixin:
+    """float32 in, float32 out (as scikit-learn's scalers), computed in float64."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerMixin, TransformerMixin,
+                           BaseEstimator):
     """Standardise a stream with running means and variances, prequentially.
 
     ``partial_fit_transform(X)`` transforms row ``t`` with the mean and standard deviation of the
@@ -85,8 +104,9 @@ class OnlineStandardScaler(OneToOneFeatureMixin, OnlineTransformerMixin, Transfo
     _accept_sparse = True
 
     def _validate_chunk(self, X, y=None, *, reset, from_fit):
+        f32 = _float32_in(X)
         X = validate_X_chunk(self, X, reset=reset, accept_sparse=True)
-        return {"X": X, "n_samples": X.shape[0]}
+        return {"X": X, "n_samples": X.shape[0], "float32": f32}
 
     def _allocate(self, chunk):
         d = chunk["X"].shape[1]
@@ -99,14 +119,15 @@ class OnlineStandardScaler(OneToOneFeatureMixin, OnlineTransformerMixin, Transfo
         X = chunk["X"]
         if bool(sp.issparse(X)) != self._sparse_:
             raise ValueError("OnlineStandardScaler cannot mix dense and sparse chunks in one stream.")
+        f32 = chunk.get("float32", False)
         if self._sparse_:
             out = np.empty_like(X.data)
             core.scale_csr(X.indptr, X.indices, X.data, self._count_, self._m2_, float(self.clip), True, out)
-            return sp.csr_matrix((out, X.indices.copy(), X.indptr.copy()), shape=X.shape)
+            return sp.csr_matrix((_as_out(out, f32), X.indices.copy(), X.indptr.copy()), shape=X.shape)
         out = np.empty(X.shape)
         core.standardize_dense(X, self._count_, self._mean_, self._m2_, float(self.clip),
                                bool(self.with_mean), True, out)
-        return out
+        return _as_out(out, f32)
 
     def _concat(self, raws):
         return sp.vstack(raws, format="csr") if sp.issparse(raws[0]) else np.concatenate(raws)
@@ -123,7 +144,11 @@ class OnlineStandardScaler(OneToOneFeatureMixin, OnlineTransformerMixin, Transfo
         X_new : {ndarray, sparse matrix} of shape (n_samples, n_features)
         """
         check_is_fitted(self, "_count_")
+        f32 = _float32_in(X)
         X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64, order="C")
+        return _as_out(self._transform64(X), f32)
+
+    def _transform64(self, X):
         if sp.issparse(X):
             if not self._sparse_:
                 X = X.toarray()
@@ -133,8 +158,7 @@ class OnlineStandardScaler(OneToOneFeatureMixin, OnlineTransformerMixin, Transfo
                                float(self.clip), False, out)
                 return sp.csr_matrix((out, X.indices.copy(), X.indptr.copy()), shape=X.shape)
         elif self._sparse_:
-            X = sp.csr_matrix(X)
-            return self.transform(X).toarray()
+            return self._transform64(sp.csr_matrix(X)).toarray()
         out = np.empty(X.shape)
         core.standardize_dense_frozen(np.ascontiguousarray(X), self._count_, self._mean_, self._m2_,
                                       float(self.clip), bool(self.with_mean), out)
@@ -167,7 +191,8 @@ class OnlineStandardScaler(OneToOneFeatureMixin, OnlineTransformerMixin, Transfo
         return tags
 
 
-class OnlineMinMaxScaler(OneToOneFeatureMixin, OnlineTransformerMixin, TransformerMixin, BaseEstimator):
+class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerMixin, TransformerMixin,
+                         BaseEstimator):
     """Scale a stream to a range with the running minimum and maximum, prequentially.
 
     ``partial_fit_transform(X)`` maps row ``t`` with the minimum and maximum of the rows
@@ -223,8 +248,9 @@ class OnlineMinMaxScaler(OneToOneFeatureMixin, OnlineTransformerMixin, Transform
             raise ValueError(f"feature_range must be (min, max) with min < max; got {self.feature_range}.")
 
     def _validate_chunk(self, X, y=None, *, reset, from_fit):
+        f32 = _float32_in(X)
         X = validate_X_chunk(self, X, reset=reset)
-        return {"X": X, "n_samples": X.shape[0]}
+        return {"X": X, "n_samples": X.shape[0], "float32": f32}
 
     def _allocate(self, chunk):
         d = chunk["X"].shape[1]
@@ -249,7 +275,7 @@ class OnlineMinMaxScaler(OneToOneFeatureMixin, OnlineTransformerMixin, Transform
         out = self._map(X, lo[:-1], hi[:-1])
         self._min_ = lo[-1].copy()
         self._max_ = hi[-1].copy()
-        return out
+        return _as_out(out, chunk.get("float32", False))
 
     def transform(self, X):
         """Scale ``X`` with the current range (no update).
@@ -263,8 +289,9 @@ class OnlineMinMaxScaler(OneToOneFeatureMixin, OnlineTransformerMixin, Transform
         X_new : ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self, "_min_")
+        f32 = _float32_in(X)
         X = validate_X_predict(self, X, dtype=np.float64)
-        return self._map(X, self._min_, self._max_)
+        return _as_out(self._map(X, self._min_, self._max_), f32)
 
     @property
     def data_min_(self):

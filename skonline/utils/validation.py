@@ -18,6 +18,29 @@ def readonly(A):
     return A
 
 
+def output_dtype(X):
+    """The dtype a transformer returns for the input ``X``: float32 for float32 input (a dense or
+    sparse array, or a DataFrame whose columns are all float32), float64 otherwise.
+
+    As scikit-learn's :class:`~sklearn.kernel_approximation.RBFSampler`, the transformers compute
+    in float64 and hand back float32 for float32 input (``preserves_dtype`` tag).
+    """
+    dtype = getattr(X, "dtype", None)
+    if dtype is None:
+        dtypes = getattr(X, "dtypes", None)
+        if dtypes is None:
+            return np.float64
+        try:
+            kinds = {np.dtype(d) for d in dtypes}
+        except TypeError:  # dtypes numpy does not know (e.g. polars)
+            return np.float64
+        return np.float32 if kinds == {np.dtype(np.float32)} else np.float64
+    try:
+        return np.float32 if np.dtype(dtype) == np.float32 else np.float64
+    except TypeError:
+        return np.float64
+
+
 def validate_X_predict(estimator, X, **kwargs):
     """``validate_data(estimator, X, reset=False, **kwargs)``, returned as a read-only view."""
     return readonly(validate_data(estimator, X, reset=False, **kwargs))

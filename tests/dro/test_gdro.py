@@ -501,6 +501,78 @@ def test_q_stays_normalised_with_large_steps_and_raw_losses(algorithm):
     np.testing.assert_allclose(clf._qlin, np.exp(clf._logq), rtol=1e-9, atol=1e-300)
 
 
+# ---------------------------------------------------------------- issue 12
+def _two_groups(n=80, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    y = (X[:, 0] > 0).astype(int)
+    g = (X[:, 1] > 0).astype(int)
+    return X, y, g
+
+
+def test_generator_random_state_is_accepted_and_cloned():
+    X, y, g = _two_groups()
+    a = GroupDROClassifier(random_state=np.random.default_rng(0)).fit(X, y, groups=g)
+    b = clone(GroupDROClassifier(random_state=np.random.default_rng(0))).fit(X, y, groups=g)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_undeclared_group_in_fit_has_a_fit_message():
+    X, y, g = _two_groups()
+    with pytest.raises(ValueError, match="not in group_labels") as info:
+        GroupDROClassifier(random_state=0).fit(X, y, groups=g, group_labels=[0])
+    assert "partial_fit" not in str(info.value)
+    est = GroupDROClassifier(random_state=0, sampling="stream")
+    est.partial_fit(X[:10], y[:10], groups=np.zeros(10, dtype=int), classes=[0, 1])
+    with pytest.raises(ValueError, match="first call to partial_fit"):
+        est.partial_fit(X, y, groups=g)
+
+
+@pytest.mark.parametrize("Est", [GroupDROClassifier, GroupDRORegressor])
+def test_fitting_without_groups_warns_once(Est):
+    X, y, g = _two_groups()
+    kw = {"classes": [0, 1]} if Est is GroupDROClassifier else {}
+    with pytest.warns(UserWarning, match="without groups") as rec:
+        Est(random_state=0).fit(X, y)
+    msgs = [str(w.message) for w in rec if "without groups" in str(w.message)]
+    assert len(msgs) == 1 and "metadata routing" in msgs[0] and "groups" in msgs[0]
+    est = Est(random_state=0, sampling="stream")
+    with pytest.warns(UserWarning, match="partial_fit was called without groups"):
+        est.partial_fit(X[:40], y[:40], **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # only the first call warns
+        est.partial_fit(X[40:], y[40:])
+        Est(random_state=0).fit(X, y, groups=g)  # with groups: no warning
+
+
+@pytest.mark.parametrize("Est", [GroupDROClassifier, GroupDRORegressor])
+def test_sample_weight_multiplies_the_loss(Est):
+    """sample_weight multiplies each row's loss (issue 12): the prequential loss is sum w l, and
+    group risks after fit are weighted means."""
+    X, y, g = _two_groups(n=200)
+    if Est is GroupDRORegressor:
+        y = X[:, 0] + 0.1 * X[:, 2]
+    w = np.random.default_rng(5).uniform(0, 2, 200)
+    kw = {"classes": [0, 1]} if Est is GroupDROClassifier else {}
+    est = Est(random_state=0, sampling="stream")
+    pred_dec = (est.partial_fit_decision_function if Est is GroupDROClassifier
+                else est.partial_fit_predict)(X, y, groups=g, sample_weight=w, **kw)
+    from skonline.losses import get_loss
+    loss = get_loss(est.loss)
+    target = np.where(y == 1, 1.0, -1.0) if Est is GroupDROClassifier else y
+    per_row = loss.value(target, np.asarray(pred_dec, dtype=float))
+    assert est.cumulative_loss_ == pytest.approx(np.sum(w * per_row), rel=1e-10)
+    fitted = Est(random_state=0).fit(X, y, groups=g, sample_weight=w)
+    raw = fitted.decision_function(X) if Est is GroupDROClassifier else fitted.predict(X)
+    vals = loss.value(target, raw)
+    expected = [np.sum((w * vals)[g == k]) / np.sum(w[g == k]) for k in (0, 1)]
+    np.testing.assert_allclose(fitted.group_risks_, expected, rtol=1e-10)
+    # weights change the model; uniform weights do not
+    same = Est(random_state=0).fit(X, y, groups=g, sample_weight=np.ones(200))
+    np.testing.assert_array_equal(same.coef_, Est(random_state=0).fit(X, y, groups=g).coef_)
+    assert not np.array_equal(fitted.coef_, same.coef_)
+
+
 # These tests check the algorithms against their paper: run them with the paper's settings
 # (tests/_paper_settings.py).
 pytestmark = pytest.mark.usefixtures("paper_settings")

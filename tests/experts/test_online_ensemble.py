@@ -169,6 +169,32 @@ def test_grid_search_reaches_the_rule_and_the_experts():
     assert gs.best_estimator_.named_estimators_["sgd"].alpha == gs.best_params_["sgd__alpha"]
 
 
+def test_rule_params_on_the_default_rule():
+    """``rule__<param>`` works with the default ``rule=None`` (issue 12), clone stays correct and the
+    default is never shared between estimators."""
+    X, y = _drift_regression(n=300)
+    experts = [("sgd", SGDRegressor(random_state=0)), ("sgd2", SGDRegressor(random_state=1))]
+    ens = OnlineEnsembleRegressor(experts)
+    assert ens.get_params()["rule"] is None
+    ens.set_params(rule__eta=0.5)
+    assert isinstance(ens.rule, FixedShare) and ens.rule.eta == 0.5
+    assert ens.get_params()["rule__eta"] == 0.5
+    other = OnlineEnsembleRegressor(experts).set_params(rule__eta=0.25)
+    assert other.rule is not ens.rule and ens.rule.eta == 0.5
+    assert OnlineEnsembleRegressor(experts).rule is None  # the default is untouched
+    c = clone(ens)
+    assert c.rule is not ens.rule and c.rule.eta == 0.5
+    ens.fit(X, y)
+    assert ens.rule_.eta == 0.5
+    # rule=None together with rule__<param> in one call
+    assert OnlineEnsembleRegressor(experts, rule=PCS()).set_params(rule=None, rule__eta=0.3).rule.eta == 0.3
+    # the grid search of the docs, on the default rule
+    gs = GridSearchCV(OnlineEnsembleRegressor(experts), {"rule__eta": [0.1, 0.5]}, cv=KFold(3)).fit(X, y)
+    assert gs.best_estimator_.rule_.eta == gs.best_params_["rule__eta"]
+    clf = OnlineEnsembleClassifier([("p", Perceptron(random_state=0))]).set_params(rule__eta=0.5)
+    assert clf.rule.eta == 0.5
+
+
 def test_configuration_errors():
     X, y = _drift_regression(n=20)
     with pytest.raises(ValueError, match="not fitted"):
@@ -211,3 +237,14 @@ def test_auto_loss_scale_and_clipping_resist_a_diverging_expert():
     # without clipping, the mixture keeps some weight on 1e6 and pays for it
     raw = OnlineEnsembleRegressor(experts, rule=PCS(eta=0.5), clip_predictions=False).partial_fit_predict(X, y)
     assert np.mean((raw[1:] - y[1:]) ** 2) > 100 * np.mean((pred[1:] - y[1:]) ** 2)
+
+
+def test_loss_names_are_scikit_learns_with_old_aliases():
+    X, y = _drift_regression(n=200)
+    experts = [("sgd", SGDRegressor(random_state=0)), ("ridge", FrozenEstimator(Ridge().fit(X, y)))]
+    assert OnlineEnsembleRegressor(experts).loss == "squared_error"
+    for new, old in [("squared_error", "squared"), ("absolute_error", "absolute"), ("quantile", "pinball")]:
+        a = OnlineEnsembleRegressor(experts, loss=new, quantile=0.3)
+        b = OnlineEnsembleRegressor(experts, loss=old, quantile=0.3)
+        np.testing.assert_array_equal(a.partial_fit_predict(X, y), b.partial_fit_predict(X, y))
+        assert a.cumulative_loss_ == b.cumulative_loss_

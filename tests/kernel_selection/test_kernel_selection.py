@@ -189,19 +189,20 @@ def test_exact_decision_matches_support_vectors():
 
 
 def test_loss_conventions():
-    """The paper's square loss (f - y)^2 is what is accumulated; sign(0) = +1 for labels."""
+    """The paper's square loss (f - y)^2 is what is accumulated; a decision of exactly 0 predicts
+    classes_[0] (scikit-learn's rule, shared by every skonline classifier)."""
     X, yc, yr = _c5_data(10, 300)
     reg = KernelSelectionRegressor(random_state=0)
     pred = reg.partial_fit_predict(X, yr)
     np.testing.assert_allclose(reg.cumulative_loss_, np.sum((pred - yr) ** 2), rtol=1e-12)
-    reg = KernelSelectionRegressor("ioks", loss="absolute", random_state=0)
+    reg = KernelSelectionRegressor("ioks", loss="absolute_error", random_state=0)
     pred = reg.partial_fit_predict(X, yr)
     np.testing.assert_allclose(reg.average_loss_, np.mean(np.abs(pred - yr)), rtol=1e-12)
     clf = KernelSelectionClassifier(random_state=0)
     dec = clf.partial_fit_decision_function(X, yc, classes=[-1, 1])
-    assert dec[0] == 0.0  # no support vector yet: f = 0, predicted +1
+    assert dec[0] == 0.0  # no support vector yet: f = 0, predicted classes_[0] = -1
     np.testing.assert_allclose(clf.cumulative_loss_, np.sum(np.logaddexp(0, -yc * dec)), rtol=1e-12)
-    assert clf.n_mistakes_ == np.sum(np.where(dec >= 0, 1, -1) != yc)
+    assert clf.n_mistakes_ == np.sum(np.where(dec > 0, 1, -1) != yc)
 
 
 def test_exploration_constant_knob():
@@ -300,6 +301,41 @@ def test_chunk_invariance_with_precomputed_projections(sparse_input):
     dense = clone(ref).partial_fit_decision_function(X, y, classes=[-1, 1])
     # different summation orders (scipy per row, BLAS blocks) only: rounding-level differences
     np.testing.assert_allclose(pred_ref, dense, rtol=1e-6, atol=1e-9)
+
+
+def test_loss_names_are_scikit_learns_with_old_aliases():
+    """Default loss names are scikit-learn's; the earlier names are aliases giving the same model."""
+    assert KernelSelectionClassifier().loss == "log_loss"
+    assert KernelSelectionRegressor().loss == "squared_error"
+    X, yc, yr = _c5_data(10, 120)
+    for Est, pairs, y, kw in [
+        (KernelSelectionClassifier, [("log_loss", "logistic")], yc, {"classes": [-1, 1]}),
+        (KernelSelectionRegressor, [("squared_error", "squared"), ("absolute_error", "absolute")], yr, {}),
+    ]:
+        for new, old in pairs:
+            a = Est("ioks", loss=new, random_state=0)
+            b = Est("ioks", loss=old, random_state=0)
+            np.testing.assert_array_equal(a.partial_fit_predict(X, y, **kw), b.partial_fit_predict(X, y, **kw))
+            assert a.cumulative_loss_ == b.cumulative_loss_
+
+
+@pytest.mark.parametrize("algorithm", ["oks", "oks++", "ioks"])
+@pytest.mark.parametrize("n_components", [None, 16])
+def test_sample_weight_multiplies_the_loss(algorithm, n_components):
+    """A weight multiplies the row's loss and derivative (issue 12)."""
+    X, yc, yr = _c5_data(10, 80)
+    w = np.random.default_rng(3).uniform(0, 2, 80)
+    reg = KernelSelectionRegressor(algorithm, n_components=n_components, radius=5.0, random_state=0)
+    pred = reg.partial_fit_predict(X, yr, sample_weight=w)
+    np.testing.assert_allclose(reg.cumulative_loss_, np.sum(w * (pred - yr) ** 2), rtol=1e-12)
+    # weight 0: the hypotheses and the loss estimates do not move
+    est = KernelSelectionClassifier(algorithm, n_components=n_components, random_state=0)
+    est.partial_fit(X[:40], yc[:40], classes=[-1, 1])
+    before = est.decision_function(X), est.loss_estimates_.copy(), est.cumulative_loss_
+    est.partial_fit(X[40:], yc[40:], sample_weight=np.zeros(40))
+    np.testing.assert_array_equal(est.decision_function(X), before[0])
+    np.testing.assert_array_equal(est.loss_estimates_, before[1])
+    assert est.cumulative_loss_ == before[2]
 
 
 # These tests check the algorithms against their paper: run them with the paper's settings

@@ -527,6 +527,39 @@ def test_verbose_prints_progress_and_changes_nothing(capsys):
     assert len(lines) == 3 and "rows seen 25,000" in lines[-1] and "average online loss" in lines[-1]
 
 
+# ---------------------------------------------------------------- sample_weight (issue 12)
+@pytest.mark.parametrize("invariance", ["coordinate", "full"])
+def test_sample_weight_scales_the_loss_derivative(invariance):
+    import sklearn
+    from sklearn.model_selection import KFold, cross_validate
+    from skonline.linear_model import ScaleInvariantRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    y = X @ [1.0, -2.0, 0.5]
+    reg = ScaleInvariantRegressor(invariance=invariance).fit(X[:20], y[:20])
+    h, loss = reg.neg_cum_grad_.copy(), reg.cumulative_loss_
+    reg.partial_fit(X[20:25], y[20:25], sample_weight=np.zeros(5))  # weight 0: h does not move
+    np.testing.assert_array_equal(reg.neg_cum_grad_, h)
+    assert reg.cumulative_loss_ == loss
+    # ... but the row enters the feature statistics (documented: not the same as dropping it)
+    # a weight w multiplies the derivative: h moves by -w g x for the absolute loss (|g| = 1)
+    one = ScaleInvariantRegressor(invariance=invariance, internal_scaling="none").fit(X[:20], y[:20])
+    two = ScaleInvariantRegressor(invariance=invariance, internal_scaling="none").fit(X[:20], y[:20])
+    h0 = one.neg_cum_grad_.copy()
+    one.partial_fit(X[20:21], y[20:21])
+    two.partial_fit(X[20:21], y[20:21], sample_weight=[2.5])
+    np.testing.assert_allclose(two.neg_cum_grad_ - h0, 2.5 * (one.neg_cum_grad_ - h0), rtol=1e-12)
+    # routed through cross_validate
+    w = rng.uniform(0.5, 2, 40)
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = ScaleInvariantRegressor(invariance=invariance).set_fit_request(sample_weight=True)
+        est.set_score_request(sample_weight=False)
+        res = cross_validate(est, X, y, cv=KFold(2), params={"sample_weight": w}, return_estimator=True)
+    ref = ScaleInvariantRegressor(invariance=invariance).fit(X[20:], y[20:], sample_weight=w[20:])
+    np.testing.assert_array_equal(res["estimator"][0].coef_, ref.coef_)
+
+
 # These tests check the algorithms against their paper: run them with the paper's settings
 # (tests/_paper_settings.py).
 pytestmark = pytest.mark.usefixtures("paper_settings")
