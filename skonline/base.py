@@ -33,9 +33,11 @@ A subclass implements four hooks:
 and optionally ``_update_metrics(chunk, raw)``.
 """
 
+import contextvars
 import copy
 import numbers
 import time
+import warnings
 
 import numba
 import numpy as np
@@ -54,6 +56,8 @@ __all__ = [
     "make_generator",
     "running_sum",
     "raise_if_nonfinite",
+    "nonfinite_state",
+    "check_finite_output",
 ]
 
 
@@ -88,9 +92,73 @@ def raise_if_nonfinite(status, first_row=0, what="state"):
     if status >= 0:
         raise FloatingPointError(
             f"Row {first_row + int(status)} of this chunk would make the model's {what} non-finite "
-            "(overflow); the chunk was rejected and the estimator is unchanged. Check the scale of "
-            "the features and targets."
+            "(NaN or inf); the chunk was rejected and the estimator is unchanged. Check the scale "
+            "of the features and targets."
         )
+
+
+def check_finite_output(out, estimator, what="predictions"):
+    """Raise a ValueError naming the first row of ``X`` whose output is NaN or inf.
+
+    For ``predict`` / ``decision_function`` / ``transform``: a row so large that the algorithm's
+    float64 arithmetic overflows is an error, never a silent NaN (a classifier would map it to a
+    class). Returns ``out``.
+    """
+    a = np.asarray(out)
+    if a.dtype.kind in "fc" and not np.isfinite(a).all():
+        bad = ~np.isfinite(a)
+        row = int(np.flatnonzero(bad.reshape(a.shape[0], -1).any(axis=1))[0]) if a.ndim else 0
+        raise ValueError(
+            f"Row {row} of X gives non-finite {what} in {type(estimator).__name__} (its values "
+            "are too large for the float64 arithmetic of this algorithm). Scale the features."
+        )
+    return out
+
+
+#: set while ``_first_nonfinite_row`` replays prefixes of a chunk (no nested search)
+_LOCATING_ROW = contextvars.ContextVar("skonline_locating_nonfinite_row", default=False)
+
+
+def nonfinite_state(estimator, raw=None):
+    """Name of the first learned attribute (or ``'predictions'``) holding a NaN or an inf, or None.
+
+    Checks every float ndarray and float scalar among the estimator's learned attributes (fitted
+    ``*_`` and private state), the prequential outputs ``raw`` of the pass when given, and the
+    arrays the estimator derives from its state (hook ``_derived_state()``, e.g. ``coef_`` of
+    the scale-invariant learners). Attributes that use NaN or inf as markers by design are listed
+    in the class attribute ``_nonfinite_state_ok``.
+    """
+    allowed = getattr(estimator, "_nonfinite_state_ok", ())
+    for k in estimator._state_keys():
+        if k in allowed:
+            continue
+        v = estimator.__dict__.get(k)
+        if isinstance(v, np.ndarray):
+            if v.dtype.kind in "fc" and not np.isfinite(v).all():
+                return k
+        elif isinstance(v, (float, np.floating)) and not np.isfinite(v):
+            return k
+    derived = getattr(estimator, "_derived_state", None)
+    if derived is not None:
+        for k, v in derived():
+            if not np.isfinite(np.asarray(v, dtype=np.float64)).all():
+                return k
+    if raw is not None and isinstance(raw, np.ndarray) and raw.dtype.kind in "fc":
+        if not np.isfinite(raw).all():
+            return "predictions"
+    return None
+
+
+def _row_kwargs(fit_params, n, stop):
+    """Keywords of a chunk cut to its first ``stop`` rows (per-row arrays such as ``groups``)."""
+    from sklearn.utils import _safe_indexing
+
+    out = {}
+    for k, v in fit_params.items():
+        if k != "classes" and v is not None and hasattr(v, "__len__") and not isinstance(v, str) and len(v) == n:
+            v = _safe_indexing(v, slice(0, stop))
+        out[k] = v
+    return out
 
 
 class _GeneratorState:
@@ -202,10 +270,76 @@ class OnlineMixin:
                 self.cumulative_loss_ = 0.0
                 self._allocate(chunk)
             raw = self._learn_blocks(chunk, int(getattr(self, "verbose", 0) or 0))
+            self._check_finite_pass(raw, snapshot, X, y, reset, from_fit, fit_params)
+        except (ZeroDivisionError, OverflowError) as exc:  # from a compiled pass: a non-finite state
+            try:
+                self._raise_nonfinite(f"state ({type(exc).__name__}: {exc})", snapshot, X, y, reset,
+                                      from_fit, fit_params)
+            finally:
+                self._restore(snapshot)
         except BaseException:
             self._restore(snapshot)
             raise
         return raw
+
+    def _check_finite_pass(self, raw, snapshot, X, y, reset, from_fit, fit_params):
+        """Reject the chunk (FloatingPointError naming the row) if the pass left a NaN or an inf
+        in the state, the derived state or the prequential outputs (see :func:`nonfinite_state`).
+
+        The row is found by replaying prefixes of the chunk from the snapshot (bisection: only on
+        this error path); the caller then restores the snapshot.
+        """
+        what = nonfinite_state(self, raw)
+        if what is not None:
+            self._raise_nonfinite(what, snapshot, X, y, reset, from_fit, fit_params)
+
+    def _raise_nonfinite(self, what, snapshot, X, y, reset, from_fit, fit_params):
+        if _LOCATING_ROW.get():
+            raise FloatingPointError(what)
+        row = self._first_nonfinite_row(snapshot, X, y, reset, from_fit, fit_params)
+        where = f"Row {row} of this chunk" if row is not None else "This chunk"
+        raise FloatingPointError(
+            f"{where} would make {type(self).__name__}'s {what} non-finite (NaN or inf: the "
+            "values are beyond what float64 arithmetic of this algorithm can represent); the chunk "
+            "was rejected and the estimator is unchanged. Check the scale of the features and "
+            "targets."
+        )
+
+    def _first_nonfinite_row(self, snapshot, X, y, reset, from_fit, fit_params):
+        from sklearn.utils import _safe_indexing
+
+        try:
+            n = X.shape[0] if hasattr(X, "shape") else len(X)
+        except TypeError:
+            return None
+
+        def bad(stop):
+            self._restore(copy.deepcopy(snapshot))
+            Xs = _safe_indexing(X, slice(0, stop))
+            ys = None if y is None else _safe_indexing(y, slice(0, stop))
+            try:
+                self._partial_fit(Xs, ys, reset=reset, from_fit=from_fit,
+                                  **_row_kwargs(fit_params, n, stop))
+            except (FloatingPointError, ArithmeticError):
+                return True
+            return False
+
+        token = _LOCATING_ROW.set(True)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                lo, hi = 0, n  # the first lo rows are fine; the first hi rows are not
+                while hi - lo > 1:
+                    mid = (lo + hi) // 2
+                    if bad(mid):
+                        hi = mid
+                    else:
+                        lo = mid
+        except Exception:  # the replay itself failed: report the chunk, not a row
+            return None
+        finally:
+            _LOCATING_ROW.reset(token)
+        return hi - 1
 
     def _learn_blocks(self, chunk, verbose):
         """Run the pass over the chunk: in one block, or (``verbose > 0``) in blocks of rows,

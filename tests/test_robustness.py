@@ -166,3 +166,144 @@ def test_canonical_csr_does_not_trust_stale_flags():
     np.testing.assert_array_equal(B.toarray(), X)
     assert np.all(np.diff(B.indices[B.indptr[0]:B.indptr[1]]) > 0)
     check_sparse_structure(B)
+
+
+# --------------------------------------------------------------------------- non-finite states
+from skonline.kernel_ridge import AWVRegressor, KernelAWVRegressor, PKAWVRegressor  # noqa: E402
+from skonline.kernel_selection import KernelSelectionClassifier  # noqa: E402
+
+
+def _stream(n=10, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n, d)), rng.standard_normal(n)
+
+
+def _all_finite(est):
+    for k, v in vars(est).items():
+        if k in getattr(est, "_nonfinite_state_ok", ()):
+            continue
+        if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+            assert np.isfinite(v).all(), k
+        elif isinstance(v, float):
+            assert np.isfinite(v), k
+
+
+def _assert_rejected(est, X, y, match="non-finite", **kw):
+    before = pickle.dumps(est)
+    with pytest.raises(FloatingPointError, match=match):
+        est.partial_fit(X, y, **kw)
+    assert pickle.dumps(est) == before
+
+
+@pytest.mark.parametrize("algorithm", ["awv", "ridge"])
+def test_awv_rows_of_1e9_never_leave_a_nan_precision(algorithm):
+    """Issue 11: two rows of 1e9 made ``_precision_`` NaN without rejection; every later clean
+    chunk was then rejected, blaming the clean chunk."""
+    X, y = _stream()
+    reg = AWVRegressor(algorithm=algorithm).partial_fit(X, y)
+    big = np.where(np.random.default_rng(1).random((2, 4)) < 0.5, 1e9, -1e9)
+    try:
+        reg.partial_fit(big, np.random.default_rng(1).standard_normal(2))
+    except FloatingPointError as exc:
+        assert "Row " in str(exc)
+    _all_finite(reg)
+    reg.partial_fit(X, y)  # a clean chunk is learned, never blamed
+    _all_finite(reg)
+    assert np.isfinite(reg.predict(X)).all()
+
+
+@pytest.mark.parametrize("predict_mode", ["linear", "online"])
+def test_scale_invariant_full_extreme_row_rejected_with_row_index(predict_mode):
+    X, y = _stream()
+    reg = ScaleInvariantRegressor(invariance="full", predict_mode=predict_mode).partial_fit(X, y)
+    bad = np.vstack([X[:3], [[-1e20, 0, 0, 0]]])
+    _assert_rejected(reg, bad, y[:4], match="Row 3 ")
+    _all_finite(reg)
+    assert np.isfinite(reg.coef_).all()
+
+
+@pytest.mark.parametrize("algorithm", ["oks", "oks++", "ioks"])
+@pytest.mark.parametrize("n_components", [None, 8])
+def test_kernel_selection_huge_targets_rejected_not_zerodivision(algorithm, n_components):
+    X, y = _stream()
+    reg = KernelSelectionRegressor(algorithm=algorithm, n_components=n_components, random_state=0)
+    reg.partial_fit(X, y)
+    _assert_rejected(reg, X, y * 1e154)
+    _all_finite(reg)
+
+
+@pytest.mark.parametrize("cls", [AWVRegressor, KernelAWVRegressor, PKAWVRegressor])
+@pytest.mark.parametrize("scale", [1e154, 1e200])
+def test_cumulative_loss_never_becomes_inf(cls, scale):
+    """A chunk whose squared loss overflows float64 is rejected (the loss is part of the state)."""
+    X, y = _stream()
+    reg = cls().partial_fit(X, y)
+    _assert_rejected(reg, X, y * scale, match=r"Row \d+ of this chunk.*cumulative_loss_")
+    assert np.isfinite(reg.cumulative_loss_)
+
+
+@pytest.mark.parametrize("invariance", ["coordinate", "full"])
+@pytest.mark.parametrize("predict_mode", ["linear", "online"])
+def test_scale_invariant_predict_on_huge_rows_raises_not_nan(invariance, predict_mode):
+    X, y = _stream()
+    reg = ScaleInvariantRegressor(invariance=invariance, predict_mode=predict_mode).fit(X, y)
+    clf = ScaleInvariantClassifier(invariance=invariance, predict_mode=predict_mode).fit(X, y > 0)
+    Xbig = X * 1e155
+    for est, method in ((reg, reg.predict), (clf, clf.predict), (clf, clf.decision_function)):
+        before = pickle.dumps(est)
+        try:
+            out = method(Xbig)
+        except ValueError as exc:
+            assert "Row " in str(exc) and "non-finite" in str(exc)
+        else:
+            assert np.isfinite(np.asarray(out, dtype=float)).all()
+        assert pickle.dumps(est) == before
+
+
+@pytest.mark.parametrize("est", [ScaleInvariantRegressor(), AWVRegressor(), KernelSelectionRegressor()],
+                         ids=repr)
+def test_complex_targets_rejected_on_every_call(est):
+    X, y = _stream()
+    with pytest.raises(ValueError, match="Complex"):
+        est.__class__(**est.get_params()).partial_fit(X, y + 1j)
+    est = est.__class__(**est.get_params()).partial_fit(X, y)
+    before = pickle.dumps(est)
+    with pytest.raises(ValueError, match="Complex"):
+        est.partial_fit(X, y + 1j)
+    with pytest.raises(ValueError, match="Complex"):
+        est.partial_fit(X, list(y + 1j))
+    assert pickle.dumps(est) == before
+
+
+def test_complex_labels_rejected_for_classifiers():
+    X, y = _stream()
+    clf = ScaleInvariantClassifier().partial_fit(X, (y > 0).astype(int), classes=[0, 1])
+    with pytest.raises(ValueError, match="Complex"):
+        clf.partial_fit(X, (y > 0).astype(complex))
+
+
+@pytest.mark.parametrize("invariance", ["coordinate", "full"])
+@pytest.mark.parametrize("scale", [1e-310, 3.5e-323])
+def test_scale_invariant_subnormal_data_no_overflow_message(invariance, scale):
+    """Issue 11: subnormal features gave an 'overflow' rejection (1 / scale overflowed inside the
+    pass). The online algorithm is scale invariant: it learns tiny data like unit data."""
+    X, y = _stream(n=30)
+    ref = ScaleInvariantClassifier(invariance=invariance, predict_mode="online")
+    tiny = ScaleInvariantClassifier(invariance=invariance, predict_mode="online")
+    Xt = X * scale  # subnormal: few significant bits left at 3.5e-323
+    d_ref = ref.partial_fit_decision_function(Xt / scale, y > 0, classes=[False, True])
+    d_tiny = tiny.partial_fit_decision_function(Xt, y > 0, classes=[False, True])
+    assert np.isfinite(d_tiny).all()
+    if scale > 1e-320:
+        np.testing.assert_allclose(d_tiny, d_ref, rtol=1e-6, atol=1e-9)
+    _all_finite(tiny)
+    # predict_mode='linear' needs coef_ in feature units (~1/scale): not representable, so a
+    # clear rejection that names coef_ and the way out, not an "overflow"
+    lin = ScaleInvariantClassifier(invariance=invariance)
+    try:
+        lin.partial_fit(X * scale, y > 0, classes=[False, True])
+    except FloatingPointError as exc:
+        assert "coef_" in str(exc) and "'online'" in str(exc) and "overflow" not in str(exc)
+        assert not hasattr(lin, "n_samples_seen_")
+    else:
+        assert np.isfinite(lin.coef_).all() and np.isfinite(lin.decision_function(X * scale)).all()

@@ -240,6 +240,8 @@ def oks_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, U, forced, t0, sigmas, inv2s2,
             lv *= loss_mult
             g *= loss_mult
             loss_acc[0] += lv
+            if not (abs(loss_acc[0]) < math.inf and abs(g) < math.inf):
+                return r  # the loss overflows: reject the row before any state changes
             pI = p[h, I]
             L[h, I] += lv / pI
             C[h] += lv / pI
@@ -276,6 +278,8 @@ def okspp_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, U, forced, t0, sigmas, inv2s
             lv *= loss_mult
             g *= loss_mult
             loss_acc[0] += lv
+            if not (abs(loss_acc[0]) < math.inf and abs(g) < math.inf):
+                return r  # the loss overflows: reject the row before any state changes
             pI = p[h, I]
             ct = lv / pI
             C[h] += ct
@@ -332,6 +336,8 @@ def ioks_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, U, forced, t0, sigmas, inv2s2
             lv *= loss_mult
             g *= loss_mult
             loss_acc[0] += lv
+            if not (abs(loss_acc[0]) < math.inf and abs(g) < math.inf):
+                return r  # the loss overflows: reject the row before any state changes
             pI = p[h, I]
             gp = g / pI
             gam[h, I] += gp * gp

@@ -9,7 +9,12 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
+from ..base import (
+    OnlineDecisionClassifierMixin,
+    OnlineRegressorMixin,
+    check_finite_output,
+    raise_if_nonfinite,
+)
 from ..losses import get_loss
 from . import _scale_invariant_core as core
 from ..utils.validation import readonly, validate_X_predict
@@ -162,7 +167,9 @@ class _ScaleInvariantBase:
         )
         if self.predict_mode == "linear":
             coef, intercept = self._coef_intercept()
-            return np.asarray(X @ coef.T) + intercept
+            with np.errstate(over="ignore", invalid="ignore"):
+                out = np.asarray(X @ coef.T) + intercept
+            return check_finite_output(out, self, "decision values")
         if sp.issparse(X):
             X = readonly(X.toarray())
         out = np.zeros((X.shape[0], self.neg_cum_grad_.shape[0]))
@@ -176,7 +183,21 @@ class _ScaleInvariantBase:
                 X, self.fit_intercept, float(self.alpha), float(self.rank_tol), self.pinv_,
                 self.basis_, self.rank_, self.neg_cum_grad_, self.gamma_, self.scale_, out,
             )
-        return out
+        return check_finite_output(out, self, "decision values")
+
+    def _derived_state(self):
+        """Arrays derived from the state that must stay finite (checked after every pass)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            W = self._linear_weights()
+            if self.predict_mode != "linear":
+                return (("linear weights (internal units)", W),)
+            # predict_mode='linear' predicts with coef_ in the units of the features, which is
+            # not representable for features of subnormal size (coef ~ 1 / scale)
+            coef, intercept = self._coef_intercept()
+        return (
+            ("coef_ (used by predict_mode='linear'; 'online' needs no weights in feature units)", coef),
+            ("intercept_", intercept),
+        )
 
     # shared checks (tests/test_common.py) run on both algorithms
     _test_params = [{}, {"invariance": "full"}, {"invariance": "full", "predict_mode": "online"}]

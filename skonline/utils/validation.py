@@ -191,6 +191,10 @@ def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_nume
         and not hasattr(estimator, "feature_names_in_")
         and hasattr(estimator, "n_features_in_")
     )
+    if y is not None and _is_complex(y):
+        raise ValueError(
+            "Complex data not supported: y has a complex dtype (the imaginary part would be lost)."
+        )
     if not fast:
         check_sparse_structure(X)
         kw = dict(reset=reset, accept_sparse="csr" if accept_sparse else False, dtype=np.float64, order="C")
@@ -227,6 +231,20 @@ def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_nume
         y = np.asarray(y, dtype=np.float64)
         _assert_all_finite(y, input_name="y", estimator_name=type(estimator).__name__)
     return X, y
+
+
+def _is_complex(a):
+    if hasattr(a, "dtype") and not hasattr(a, "dtypes"):
+        return np.dtype(a.dtype).kind == "c" if a.dtype is not None else False
+    if hasattr(a, "dtypes"):  # pandas
+        try:
+            return any(np.dtype(t).kind == "c" for t in np.atleast_1d(a.dtypes))
+        except TypeError:
+            return False
+    try:
+        return np.iscomplexobj(np.asarray(a))
+    except (TypeError, ValueError):
+        return False
 
 
 def _as_csr(X):
