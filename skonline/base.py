@@ -161,6 +161,38 @@ def _row_kwargs(fit_params, n, stop):
     return out
 
 
+def _make_state_writeable(obj, _depth=0):
+    """Replace every read-only ndarray of the learned state by a writeable copy, recursively.
+
+    A model loaded with ``joblib.load(..., mmap_mode='r')`` holds read-only memory maps; the
+    compiled passes update state in place. Nested estimators held in the state (an ensemble's
+    ``rule_`` and experts, GroupDRO's inner models) are handled too, whatever their class.
+    """
+    if _depth > 8 or not hasattr(obj, "__dict__"):
+        return
+    d = obj.__dict__
+    for k, v in list(d.items()):
+        if not (k.endswith("_") or k.startswith("_")) or k.startswith("__"):
+            continue
+        if isinstance(v, np.ndarray):
+            if not v.flags.writeable:
+                d[k] = v.copy()
+        elif isinstance(v, (list, tuple)):
+            for item in v:
+                if isinstance(item, tuple):  # (name, estimator) pairs
+                    for x in item:
+                        if hasattr(x, "get_params"):
+                            _make_state_writeable(x, _depth + 1)
+                elif hasattr(item, "get_params"):
+                    _make_state_writeable(item, _depth + 1)
+        elif isinstance(v, dict):
+            for x in v.values():
+                if hasattr(x, "get_params"):
+                    _make_state_writeable(x, _depth + 1)
+        elif hasattr(v, "get_params"):
+            _make_state_writeable(v, _depth + 1)
+
+
 class _GeneratorState:
     """A Generator and its bit-generator state at snapshot time (cheaper than a deep copy)."""
 
@@ -254,10 +286,7 @@ class OnlineMixin:
 
     def _partial_fit(self, X, y, *, reset, from_fit, **fit_params):
         snapshot = self._snapshot()
-        for k in self._state_keys():  # state loaded read-only (joblib mmap_mode='r') is copied
-            v = self.__dict__[k]
-            if isinstance(v, np.ndarray) and not v.flags.writeable:
-                self.__dict__[k] = v.copy()
+        _make_state_writeable(self)  # state loaded read-only (joblib mmap_mode='r') is copied
         try:
             self._validate_params_once()
             if reset:

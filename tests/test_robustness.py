@@ -307,3 +307,32 @@ def test_scale_invariant_subnormal_data_no_overflow_message(invariance, scale):
         assert not hasattr(lin, "n_samples_seen_")
     else:
         assert np.isfinite(lin.coef_).all() and np.isfinite(lin.decision_function(X * scale)).all()
+
+
+# --------------------------------------------------------------------------- read-only state
+def _online_instances():
+    from sklearn.base import clone
+
+    from test_common import ONLINE
+
+    return [clone(e) for e in ONLINE]
+
+
+@pytest.mark.parametrize(
+    "est",
+    [e for e in _online_instances() if type(e).__name__.startswith("OnlineEnsemble")]
+    + [ScaleInvariantRegressor(), AWVRegressor()],
+    ids=lambda e: type(e).__name__,
+)
+def test_models_loaded_with_mmap_mode_r_keep_learning(est, tmp_path):
+    """Issue 11: an ensemble loaded with ``joblib.load(..., mmap_mode='r')`` raised a numba
+    TypingError on the first partial_fit (its rule's arrays were read-only memory maps)."""
+    joblib = pytest.importorskip("joblib")
+    X, y, kw = est._online_test_stream(np.random.default_rng(0), n_samples=2000)
+    ref = pickle.loads(pickle.dumps(est.partial_fit(X[:1000], y[:1000], **kw)))
+    path = tmp_path / "model.joblib"
+    joblib.dump(est, path)
+    loaded = joblib.load(path, mmap_mode="r")
+    loaded.partial_fit(X[1000:], y[1000:])
+    ref.partial_fit(X[1000:], y[1000:])
+    np.testing.assert_array_equal(loaded.predict(X[:50]), ref.predict(X[:50]))
