@@ -161,6 +161,27 @@ def _row_kwargs(fit_params, n, stop):
     return out
 
 
+def _interrupt_behind(exc):
+    """The KeyboardInterrupt hidden behind a SystemError, or None.
+
+    A Ctrl-C that lands while a numba-compiled function boxes its results (numba calls back into
+    Python there, e.g. ``_numba_unpickle``) makes the dispatcher return a value with the
+    KeyboardInterrupt set: Python reports ``SystemError: CPUDispatcher(...) returned a result
+    with an exception set``, the interrupt as its cause. The user pressed Ctrl-C: give them the
+    KeyboardInterrupt.
+    """
+    if not isinstance(exc, SystemError):
+        return None
+    seen = set()
+    e = exc
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return e
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return None
+
+
 def _make_state_writeable(obj, _depth=0):
     """Replace every read-only ndarray of the learned state by a writeable copy, recursively.
 
@@ -306,8 +327,11 @@ class OnlineMixin:
                                       from_fit, fit_params)
             finally:
                 self._restore(snapshot)
-        except BaseException:
+        except BaseException as exc:
             self._restore(snapshot)
+            interrupt = _interrupt_behind(exc)
+            if interrupt is not None:
+                raise interrupt.with_traceback(interrupt.__traceback__) from None
             raise
         return raw
 

@@ -336,3 +336,97 @@ def test_models_loaded_with_mmap_mode_r_keep_learning(est, tmp_path):
     loaded.partial_fit(X[1000:], y[1000:])
     ref.partial_fit(X[1000:], y[1000:])
     np.testing.assert_array_equal(loaded.predict(X[:50]), ref.predict(X[:50]))
+
+
+# --------------------------------------------------------------------------- Ctrl-C
+def _gdro_stream(**params):
+    from skonline.dro import GroupDROClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((3000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    g = rng.integers(0, 3, 3000)
+    clf = GroupDROClassifier(random_state=0, sampling="stream", **params)
+    clf.partial_fit(X[:100], y[:100], groups=g[:100], classes=[0, 1])
+    return clf, X, y, g
+
+
+def test_gdro_keyboard_interrupt_inside_the_compiled_pass_is_a_keyboard_interrupt(monkeypatch):
+    """Issue 11: Ctrl-C during GroupDRO's partial_fit surfaced as SystemError. numba calls back
+    into Python while boxing the pass's returned arrays; an interrupt landing there makes the
+    dispatcher return with the exception set (SystemError, the KeyboardInterrupt as its cause)."""
+    from skonline.dro import _gdro
+
+    clf, X, y, g = _gdro_stream()
+    before = pickle.dumps(clf)
+    real = _gdro.core.stream_pass
+
+    def interrupted(*args):
+        real(*args)  # the state is changed in place, then the interrupt arrives
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise SystemError(
+                "CPUDispatcher(<function stream_pass>) returned a result with an exception set"
+            ) from exc
+
+    monkeypatch.setattr(_gdro.core, "stream_pass", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        clf.partial_fit(X, y, groups=g)
+    assert pickle.dumps(clf) == before
+
+
+def test_gdro_keyboard_interrupt_in_a_draw_propagates_and_changes_nothing(monkeypatch):
+    clf, X, y, g = _gdro_stream(algorithm="online")  # draws uniforms for every row
+    before = pickle.dumps(clf)
+
+    class Interrupting:
+        def __init__(self, rng):
+            self.rng = rng
+
+        def random(self, *a, **k):
+            raise KeyboardInterrupt
+
+        def __getattr__(self, name):
+            return getattr(self.rng, name)
+
+    rng = clf._rng
+    real_snapshot = type(clf)._snapshot
+
+    def snapshot_then_patch(self):
+        snap = real_snapshot(self)
+        self._rng = Interrupting(rng)
+        return snap
+
+    monkeypatch.setattr(type(clf), "_snapshot", snapshot_then_patch)
+    with pytest.raises(KeyboardInterrupt):
+        clf.partial_fit(X, y, groups=g)
+    monkeypatch.undo()
+    assert clf._rng is rng
+    assert pickle.dumps(clf) == before
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "setitimer"), reason="POSIX timers")
+def test_gdro_real_sigint_during_partial_fit_is_a_keyboard_interrupt():
+    import random
+    import signal
+
+    clf, X, y, g = _gdro_stream()
+    old = signal.signal(signal.SIGALRM, signal.default_int_handler)
+    rnd = random.Random(0)
+    try:
+        for _ in range(40):
+            in_call = False
+            signal.setitimer(signal.ITIMER_REAL, rnd.uniform(0.001, 0.03))
+            try:
+                while True:
+                    before = pickle.dumps(clf)
+                    in_call = True
+                    clf.partial_fit(X, y, groups=g)
+                    in_call = False
+            except KeyboardInterrupt:
+                if in_call:
+                    assert pickle.dumps(clf) == before
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
