@@ -85,6 +85,19 @@ def _check_compressed(X, n_major, n_minor, major, minor, fmt):
             )
 
 
+def check_csr_arrays(data, indices, indptr, shape):
+    """Check the parts of a CSR matrix (as stored in a file) before building it.
+
+    The same checks as :func:`check_sparse_structure` on a CSR matrix, without building one
+    (scipy's constructor trusts its inputs, and allocates ``indptr`` from the claimed shape).
+    """
+    from types import SimpleNamespace
+
+    n_rows, n_cols = (int(s) for s in shape)
+    parts = SimpleNamespace(data=np.asarray(data), indices=indices, indptr=indptr)
+    _check_compressed(parts, n_rows, n_cols, "rows", "columns", "csr")
+
+
 def check_sparse_structure(X):
     """Check the structure of a scipy sparse matrix or array before any code reads it unchecked.
 
