@@ -129,24 +129,47 @@ def nonfinite_state(estimator, raw=None):
     in the class attribute ``_nonfinite_state_ok``.
     """
     allowed = getattr(estimator, "_nonfinite_state_ok", ())
+    layout = {}
+    if hasattr(estimator, "_buffer_layout") and estimator._is_initialized():
+        layout = estimator._buffer_layout()  # growth buffers: only their used block is state
     for k in estimator._state_keys():
         if k in allowed:
             continue
         v = estimator.__dict__.get(k)
+        if isinstance(v, np.ndarray) and k in layout:
+            v = v[tuple(slice(0, s) for s in layout[k][0])]
         if isinstance(v, np.ndarray):
-            if v.dtype.kind in "fc" and not np.isfinite(v).all():
+            if v.dtype.kind in "fc" and not _all_finite(v):
                 return k
         elif isinstance(v, (float, np.floating)) and not np.isfinite(v):
             return k
     derived = getattr(estimator, "_derived_state", None)
     if derived is not None:
         for k, v in derived():
-            if not np.isfinite(np.asarray(v, dtype=np.float64)).all():
+            if not _all_finite(np.asarray(v, dtype=np.float64)):
                 return k
     if raw is not None and isinstance(raw, np.ndarray) and raw.dtype.kind in "fc":
-        if not np.isfinite(raw).all():
+        if not _all_finite(raw):
             return "predictions"
     return None
+
+
+@numba.njit(cache=True)
+def _all_finite_2d(a):
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            v = a[i, j]
+            if v - v != 0.0:  # NaN or +-inf
+                return False
+    return True
+
+
+def _all_finite(a):
+    """``np.isfinite(a).all()`` without a temporary array: a compiled scan for large float64
+    arrays (a growth buffer's used block is a strided view of up to gigabytes)."""
+    if a.size < 4096 or a.dtype != np.float64 or a.ndim > 2:
+        return bool(np.isfinite(a).all())
+    return bool(_all_finite_2d(a.reshape(1, -1) if a.ndim == 1 else a))
 
 
 def _row_kwargs(fit_params, n, stop):

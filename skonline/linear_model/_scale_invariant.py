@@ -1,8 +1,10 @@
 """Scale-invariant unconstrained online linear learners (Kotłowski, ALT 2017)."""
 
+import math
 import warnings
 from numbers import Real
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
@@ -20,6 +22,31 @@ from . import _scale_invariant_core as core
 from ..utils.validation import readonly, validate_X_predict
 
 _ALPHA_MIN = 9.0 / 8.0
+
+
+@numba.njit(cache=True)
+def _coordinate_weights_finite(h, sum_sq, scale, alpha, t_next, fit_intercept, in_feature_units, e_max):
+    """Whether ``_linear_weights()`` (coordinate invariance) and, if ``in_feature_units``,
+    ``coef_`` and ``intercept_`` are finite: the same arithmetic, compiled, without allocating
+    (checked after every pass, so it must cost little next to a one-row chunk)."""
+    H, D = h.shape
+    n = scale.shape[0]
+    denom = alpha * t_next * D
+    for j in range(D):
+        s2 = sum_sq[j] + (1.0 if (fit_intercept and j == D - 1) else 0.0)
+        if not s2 > 0.0:
+            continue
+        for k in range(H):
+            hk = h[k, j]
+            e = (hk * hk + (1.0 if (fit_intercept and j == D - 1) else 0.0)) / (2.0 * alpha * s2)
+            if e > e_max:
+                e = e_max
+            w = math.exp(e) * hk / s2 / denom
+            if in_feature_units and j < n and scale[j] > 0.0:
+                w = w / scale[j]
+            if not math.isfinite(w):
+                return False
+    return True
 
 
 class _ScaleInvariantBase:
@@ -187,12 +214,20 @@ class _ScaleInvariantBase:
 
     def _derived_state(self):
         """Arrays derived from the state that must stay finite (checked after every pass)."""
+        if self.invariance == "coordinate":
+            ok = _coordinate_weights_finite(
+                self.neg_cum_grad_, self.sum_sq_, self.scale_, float(self.alpha), float(self._t_next),
+                bool(self.fit_intercept), self.predict_mode == "linear", float(core.E_MAX),
+            )
+            what = ("coef_ (used by predict_mode='linear'; 'online' needs no weights in feature units)"
+                    if self.predict_mode == "linear" else "linear weights (internal units)")
+            return () if ok else ((what, np.array([np.inf])),)
         with np.errstate(over="ignore", invalid="ignore"):
-            W = self._linear_weights()
             if self.predict_mode != "linear":
-                return (("linear weights (internal units)", W),)
+                return (("linear weights (internal units)", self._linear_weights()),)
             # predict_mode='linear' predicts with coef_ in the units of the features, which is
-            # not representable for features of subnormal size (coef ~ 1 / scale)
+            # not representable for features of subnormal size (coef ~ 1 / scale); coef_ is
+            # the internal weights divided by a finite scale, so it is non-finite if they are
             coef, intercept = self._coef_intercept()
         return (
             ("coef_ (used by predict_mode='linear'; 'online' needs no weights in feature units)", coef),
