@@ -143,6 +143,10 @@ def nonfinite_state(estimator, raw=None):
                 return k
         elif isinstance(v, (float, np.floating)) and not np.isfinite(v):
             return k
+        elif isinstance(v, OnlineMixin) and v._is_initialized():  # an ensemble's rule_
+            inner = nonfinite_state(v)
+            if inner is not None:
+                return f"{k}.{inner}"
     derived = getattr(estimator, "_derived_state", None)
     if derived is not None:
         for k, v in derived():
