@@ -11,6 +11,12 @@ writes its own state and its own compiled pass:
   made *before* that row was learned (progressive validation), computed inside the same pass.
 * A call that raises (bad input, a non-finite state) leaves the estimator exactly as it was:
   the state is snapshotted before the call and restored on any exception.
+* No silent non-finite state: after every pass, the float state (``cumulative_loss_``
+  included), the state an estimator derives (hook ``_derived_state``) and the pass's outputs
+  must be finite; otherwise the chunk is rejected with a ``FloatingPointError`` naming the first
+  row that makes them non-finite (found by replaying prefixes of the chunk). NaN/inf markers by
+  design are listed in ``_nonfinite_state_ok``. A Ctrl-C that numba reports as ``SystemError``
+  is re-raised as ``KeyboardInterrupt``.
 * Online metrics are fitted attributes: ``n_samples_seen_``; ``cumulative_loss_``, the training
   loss of the prequential predictions, which the compiled pass accumulates row by row (so it does
   not depend on how the stream was chunked; ``running_sum`` does the same in numpy);
