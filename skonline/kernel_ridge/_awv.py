@@ -8,7 +8,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineRegressorMixin, raise_if_nonfinite
+from ..base import OnlineRegressorMixin, check_finite_output, raise_if_nonfinite
 from . import _core as core
 from ._base import _DOC_ALGORITHM, _DOC_ALPHA, _DOC_CLIP, _LinearAWVMixin
 from ..utils.validation import validate_X_predict
@@ -173,4 +173,6 @@ class AWVRegressor(_LinearAWVMixin, OnlineRegressorMixin, BaseEstimator):
         """
         check_is_fitted(self, "_precision_")
         X = validate_X_predict(self, X, dtype=np.float64, order="C")
-        return self._linear_predict(self._features(X))[:, 0]
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self._linear_predict(self._features(X))[:, 0]
+        return check_finite_output(out, self, "predictions")
