@@ -24,6 +24,7 @@ the same contract: they may reject extreme inputs, never return NaN.
 Runs deterministically (``derandomize=True``) with few examples per estimator, so that CI stays fast.
 """
 
+import os
 import pickle
 import warnings
 
@@ -33,15 +34,15 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone, is_classifier, is_regressor
+from test_common import ONLINE, _id, _rs
 
 from skonline.base import nonfinite_state
-from test_common import ONLINE, _id, _rs
 
 REJECT = (ValueError, TypeError, FloatingPointError)
 N_PREFIX, N_CHUNK = 20, 20
 
 FUZZ = settings(
-    max_examples=int(__import__("os").environ.get("SKONLINE_FUZZ_EXAMPLES", 6)),
+    max_examples=int(os.environ.get("SKONLINE_FUZZ_EXAMPLES", 6)),
     deadline=None,
     derandomize=True,
     database=None,

@@ -170,7 +170,6 @@ def test_canonical_csr_does_not_trust_stale_flags():
 
 # --------------------------------------------------------------------------- non-finite states
 from skonline.kernel_ridge import AWVRegressor, KernelAWVRegressor, PKAWVRegressor  # noqa: E402
-from skonline.kernel_selection import KernelSelectionClassifier  # noqa: E402
 
 
 def _stream(n=10, d=4, seed=0):
@@ -312,7 +311,6 @@ def test_scale_invariant_subnormal_data_no_overflow_message(invariance, scale):
 # --------------------------------------------------------------------------- read-only state
 def _online_instances():
     from sklearn.base import clone
-
     from test_common import ONLINE
 
     return [clone(e) for e in ONLINE]

@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
+from ..utils.validation import check_sparse_structure
 from ._builders import (
     ADULT_RACES,
     ADULT_SEXES,
@@ -17,7 +18,6 @@ from ._builders import (
     _read_matrix,
     _write_npz_atomic,
 )
-from ..utils.validation import check_sparse_structure
 from ._remote import DATA_ENV, _REMOTE_FILES, _fetch_remote, _offline_hint
 
 __all__ = [

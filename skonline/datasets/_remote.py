@@ -26,8 +26,8 @@ import json
 import os
 import socket
 import urllib.error
-import warnings
 import urllib.request
+import warnings
 from typing import NamedTuple, Optional
 from urllib.parse import urlsplit
 

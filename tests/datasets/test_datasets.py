@@ -858,7 +858,8 @@ def _crafted(home, **arrays):
     _builders._write_npz_atomic(os.path.join(home, "a9a.npz"), arrays)
 
 
-def _a9a_parts(rng=np.random.default_rng(0)):
+def _a9a_parts(seed=0):
+    rng = np.random.default_rng(seed)
     X = sp.csr_matrix((rng.uniform(size=(6, 123)) < 0.1).astype(np.float64))
     y = np.array([1, -1, 1, -1, 1, -1], dtype=np.int64)
     return _builders._sparse_parts("X", X), y
@@ -904,7 +905,7 @@ def test_crafted_npz_in_the_data_home_is_rejected(tmp_path, monkeypatch, case, m
     elif case == "string_y":
         y = y.astype(str)
     home = tmp_path / "home"
-    good_test, y_test = _a9a_parts(np.random.default_rng(1))
+    good_test, y_test = _a9a_parts(1)
     test_parts = {k.replace("X_", "X_test_"): v for k, v in good_test.items()}
     _crafted(home, y=y, y_test=y_test, **parts, **test_parts)
     with pytest.raises(ValueError, match=match) as info:
@@ -918,7 +919,7 @@ def test_crafted_npz_in_the_data_home_is_rejected(tmp_path, monkeypatch, case, m
 
 def test_valid_crafted_npz_loads(tmp_path):
     parts, y = _a9a_parts()
-    good_test, y_test = _a9a_parts(np.random.default_rng(1))
+    good_test, y_test = _a9a_parts(1)
     test_parts = {k.replace("X_", "X_test_"): v for k, v in good_test.items()}
     _crafted(tmp_path / "home", y=y, y_test=y_test, **parts, **test_parts)
     X, yy = ds.load_a9a(data_home=tmp_path / "home", download_if_missing=False, return_X_y=True)
