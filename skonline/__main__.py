@@ -10,8 +10,10 @@ Commands:
     writes plots into ``--output-dir``.
 
 ``skonline reproduce <family> [args ...]``
-    Runs a family's paper-reproduction benchmark, ``benchmarks/<family>.py`` of a clone of the
-    repository, forwarding the extra arguments (e.g. ``--quick``).
+    Runs a family's paper-reproduction benchmark, ``benchmarks/<family>.py`` of the repository
+    that holds the imported package (or of the clone named by ``--repo``), forwarding the extra
+    arguments (e.g. ``--quick``). Only the repository's own benchmarks of the known families run;
+    the current directory is never searched for scripts.
 """
 
 import argparse
@@ -77,14 +79,18 @@ def _parser():
         "reproduce",
         help="run a family's paper-reproduction benchmark (benchmarks/<family>.py of a clone "
         "of the repository)",
-        description="Run benchmarks/<family>.py, the reproduction of the family's paper, from a "
-        "clone of the repository (found from the current directory upwards, or next to an "
-        "editable install). Arguments after the family are passed to the script, e.g. "
+        description="Run benchmarks/<family>.py, the reproduction of the family's paper, from the "
+        "clone of the repository that holds the imported package (an editable install), or the "
+        "clone given with --repo. Arguments after the family are passed to the script, e.g. "
         "'skonline reproduce experts --quick'; 'skonline reproduce <family> --help' shows the "
         "script's own options. The results go to benchmarks/results/<family>.md.",
     )
     rep.add_argument("--dry-run", action="store_true",
                      help="print the script found and the command, do not run it")
+    rep.add_argument("--repo", default=None,
+                     help="a clone of the skonline repository whose benchmark to run (default: "
+                     "the repository of the imported package; the current directory is not "
+                     "searched)")
     rep.add_argument("family", help=f"one of {', '.join(BENCHMARK_FAMILIES)}")
     rep.add_argument("args", nargs=argparse.REMAINDER, help="passed to the benchmark script")
     return parser
@@ -93,37 +99,59 @@ def _parser():
 # --------------------------------------------------------------------------- reproduce
 
 
-def _candidate_roots():
-    """Where a clone of the repository may be: the current directory and its parents, then
-    the folder above the imported package (an editable install or a source checkout)."""
-    here = Path.cwd().resolve()
-    yield from (here, *here.parents)
-    package = Path(__file__).resolve().parent
-    yield package.parent
+def _is_skonline_clone(root):
+    """Whether ``root`` is a clone of the skonline repository: a ``pyproject.toml`` whose project
+    is named skonline, next to the ``skonline`` package and a ``benchmarks`` folder."""
+    pyproject = root / "pyproject.toml"
+    if not (pyproject.is_file() and (root / "skonline" / "__init__.py").is_file()
+            and (root / "benchmarks").is_dir()):
+        return False
+    try:
+        import tomllib
+
+        with open(pyproject, "rb") as fh:
+            name = tomllib.load(fh).get("project", {}).get("name")
+    except (ImportError, OSError, ValueError):
+        return False
+    return isinstance(name, str) and name.lower() == "skonline"
 
 
-def find_benchmark(family):
-    """Path of ``benchmarks/<family>.py`` in a clone of the repository, or None."""
-    for root in _candidate_roots():
-        script = root / "benchmarks" / f"{family}.py"
-        if script.is_file() and (root / "skonline").is_dir():
-            return script
-    return None
+def find_benchmark(family, repo=None):
+    """Path of ``benchmarks/<family>.py`` of the skonline repository, or None.
+
+    Only the repository's own benchmarks run: ``family`` must be one of
+    :data:`BENCHMARK_FAMILIES`, and the repository is the one that holds the imported package (an
+    editable install or a source checkout), or ``repo`` when given explicitly (``--repo``). It
+    must be a clone of skonline (:func:`_is_skonline_clone`). The current directory and its
+    parents are never searched: a folder that merely contains ``skonline/`` and ``benchmarks/``
+    does not get its scripts run.
+    """
+    if family not in BENCHMARK_FAMILIES:
+        return None
+    root = Path(repo).expanduser().resolve() if repo is not None else Path(__file__).resolve().parent.parent
+    if not _is_skonline_clone(root):
+        return None
+    script = (root / "benchmarks" / f"{family}.py").resolve()
+    if script.parent != (root / "benchmarks").resolve() or not script.is_file():
+        return None  # a symbolic link out of the repository's benchmarks folder
+    return script
 
 
-def reproduce(family, args, *, dry_run=False, out=None):
+def reproduce(family, args, *, dry_run=False, out=None, repo=None):
     out = out if out is not None else sys.stdout
     if family not in BENCHMARK_FAMILIES:
         print(f"skonline reproduce: unknown family {family!r}; choose one of "
               f"{', '.join(BENCHMARK_FAMILIES)}.", file=sys.stderr)
         return 2
-    script = find_benchmark(family)
+    script = find_benchmark(family, repo)
     if script is None:
+        where = (f"in {repo} (not a clone of the skonline repository)" if repo is not None
+                 else "next to the installed package")
         print(
-            f"skonline reproduce: benchmarks/{family}.py not found. The benchmark scripts are not "
-            "part of the installed package: run this command from a clone of the repository "
-            "(git clone the skonline repository, cd into it, pip install -e '.[bench]'), or run "
-            f"'python benchmarks/{family}.py' there.",
+            f"skonline reproduce: benchmarks/{family}.py not found {where}. The benchmark scripts "
+            "are not part of the installed package: use a clone of the repository (git clone the "
+            "skonline repository, cd into it, pip install -e '.[bench]'), pass it with "
+            f"--repo <clone>, or run 'python benchmarks/{family}.py' there.",
             file=sys.stderr,
         )
         return 2
@@ -153,7 +181,7 @@ def main(argv=None):
         argv.insert(0, "tour")
     args = _parser().parse_args(argv)
     if args.command == "reproduce":
-        return reproduce(args.family, args.args, dry_run=args.dry_run)
+        return reproduce(args.family, args.args, dry_run=args.dry_run, repo=args.repo)
     from ._tour import FAMILIES, run
 
     return run(

@@ -11,6 +11,12 @@ writes its own state and its own compiled pass:
   made *before* that row was learned (progressive validation), computed inside the same pass.
 * A call that raises (bad input, a non-finite state) leaves the estimator exactly as it was:
   the state is snapshotted before the call and restored on any exception.
+* No silent non-finite state: after every pass, the float state (``cumulative_loss_``
+  included), the state an estimator derives (hook ``_derived_state``) and the pass's outputs
+  must be finite; otherwise the chunk is rejected with a ``FloatingPointError`` naming the first
+  row that makes them non-finite (found by replaying prefixes of the chunk). NaN/inf markers by
+  design are listed in ``_nonfinite_state_ok``. A Ctrl-C that numba reports as ``SystemError``
+  is re-raised as ``KeyboardInterrupt``.
 * Online metrics are fitted attributes: ``n_samples_seen_``; ``cumulative_loss_``, the training
   loss of the prequential predictions, which the compiled pass accumulates row by row (so it does
   not depend on how the stream was chunked; ``running_sum`` does the same in numpy);
@@ -33,9 +39,11 @@ A subclass implements four hooks:
 and optionally ``_update_metrics(chunk, raw)``.
 """
 
+import contextvars
 import copy
 import numbers
 import time
+import warnings
 
 import numba
 import numpy as np
@@ -57,6 +65,8 @@ __all__ = [
     "make_generator",
     "running_sum",
     "raise_if_nonfinite",
+    "nonfinite_state",
+    "check_finite_output",
 ]
 
 
@@ -91,8 +101,8 @@ def raise_if_nonfinite(status, first_row=0, what="state"):
     if status >= 0:
         raise FloatingPointError(
             f"Row {first_row + int(status)} of this chunk would make the model's {what} non-finite "
-            "(overflow); the chunk was rejected and the estimator is unchanged. Check the scale of "
-            "the features and targets."
+            "(NaN or inf); the chunk was rejected and the estimator is unchanged. Check the scale "
+            "of the features and targets."
         )
 
 
@@ -120,6 +130,150 @@ def _validate_sample_weight(estimator, sample_weight, n_samples, from_fit=False)
     if from_fit and n_samples and not np.any(w > 0):
         raise ValueError(f"{name}: sample weights must contain at least one non-zero number.")
     return w
+
+
+def check_finite_output(out, estimator, what="predictions"):
+    """Raise a ValueError naming the first row of ``X`` whose output is NaN or inf.
+
+    For ``predict`` / ``decision_function`` / ``transform``: a row so large that the algorithm's
+    float64 arithmetic overflows is an error, never a silent NaN (a classifier would map it to a
+    class). Returns ``out``.
+    """
+    a = np.asarray(out)
+    if a.dtype.kind in "fc" and not np.isfinite(a).all():
+        bad = ~np.isfinite(a)
+        row = int(np.flatnonzero(bad.reshape(a.shape[0], -1).any(axis=1))[0]) if a.ndim else 0
+        raise ValueError(
+            f"Row {row} of X gives non-finite {what} in {type(estimator).__name__} (its values "
+            "are too large for the float64 arithmetic of this algorithm). Scale the features."
+        )
+    return out
+
+
+#: set while ``_first_nonfinite_row`` replays prefixes of a chunk (no nested search)
+_LOCATING_ROW = contextvars.ContextVar("skonline_locating_nonfinite_row", default=False)
+
+
+def nonfinite_state(estimator, raw=None):
+    """Name of the first learned attribute (or ``'predictions'``) holding a NaN or an inf, or None.
+
+    Checks every float ndarray and float scalar among the estimator's learned attributes (fitted
+    ``*_`` and private state), the prequential outputs ``raw`` of the pass when given, and the
+    arrays the estimator derives from its state (hook ``_derived_state()``, e.g. ``coef_`` of
+    the scale-invariant learners). Attributes that use NaN or inf as markers by design are listed
+    in the class attribute ``_nonfinite_state_ok``.
+    """
+    allowed = getattr(estimator, "_nonfinite_state_ok", ())
+    layout = {}
+    if hasattr(estimator, "_buffer_layout") and estimator._is_initialized():
+        layout = estimator._buffer_layout()  # growth buffers: only their used block is state
+    for k in estimator._state_keys():
+        if k in allowed:
+            continue
+        v = estimator.__dict__.get(k)
+        if isinstance(v, np.ndarray) and k in layout:
+            v = v[tuple(slice(0, s) for s in layout[k][0])]
+        if isinstance(v, np.ndarray):
+            if v.dtype.kind in "fc" and not _all_finite(v):
+                return k
+        elif isinstance(v, (float, np.floating)) and not np.isfinite(v):
+            return k
+        elif isinstance(v, OnlineMixin) and v._is_initialized():  # an ensemble's rule_
+            inner = nonfinite_state(v)
+            if inner is not None:
+                return f"{k}.{inner}"
+    derived = getattr(estimator, "_derived_state", None)
+    if derived is not None:
+        for k, v in derived():
+            if not _all_finite(np.asarray(v, dtype=np.float64)):
+                return k
+    if raw is not None and isinstance(raw, np.ndarray) and raw.dtype.kind in "fc":
+        if not _all_finite(raw):
+            return "predictions"
+    return None
+
+
+@numba.njit(cache=True)
+def _all_finite_2d(a):
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            v = a[i, j]
+            if v - v != 0.0:  # NaN or +-inf
+                return False
+    return True
+
+
+def _all_finite(a):
+    """``np.isfinite(a).all()`` without a temporary array: a compiled scan for large float64
+    arrays (a growth buffer's used block is a strided view of up to gigabytes)."""
+    if a.size < 4096 or a.dtype != np.float64 or a.ndim > 2:
+        return bool(np.isfinite(a).all())
+    return bool(_all_finite_2d(a.reshape(1, -1) if a.ndim == 1 else a))
+
+
+def _row_kwargs(fit_params, n, stop):
+    """Keywords of a chunk cut to its first ``stop`` rows (per-row arrays such as ``groups``)."""
+    from sklearn.utils import _safe_indexing
+
+    out = {}
+    for k, v in fit_params.items():
+        if k != "classes" and v is not None and hasattr(v, "__len__") and not isinstance(v, str) and len(v) == n:
+            v = _safe_indexing(v, slice(0, stop))
+        out[k] = v
+    return out
+
+
+def _interrupt_behind(exc):
+    """The KeyboardInterrupt hidden behind a SystemError, or None.
+
+    A Ctrl-C that lands while a numba-compiled function boxes its results (numba calls back into
+    Python there, e.g. ``_numba_unpickle``) makes the dispatcher return a value with the
+    KeyboardInterrupt set: Python reports ``SystemError: CPUDispatcher(...) returned a result
+    with an exception set``, the interrupt as its cause. The user pressed Ctrl-C: give them the
+    KeyboardInterrupt.
+    """
+    if not isinstance(exc, SystemError):
+        return None
+    seen = set()
+    e = exc
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return e
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def _make_state_writeable(obj, _depth=0):
+    """Replace every read-only ndarray of the learned state by a writeable copy, recursively.
+
+    A model loaded with ``joblib.load(..., mmap_mode='r')`` holds read-only memory maps; the
+    compiled passes update state in place. Nested estimators held in the state (an ensemble's
+    ``rule_`` and experts, GroupDRO's inner models) are handled too, whatever their class.
+    """
+    if _depth > 8 or not hasattr(obj, "__dict__"):
+        return
+    d = obj.__dict__
+    for k, v in list(d.items()):
+        if not (k.endswith("_") or k.startswith("_")) or k.startswith("__"):
+            continue
+        if isinstance(v, np.ndarray):
+            if not v.flags.writeable:
+                d[k] = v.copy()
+        elif isinstance(v, (list, tuple)):
+            for item in v:
+                if isinstance(item, tuple):  # (name, estimator) pairs
+                    for x in item:
+                        if hasattr(x, "get_params"):
+                            _make_state_writeable(x, _depth + 1)
+                elif hasattr(item, "get_params"):
+                    _make_state_writeable(item, _depth + 1)
+        elif isinstance(v, dict):
+            for x in v.values():
+                if hasattr(x, "get_params"):
+                    _make_state_writeable(x, _depth + 1)
+        elif hasattr(v, "get_params"):
+            _make_state_writeable(v, _depth + 1)
 
 
 class _GeneratorState:
@@ -223,11 +377,9 @@ class OnlineMixin:
                 f"{type(self).__name__} does not support sample_weight"
                 f"{getattr(self, '_no_sample_weight_reason', '')}."
             )
+        replay = fit_params if sample_weight is None else dict(fit_params, sample_weight=sample_weight)
         snapshot = self._snapshot()
-        for k in self._state_keys():  # state loaded read-only (joblib mmap_mode='r') is copied
-            v = self.__dict__[k]
-            if isinstance(v, np.ndarray) and not v.flags.writeable:
-                self.__dict__[k] = v.copy()
+        _make_state_writeable(self)  # state loaded read-only (joblib mmap_mode='r') is copied
         try:
             self._validate_params_once()
             if reset:
@@ -248,10 +400,79 @@ class OnlineMixin:
             if reset:
                 self._allocate(chunk)
             raw = self._learn_blocks(chunk, int(getattr(self, "verbose", 0) or 0))
-        except BaseException:
+            self._check_finite_pass(raw, snapshot, X, y, reset, from_fit, replay)
+        except (ZeroDivisionError, OverflowError) as exc:  # from a compiled pass: a non-finite state
+            try:
+                self._raise_nonfinite(f"state ({type(exc).__name__}: {exc})", snapshot, X, y, reset,
+                                      from_fit, replay)
+            finally:
+                self._restore(snapshot)
+        except BaseException as exc:
             self._restore(snapshot)
+            interrupt = _interrupt_behind(exc)
+            if interrupt is not None:
+                raise interrupt.with_traceback(interrupt.__traceback__) from None
             raise
         return raw
+
+    def _check_finite_pass(self, raw, snapshot, X, y, reset, from_fit, fit_params):
+        """Reject the chunk (FloatingPointError naming the row) if the pass left a NaN or an inf
+        in the state, the derived state or the prequential outputs (see :func:`nonfinite_state`).
+
+        The row is found by replaying prefixes of the chunk from the snapshot (bisection: only on
+        this error path); the caller then restores the snapshot.
+        """
+        what = nonfinite_state(self, raw)
+        if what is not None:
+            self._raise_nonfinite(what, snapshot, X, y, reset, from_fit, fit_params)
+
+    def _raise_nonfinite(self, what, snapshot, X, y, reset, from_fit, fit_params):
+        if _LOCATING_ROW.get():
+            raise FloatingPointError(what)
+        row = self._first_nonfinite_row(snapshot, X, y, reset, from_fit, fit_params)
+        where = f"Row {row} of this chunk" if row is not None else "This chunk"
+        raise FloatingPointError(
+            f"{where} would make {type(self).__name__}'s {what} non-finite (NaN or inf: the "
+            "values are beyond what float64 arithmetic of this algorithm can represent); the chunk "
+            "was rejected and the estimator is unchanged. Check the scale of the features and "
+            "targets."
+        )
+
+    def _first_nonfinite_row(self, snapshot, X, y, reset, from_fit, fit_params):
+        from sklearn.utils import _safe_indexing
+
+        try:
+            n = X.shape[0] if hasattr(X, "shape") else len(X)
+        except TypeError:
+            return None
+
+        def bad(stop):
+            self._restore(copy.deepcopy(snapshot))
+            Xs = _safe_indexing(X, slice(0, stop))
+            ys = None if y is None else _safe_indexing(y, slice(0, stop))
+            try:
+                self._partial_fit(Xs, ys, reset=reset, from_fit=from_fit,
+                                  **_row_kwargs(fit_params, n, stop))
+            except (FloatingPointError, ArithmeticError):
+                return True
+            return False
+
+        token = _LOCATING_ROW.set(True)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                lo, hi = 0, n  # the first lo rows are fine; the first hi rows are not
+                while hi - lo > 1:
+                    mid = (lo + hi) // 2
+                    if bad(mid):
+                        hi = mid
+                    else:
+                        lo = mid
+        except Exception:  # the replay itself failed: report the chunk, not a row
+            return None
+        finally:
+            _LOCATING_ROW.reset(token)
+        return hi - 1
 
     def _learn_blocks(self, chunk, verbose):
         """Run the pass over the chunk: in one block, or (``verbose > 0``) in blocks of rows,

@@ -237,10 +237,44 @@ def test_reproduce_locates_the_script(tmp_path):
     assert "usage: linear_model.py" in proc.stdout
 
 
-def test_reproduce_from_the_current_directory(tmp_path, monkeypatch):
-    """A clone found from the current directory upwards (here: a subfolder of the repository)."""
+def test_reproduce_from_a_subfolder_uses_the_package_repository(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT / "docs")
     assert find_benchmark("experts") == ROOT / "benchmarks" / "experts.py"
+
+
+def _fake_clone(path, *, project="skonline"):
+    (path / "skonline").mkdir(parents=True)
+    (path / "skonline" / "__init__.py").write_text("")
+    (path / "benchmarks").mkdir()
+    (path / "benchmarks" / "experts.py").write_text("print('PLANTED SCRIPT RAN')\n")
+    (path / "pyproject.toml").write_text(f'[project]\nname = "{project}"\n')
+    return path
+
+
+def test_reproduce_never_runs_scripts_found_from_the_current_directory(tmp_path, monkeypatch):
+    """Issue 11: any parent folder holding skonline/ and benchmarks/<family>.py had its script
+    run. Only the repository of the imported package (or an explicit --repo clone) is used."""
+    planted = _fake_clone(tmp_path / "downloads" / "evil")
+    work = planted / "sub"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert find_benchmark("experts") == ROOT / "benchmarks" / "experts.py"
+    proc, _ = _skonline(["reproduce", "--dry-run", "experts"], cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert str(ROOT / "benchmarks" / "experts.py") in proc.stdout
+    assert str(planted) not in proc.stdout
+
+
+def test_reproduce_explicit_repo_is_checked(tmp_path):
+    assert find_benchmark("experts", repo=ROOT) == ROOT / "benchmarks" / "experts.py"
+    other = _fake_clone(tmp_path / "other", project="not-skonline")
+    assert find_benchmark("experts", repo=other) is None
+    proc, _ = _skonline(["reproduce", "--repo", str(other), "experts"], cwd=tmp_path)
+    assert proc.returncode == 2 and "not a clone of the skonline repository" in proc.stderr
+    assert "PLANTED" not in proc.stdout
+    # a family outside the known list never maps to a file, whatever the folder holds
+    assert find_benchmark("../skonline/__init__") is None
+    assert find_benchmark("results") is None
 
 
 def test_reproduce_outside_a_clone_says_so(tmp_path):

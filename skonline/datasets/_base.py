@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
+from ..utils.validation import check_sparse_structure
 from ._builders import (
     ADULT_RACES,
     ADULT_SEXES,
@@ -73,11 +74,29 @@ def get_data_home(data_home=None):
     >>> get_data_home()  # doctest: +SKIP
     '/home/user/skonline_data'
     """
+    data_home = _resolve_data_home(data_home)
+    if not os.path.isdir(data_home):
+        os.makedirs(data_home, exist_ok=True)
+        _write_marker(data_home)
+    return data_home
+
+
+#: File that marks a data home folder created by skonline (see clear_data_home).
+_MARKER = ".skonline-data-home"
+
+
+def _resolve_data_home(data_home):
     if data_home is None:
         data_home = os.environ.get(DATA_ENV) or os.path.join("~", "skonline_data")
-    data_home = os.path.expanduser(os.fspath(data_home))
-    os.makedirs(data_home, exist_ok=True)
-    return data_home
+    return os.path.expanduser(os.fspath(data_home))
+
+
+def _write_marker(data_home):
+    with open(os.path.join(data_home, _MARKER), "w", encoding="utf-8") as fh:
+        fh.write(
+            "This folder was created by skonline as its data home; "
+            "skonline.datasets.clear_data_home() may delete it.\n"
+        )
 
 
 def clear_data_home(data_home=None):
@@ -96,8 +115,30 @@ def clear_data_home(data_home=None):
     --------
     >>> from skonline.datasets import clear_data_home
     >>> clear_data_home("/tmp/my_skonline_cache")  # doctest: +SKIP
+
+    Notes
+    -----
+    Only a folder that skonline created (:func:`get_data_home` writes a marker
+    file, ``.skonline-data-home``, into a data home it creates) is deleted. A
+    folder that already existed (an offline copy, a folder of your own named by
+    ``SKONLINE_DATA``) is refused with an ``OSError``: delete the cached
+    ``<name>.npz`` files yourself. A missing folder is left missing.
     """
-    shutil.rmtree(get_data_home(data_home))
+    path = _resolve_data_home(data_home)
+    if not os.path.lexists(path):
+        return
+    if os.path.islink(path) or not os.path.isdir(path):
+        raise OSError(
+            f"Refusing to delete {path!r}: it is not a folder created by skonline "
+            "(a symbolic link or not a directory)."
+        )
+    if not os.path.isfile(os.path.join(path, _MARKER)):
+        raise OSError(
+            f"Refusing to delete {path!r}: skonline did not create this folder (it has "
+            f"no {_MARKER} marker file), so it may hold files that are not skonline's. "
+            "Delete the cached <name>.npz files yourself."
+        )
+    shutil.rmtree(path)
 
 
 # --------------------------------------------------------------------------
@@ -346,18 +387,78 @@ def _read_split(path, name, split):
             extras["feature_names"] = [str(s) for s in z["feature_names"]]
         parts = []
         for suffix in {"train": ("",), "test": ("_test",), "all": ("", "_test")}[split]:
-            item = {"X": _read_matrix(z, "X" + suffix), "y": z["y" + suffix]}
+            try:
+                item = {"X": _read_matrix(z, "X" + suffix), "y": z["y" + suffix]}
+            except (ValueError, KeyError) as exc:
+                raise ValueError(
+                    f"{path} is not a valid {name!r} file: {exc} Delete it to download it "
+                    "again (or replace it with a good copy)."
+                ) from None
             for key in ("race", "sex"):
                 if key + suffix in z.files:
                     item[key] = z[key + suffix]
             parts.append(item)
+    for item in parts:
+        _check_arrays(path, name, item)
+    if len(parts) == 2 and parts[0]["X"].shape[1] != parts[1]["X"].shape[1]:
+        raise ValueError(
+            f"{path} is not a valid {name!r} file: X has {parts[0]['X'].shape[1]} features "
+            f"and X_test {parts[1]['X'].shape[1]}. Delete it to download it again."
+        )
     if len(parts) == 1:
         merged = parts[0]
     else:
         merged = {k: _stack(parts[0][k], parts[1][k]) for k in parts[0]}
     X, y = merged.pop("X"), merged.pop("y")
     extras.update(merged)
+    if "feature_names" in extras and len(extras["feature_names"]) != X.shape[1]:
+        raise ValueError(
+            f"{path}: {len(extras['feature_names'])} feature names for {X.shape[1]} "
+            "features; delete the file to download it again."
+        )
     return X, y, extras
+
+
+def _check_arrays(path, name, item):
+    """Validate one part read from ``<name>.npz`` before anything uses it.
+
+    A file in the data home is not trusted: shapes, dtypes, the sparse
+    structure (out-of-range indices would crash compiled code), finiteness
+    and the X / y lengths are checked.
+    """
+    X, y = item["X"], item["y"]
+
+    def bad(what):
+        return ValueError(
+            f"{path} is not a valid {name!r} file: {what}. Delete it to download "
+            "it again (or replace it with a good copy)."
+        )
+
+    if sp.issparse(X):
+        try:
+            check_sparse_structure(X)
+        except ValueError as exc:
+            raise bad(str(exc)) from None
+        values = X.data
+    else:
+        values = X
+        if X.ndim != 2:
+            raise bad(f"X has shape {X.shape}, expected 2 dimensions")
+    if values.dtype.kind not in "fiu":
+        raise bad(f"X has dtype {values.dtype}, expected numbers")
+    if values.dtype.kind == "f" and not np.isfinite(values).all():
+        raise bad("X holds NaN or inf")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise bad(f"X has shape {X.shape}")
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise bad(f"y has shape {y.shape} for {X.shape[0]} rows of X")
+    if y.dtype.kind not in "fiu":
+        raise bad(f"y has dtype {y.dtype}, expected numbers")
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise bad("y holds NaN or inf")
+    for key in ("race", "sex"):
+        if key in item and (item[key].ndim != 1 or item[key].shape[0] != X.shape[0]):
+            raise bad(f"{key} has shape {item[key].shape} for {X.shape[0]} rows")
 
 
 def _to_frame(X, y, feature_names, target_name):
@@ -382,6 +483,14 @@ def load_dataset(name, *, split="train", data_home=None, download_if_missing=Tru
     missing it is built from the original public files (UCI, LIBSVM or
     OpenML), which are downloaded, parsed and converted once; the result is
     written atomically into the data home.
+
+    Safety: a file read from the data home is validated before use (shapes,
+    dtypes, sparse structure, finite values, X / y lengths). A download is
+    verified against the SHA-256 pinned in skonline; only the adult files have
+    one today, so the other files are refused unless the environment variable
+    ``SKONLINE_ALLOW_UNPINNED=1`` is set (a warning then reports the SHA-256 of
+    the downloaded file). The ARFF address named by an OpenML description must
+    be ``https://``.
 
     Parameters
     ----------

@@ -46,9 +46,31 @@ def _sparse_parts(key, X):
 def _read_matrix(z, key):
     """Dense array ``z[key]`` or the CSR matrix stored as ``key_*`` parts."""
     if f"{key}_indptr" in z.files:
-        parts = (z[f"{key}_data"], z[f"{key}_indices"], z[f"{key}_indptr"])
-        return sp.csr_matrix(parts, shape=tuple(int(s) for s in z[f"{key}_shape"]))
+        return _csr_from_parts(
+            z[f"{key}_data"], z[f"{key}_indices"], z[f"{key}_indptr"], z[f"{key}_shape"], key
+        )
     return z[key]
+
+
+def _csr_from_parts(data, indices, indptr, shape, key="X"):
+    """A CSR matrix from stored parts, checked before scipy or compiled code reads them."""
+    from ..utils.validation import check_csr_arrays
+
+    shape = np.asarray(shape)
+    if shape.shape != (2,) or shape.dtype.kind not in "iu" or np.any(shape < 0):
+        raise ValueError(f"{key}_shape must be two non-negative integers; got {shape!r}.")
+    for part, a in (("data", data), ("indices", indices), ("indptr", indptr)):
+        if a.ndim != 1:
+            raise ValueError(f"{key}_{part} must be 1-D; got shape {a.shape}.")
+    if indices.dtype.kind not in "iu" or indptr.dtype.kind not in "iu":
+        raise ValueError(
+            f"{key}_indices and {key}_indptr must be integers; got {indices.dtype} and {indptr.dtype}."
+        )
+    if data.dtype.kind not in "fiu":
+        raise ValueError(f"{key}_data must be numbers; got {data.dtype}.")
+    n_rows, n_cols = (int(v) for v in shape)
+    check_csr_arrays(data, indices, indptr, (n_rows, n_cols))  # before scipy reads them
+    return sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_cols))
 
 
 def _has_matrix(z, key):

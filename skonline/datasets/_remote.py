@@ -9,6 +9,11 @@ public sources. Every download goes through :func:`_download`, which
   paths),
 * streams the body into a file while hashing it,
 * checks the SHA-256 (or the MD5 that OpenML publishes) when it is known,
+* refuses a file without a pinned SHA-256 unless the user opts in with the
+  environment variable ``SKONLINE_ALLOW_UNPINNED=1`` (then a warning gives the
+  SHA-256 of what was downloaded), see :func:`_check_pinned`,
+* accepts only ``https://`` addresses for the ARFF file named by an OpenML
+  description (a ``file://`` or ``http://`` address there is refused),
 * and turns any network failure into a :class:`DownloadError` that names the
   URL and tells the user how to work offline.
 
@@ -22,6 +27,7 @@ import os
 import socket
 import urllib.error
 import urllib.request
+import warnings
 from typing import NamedTuple, Optional
 from urllib.parse import urlsplit
 
@@ -32,6 +38,9 @@ URL_ENV = "SKONLINE_DATA_URL"
 
 #: Environment variable naming the data home (see ``get_data_home``).
 DATA_ENV = "SKONLINE_DATA"
+
+#: Environment variable that allows downloading files without a pinned SHA-256.
+ALLOW_UNPINNED_ENV = "SKONLINE_ALLOW_UNPINNED"
 
 _TIMEOUT = 60  # seconds, per blocking socket operation
 _CHUNK = 1 << 16
@@ -125,6 +134,41 @@ class DownloadError(OSError):
     """A dataset file could not be downloaded or failed its checksum."""
 
 
+def _unpinned_allowed():
+    return os.environ.get(ALLOW_UNPINNED_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def _check_pinned(remote, *, name):
+    """Refuse, before any network access, a file whose SHA-256 is not pinned in
+    :data:`_REMOTE_FILES`, unless ``SKONLINE_ALLOW_UNPINNED=1``.
+
+    Policy: a download is trusted only when its bytes match a hash recorded in
+    this package. Twelve of the fourteen original files have none (they could
+    not be hashed offline; OpenML's MD5 comes from the same server as the file,
+    so it detects corruption, not substitution). Such a file is downloaded only
+    when the user opts in; a warning then reports its SHA-256, so it can be
+    checked against another source and pinned.
+    """
+    if remote.sha256 is None and not _unpinned_allowed():
+        raise DownloadError(
+            f"{remote.filename} of dataset {name!r} has no pinned SHA-256 in "
+            "skonline, so its download cannot be verified and is refused. Set the "
+            f"environment variable {ALLOW_UNPINNED_ENV}=1 to download it anyway "
+            "(a warning then reports its SHA-256). " + _offline_hint(name)
+        )
+
+
+def _check_https(url, *, name, source):
+    """Only ``https://`` addresses (with a host) may come from a remote description."""
+    parts = urlsplit(str(url))
+    if parts.scheme.lower() != "https" or not parts.netloc:
+        raise DownloadError(
+            f"Refusing the address {url!r} given by {source} for dataset {name!r}: "
+            "only https:// addresses are accepted from a remote description. "
+            + _offline_hint(name)
+        )
+
+
 class Fetched(NamedTuple):
     """A downloaded raw file: its local path and metadata from the source."""
 
@@ -215,6 +259,14 @@ def _download(url, dest, *, name, sha256=None, md5=None):
                 "or the file changed at the source; nothing was saved. "
                 + _offline_hint(name)
             )
+    if not sha256:
+        warnings.warn(
+            f"{url} (dataset {name!r}) has no pinned SHA-256 and was downloaded "
+            f"(opted in with {ALLOW_UNPINNED_ENV}); its SHA-256 is "
+            f"{h_sha.hexdigest()}. Check it against another source.",
+            UserWarning,
+            stacklevel=2,
+        )
     return dest
 
 
@@ -251,6 +303,7 @@ def _fetch_remote(remote, directory, *, name):
     target attribute) and the resolved ``url``.
     """
     dest = os.path.join(directory, remote.filename)
+    _check_pinned(remote, name=name)
     if remote.format == "openml-arff":
         desc_url = _resolve_url(remote.url)
         desc = _read_json(desc_url, name=name)
@@ -262,6 +315,7 @@ def _fetch_remote(remote, directory, *, name):
                 f"Unexpected OpenML description at {desc_url} for dataset "
                 f"{name!r}: no data_set_description.url. " + _offline_hint(name)
             ) from exc
+        _check_https(arff_url, name=name, source=f"the OpenML description {desc_url}")
         url = _resolve_url(arff_url)
         _download(url, dest, name=name, sha256=remote.sha256,
                   md5=info.get("md5_checksum"))

@@ -56,6 +56,8 @@ class _BaseGroupDRO:
         "_g_loss", "_stats", "_bX", "_bY", "_bstate", "_uq", "_ustate", "_pend",
         "_pstate",
     )
+    #: NaN marks a group with no draw yet (its risk is unknown), and then the objective
+    _nonfinite_state_ok = ("group_risks_", "objective_value_")
 
     _supports_sample_weight = True
 

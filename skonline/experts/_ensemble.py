@@ -131,6 +131,8 @@ class _OnlineEnsembleBase:
     """Shared machinery of the two ensembles."""
 
     _required_parameters = ["estimators"]
+    #: ``_loss_state_`` holds the running target range, +-inf before the first row
+    _nonfinite_state_ok = ("_loss_state_",)
 
     # ------------------------------------------------------------------ params
     def get_params(self, deep=True):

@@ -86,6 +86,8 @@ class PCSP(OnlineMixin, BaseEstimator):
 
     _allows_nan = False
     _bounded_inputs = True
+    #: ``_tuning_`` holds NaN until the first round sets it (checked state excludes it)
+    _nonfinite_state_ok = ("_tuning_",)
     _test_params = [{"loss_bound": 4.0}]
 
     _parameter_constraints = {

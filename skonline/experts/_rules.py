@@ -300,6 +300,8 @@ class _TunedRule(_BaseRule):
     """Rules whose tuning depends on (T, S, K): parameters in a small state vector."""
 
     _rule_code = None
+    #: ``_tuning_`` holds NaN until the first round sets it (checked state excludes it)
+    _nonfinite_state_ok = ("_tuning_",)
 
     def _allocate_rule(self, K):
         self._log_weights_ = np.full(K, -math.log(K))

@@ -7,10 +7,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.extmath import safe_sparse_dot
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..base import make_generator
-from ..utils.validation import output_dtype, validate_X_predict
+from ..utils.validation import output_dtype, validate_X_fit, validate_X_predict
 
 __all__ = ["RandomFourierFeatures", "MultiBandwidthFourierFeatures"]
 
@@ -119,7 +119,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         self : object
         """
         self._validate_params()
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
+        X = validate_X_fit(self, X, accept_sparse="csr", dtype=np.float64)
         rng = make_generator(self.random_state)
         base = rng.standard_normal((X.shape[1], self.n_components))
         self.random_weights_ = base / float(self.sigma)
@@ -263,7 +263,7 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
         """
         self._validate_params()
         K = self._sigmas().size
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
+        X = validate_X_fit(self, X, accept_sparse="csr", dtype=np.float64)
         rng = make_generator(self.random_state)
         B = 1 if self.shared_base else K
         self.base_ = rng.standard_normal((B, X.shape[1], self.n_components))

@@ -8,7 +8,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
+from ..base import OnlineRegressorMixin, SampleWeightMixin, check_finite_output, raise_if_nonfinite
 from . import _core as core
 from ._base import STANDARDIZE_SAMPLE_WEIGHT_XFAIL, _DOC_ALGORITHM, _DOC_ALPHA, _DOC_CLIP, _DOC_STANDARDIZE, _LinearAWVMixin
 
@@ -184,4 +184,6 @@ class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, Bas
         """
         check_is_fitted(self, "_precision_")
         X = self._predict_input(X, dtype=np.float64, order="C")
-        return self._predict_output(self._linear_predict(self._features(X))[:, 0])
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self._linear_predict(self._features(X))[:, 0]
+        return check_finite_output(self._predict_output(out), self, "predictions")

@@ -241,6 +241,8 @@ def oks_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, SW, U, forced, t0, sigmas, inv
             lv *= wm
             g *= wm
             loss_acc[0] += lv
+            if not (abs(loss_acc[0]) < math.inf and abs(g) < math.inf):
+                return r  # the loss overflows: reject the row before any state changes
             pI = p[h, I]
             L[h, I] += lv / pI
             C[h] += lv / pI
@@ -278,6 +280,8 @@ def okspp_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, SW, U, forced, t0, sigmas, i
             lv *= wm
             g *= wm
             loss_acc[0] += lv
+            if not (abs(loss_acc[0]) < math.inf and abs(g) < math.inf):
+                return r  # the loss overflows: reject the row before any state changes
             pI = p[h, I]
             ct = lv / pI
             C[h] += ct
@@ -335,6 +339,8 @@ def ioks_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, SW, U, forced, t0, sigmas, in
             lv *= wm
             g *= wm
             loss_acc[0] += lv
+            if not (abs(loss_acc[0]) < math.inf and abs(g) < math.inf):
+                return r  # the loss overflows: reject the row before any state changes
             pI = p[h, I]
             gp = g / pI
             gam[h, I] += gp * gp

@@ -1,15 +1,23 @@
 """Scale-invariant unconstrained online linear learners (Kotłowski, ALT 2017)."""
 
+import math
 import warnings
 from numbers import Real
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
+from ..base import (
+    OnlineDecisionClassifierMixin,
+    OnlineRegressorMixin,
+    SampleWeightMixin,
+    check_finite_output,
+    raise_if_nonfinite,
+)
 from ..losses import get_loss
 from . import _scale_invariant_core as core
 from ..utils.validation import readonly, validate_X_predict
@@ -18,6 +26,31 @@ _ALPHA_MIN = 9.0 / 8.0
 #: invariance='auto' runs Algorithm 2 (O(D^2) per row) up to this many columns D (features plus
 #: intercept), Algorithm 1 beyond, and on sparse input
 _AUTO_MAX_FULL = 200
+
+
+@numba.njit(cache=True)
+def _coordinate_weights_finite(h, sum_sq, scale, alpha, t_next, fit_intercept, in_feature_units, e_max):
+    """Whether ``_linear_weights()`` (coordinate invariance) and, if ``in_feature_units``,
+    ``coef_`` and ``intercept_`` are finite: the same arithmetic, compiled, without allocating
+    (checked after every pass, so it must cost little next to a one-row chunk)."""
+    H, D = h.shape
+    n = scale.shape[0]
+    denom = alpha * t_next * D
+    for j in range(D):
+        s2 = sum_sq[j] + (1.0 if (fit_intercept and j == D - 1) else 0.0)
+        if not s2 > 0.0:
+            continue
+        for k in range(H):
+            hk = h[k, j]
+            e = (hk * hk + (1.0 if (fit_intercept and j == D - 1) else 0.0)) / (2.0 * alpha * s2)
+            if e > e_max:
+                e = e_max
+            w = math.exp(e) * hk / s2 / denom
+            if in_feature_units and j < n and scale[j] > 0.0:
+                w = w / scale[j]
+            if not math.isfinite(w):
+                return False
+    return True
 
 
 class _ScaleInvariantBase:
@@ -182,7 +215,9 @@ class _ScaleInvariantBase:
         )
         if self.predict_mode == "linear":
             coef, intercept = self._coef_intercept()
-            return np.asarray(X @ coef.T) + intercept
+            with np.errstate(over="ignore", invalid="ignore"):
+                out = np.asarray(X @ coef.T) + intercept
+            return check_finite_output(out, self, "decision values")
         if sp.issparse(X):
             X = readonly(X.toarray())
         out = np.zeros((X.shape[0], self.neg_cum_grad_.shape[0]))
@@ -196,7 +231,29 @@ class _ScaleInvariantBase:
                 X, self.fit_intercept, float(self.alpha), float(self.rank_tol), self.pinv_,
                 self.basis_, self.rank_, self.neg_cum_grad_, self.gamma_, self.scale_, out,
             )
-        return out
+        return check_finite_output(out, self, "decision values")
+
+    def _derived_state(self):
+        """Arrays derived from the state that must stay finite (checked after every pass)."""
+        if self.invariance == "coordinate":
+            ok = _coordinate_weights_finite(
+                self.neg_cum_grad_, self.sum_sq_, self.scale_, float(self.alpha), float(self._t_next),
+                bool(self.fit_intercept), self.predict_mode == "linear", float(core.E_MAX),
+            )
+            what = ("coef_ (used by predict_mode='linear'; 'online' needs no weights in feature units)"
+                    if self.predict_mode == "linear" else "linear weights (internal units)")
+            return () if ok else ((what, np.array([np.inf])),)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if self.predict_mode != "linear":
+                return (("linear weights (internal units)", self._linear_weights()),)
+            # predict_mode='linear' predicts with coef_ in the units of the features, which is
+            # not representable for features of subnormal size (coef ~ 1 / scale); coef_ is
+            # the internal weights divided by a finite scale, so it is non-finite if they are
+            coef, intercept = self._coef_intercept()
+        return (
+            ("coef_ (used by predict_mode='linear'; 'online' needs no weights in feature units)", coef),
+            ("intercept_", intercept),
+        )
 
     # shared checks (tests/test_common.py) run on both algorithms
     _test_params = [{}, {"invariance": "full"}, {"invariance": "full", "predict_mode": "online"}]

@@ -30,6 +30,16 @@ E_MAX = 700.0  # clamp for exponents of the potentials (exp(700) ~ 1e304)
 
 
 @numba.njit(cache=True, inline="always")
+def _unscale(x, s):
+    """``x / s`` as ``x * (1 / s)`` (the historical rounding), or by division when ``1 / s``
+    overflows (a subnormal scale: the data are tiny, not huge)."""
+    inv = 1.0 / s
+    if inv < math.inf:
+        return x * inv
+    return x / s
+
+
+@numba.njit(cache=True, inline="always")
 def _clamp(e, clamped):
     if e > E_MAX:
         clamped[0] += 1
@@ -110,7 +120,8 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, code,
                     scale[j] = abs(X[i, j])
                     inv_scale[j] = 1.0 / scale[j]
         for j in range(d):
-            z = X[i, j] * inv_scale[j]
+            iv_s = inv_scale[j]  # 1/scale overflows for a subnormal scale: divide instead
+            z = X[i, j] * iv_s if iv_s < math.inf else X[i, j] / scale[j]
             sj = s2[j] + z * z  # s^2_{t,j} includes the current instance
             s2[j] = sj
             zb[j] = z
@@ -172,7 +183,7 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_
             if use_scaling:
                 if scale[j] == 0.0:
                     scale[j] = abs(x)
-                z = x * (1.0 / scale[j])
+                z = _unscale(x, scale[j])
             else:
                 z = x
             s2[j] += z * z
@@ -208,7 +219,7 @@ def coordinate_predict_online(X, t_next, d_aug, fit_intercept, alpha, s2, h, sca
                 x = X[i, j]
                 if x == 0.0 or h[k, j] == 0.0:
                     continue
-                z = x * (1.0 / scale[j]) if scale[j] > 0.0 else x
+                z = _unscale(x, scale[j]) if scale[j] > 0.0 else x
                 s = s2[j] + z * z
                 e = min((h[k, j] * h[k, j] + z * z) / (two_a * s), E_MAX)
                 p += math.exp(e) * h[k, j] * z / s
@@ -244,7 +255,7 @@ def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, code, epsilon, lip, r
             if x != 0.0 and use_scaling:
                 if scale[j] == 0.0:
                     scale[j] = abs(x)
-                x = x * (1.0 / scale[j])
+                x = _unscale(x, scale[j])
             z[j] = x
             zz += x * x
         if fit_intercept:
@@ -342,7 +353,7 @@ def full_predict_online(X, fit_intercept, alpha, rank_tol, P, U, rank, h, gamma,
         for j in range(d):
             x = X[i, j]
             if x != 0.0 and scale[j] > 0.0:
-                x = x * (1.0 / scale[j])
+                x = _unscale(x, scale[j])
             z[j] = x
             zz += x * x
         if fit_intercept:

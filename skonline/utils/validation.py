@@ -42,8 +42,169 @@ def output_dtype(X):
 
 
 def validate_X_predict(estimator, X, **kwargs):
-    """``validate_data(estimator, X, reset=False, **kwargs)``, returned as a read-only view."""
-    return readonly(validate_data(estimator, X, reset=False, **kwargs))
+    """``validate_data(estimator, X, reset=False, **kwargs)``, returned as a read-only view.
+
+    Sparse input is checked by :func:`check_sparse_structure` before ``validate_data`` sees it
+    and returned in canonical CSR form (see :func:`canonical_csr`).
+    """
+    check_sparse_structure(X)
+    return readonly(_canonical_if_sparse(validate_data(estimator, X, reset=False, **kwargs)))
+
+
+def validate_X_fit(estimator, X, **kwargs):
+    """``validate_data(estimator, X, **kwargs)`` with the sparse checks of :func:`validate_X_predict`.
+
+    For estimators whose ``fit`` does not go through :func:`validate_X_chunk` (transformers).
+    """
+    check_sparse_structure(X)
+    return _canonical_if_sparse(validate_data(estimator, X, **kwargs))
+
+
+_INDEX_KINDS = "iu"  # signed or unsigned integers
+
+
+def _check_index_array(name, a, fmt):
+    a = np.asarray(a)
+    if a.ndim != 1:
+        raise ValueError(f"Malformed sparse input ({fmt}): {name} must be 1-D; got shape {a.shape}.")
+    if a.dtype.kind not in _INDEX_KINDS:
+        raise ValueError(
+            f"Malformed sparse input ({fmt}): {name} must have an integer dtype; got {a.dtype}."
+        )
+    return a
+
+
+def _check_compressed(X, n_major, n_minor, major, minor, fmt):
+    """indptr / indices of a CSR or CSC (or BSR, in blocks) matrix: lengths, monotonicity, bounds."""
+    indptr = _check_index_array("indptr", X.indptr, fmt)
+    indices = _check_index_array("indices", X.indices, fmt)
+    data = np.asarray(X.data)
+    if indptr.shape[0] != n_major + 1:
+        raise ValueError(
+            f"Malformed sparse input ({fmt}): indptr has length {indptr.shape[0]}, expected "
+            f"{n_major + 1} (the number of {major} + 1)."
+        )
+    if indptr[0] != 0:
+        raise ValueError(f"Malformed sparse input ({fmt}): indptr[0] is {int(indptr[0])}, expected 0.")
+    if n_major and np.any(indptr[1:] < indptr[:-1]):
+        bad = int(np.flatnonzero(indptr[1:] < indptr[:-1])[0])
+        raise ValueError(
+            f"Malformed sparse input ({fmt}): indptr must be non-decreasing; indptr[{bad + 1}] = "
+            f"{int(indptr[bad + 1])} < indptr[{bad}] = {int(indptr[bad])}."
+        )
+    nnz = int(indptr[-1])
+    if nnz != indices.shape[0] or data.shape[0] != indices.shape[0]:
+        raise ValueError(
+            f"Malformed sparse input ({fmt}): indptr[-1] = {nnz}, len(indices) = {indices.shape[0]} "
+            f"and len(data) = {data.shape[0]} must be equal."
+        )
+    if nnz:
+        lo, hi = indices.min(), indices.max()
+        if lo < 0 or hi >= n_minor:
+            bad = int(np.flatnonzero((indices < 0) | (indices >= n_minor))[0])
+            raise ValueError(
+                f"Malformed sparse input ({fmt}): indices[{bad}] = {int(indices[bad])} is out of "
+                f"range for {n_minor} {minor} (0 <= index < {n_minor})."
+            )
+
+
+def check_csr_arrays(data, indices, indptr, shape):
+    """Check the parts of a CSR matrix (as stored in a file) before building it.
+
+    The same checks as :func:`check_sparse_structure` on a CSR matrix, without building one
+    (scipy's constructor trusts its inputs, and allocates ``indptr`` from the claimed shape).
+    """
+    from types import SimpleNamespace
+
+    n_rows, n_cols = (int(s) for s in shape)
+    parts = SimpleNamespace(data=np.asarray(data), indices=indices, indptr=indptr)
+    _check_compressed(parts, n_rows, n_cols, "rows", "columns", "csr")
+
+
+def check_sparse_structure(X):
+    """Check the structure of a scipy sparse matrix or array before any code reads it unchecked.
+
+    Compiled code (numba cores, scipy's sparsetools) does not bounds-check: a bad ``indptr`` or an
+    out-of-range column index would read or write out of bounds. This checks, in O(nnz) numpy:
+    integer index dtypes; for CSR/CSC/BSR, ``len(indptr) == n_major + 1``, ``indptr[0] == 0``,
+    ``indptr`` non-decreasing, ``indptr[-1] == len(indices) == len(data)`` and
+    ``0 <= indices < n_minor``; for COO, row and column indices in range and equal lengths.
+    Dense input and other formats (built by scipy's own checked code) pass through.
+
+    Raises
+    ------
+    ValueError
+        Naming what is wrong.
+    """
+    if not sp.issparse(X):
+        return
+    fmt = X.format
+    shape = X.shape
+    if len(shape) != 2 or min(shape) < 0:
+        raise ValueError(f"Malformed sparse input ({fmt}): expected a 2-D shape; got {shape}.")
+    n_rows, n_cols = (int(s) for s in shape)
+    if fmt == "csr":
+        _check_compressed(X, n_rows, n_cols, "rows", "columns", fmt)
+    elif fmt == "csc":
+        _check_compressed(X, n_cols, n_rows, "columns", "rows", fmt)
+    elif fmt == "bsr":
+        r, c = X.blocksize
+        if r <= 0 or c <= 0 or n_rows % r or n_cols % c:
+            raise ValueError(f"Malformed sparse input (bsr): blocksize {X.blocksize} does not divide {shape}.")
+        data = np.asarray(X.data)
+        if data.ndim != 3 or data.shape[1:] != (r, c):
+            raise ValueError(f"Malformed sparse input (bsr): data has shape {data.shape}.")
+        _check_compressed(X, n_rows // r, n_cols // c, "block rows", "block columns", fmt)
+    elif fmt == "coo":
+        coords = getattr(X, "coords", None) or (X.row, X.col)
+        row = _check_index_array("row", coords[0], fmt)
+        col = _check_index_array("col", coords[1], fmt)
+        n = np.asarray(X.data).shape[0]
+        if row.shape[0] != n or col.shape[0] != n:
+            raise ValueError(
+                f"Malformed sparse input (coo): len(row) = {row.shape[0]}, len(col) = {col.shape[0]} "
+                f"and len(data) = {n} must be equal."
+            )
+        for name, a, m in (("row", row, n_rows), ("col", col, n_cols)):
+            if n and (a.min() < 0 or a.max() >= m):
+                bad = int(np.flatnonzero((a < 0) | (a >= m))[0])
+                raise ValueError(
+                    f"Malformed sparse input (coo): {name}[{bad}] = {int(a[bad])} is out of range "
+                    f"(0 <= {name} < {m})."
+                )
+
+
+def canonical_csr(X):
+    """A structurally valid CSR matrix in canonical form: sorted column indices, no duplicates.
+
+    Duplicate entries of a row are summed (the matrix's value, as ``toarray()`` sees it) and the
+    indices are sorted, on a copy: the caller's matrix is never modified. Both index arrays get
+    one integer dtype (scipy's choice), so the compiled passes, which take ``int64`` copies, are
+    compiled once. scipy's cached ``has_canonical_format`` flag is not trusted (it is stale when
+    the caller edits ``indices`` in place): sortedness is recomputed.
+    """
+    indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
+    canonical = indptr.dtype == indices.dtype and indices.dtype in (np.int32, np.int64)
+    if canonical and indices.shape[0] > 1:
+        step = np.diff(indices.astype(np.int64, copy=False))
+        starts = indptr[1:-1]
+        starts = starts[(starts > 0) & (starts < indices.shape[0])] - 1  # last entry before a new row
+        step[starts] = 1
+        canonical = bool(np.all(step > 0))
+    if canonical:
+        return X
+    cls = type(X)
+    out = cls(
+        (np.array(X.data, copy=True), indices.astype(np.int64), indptr.astype(np.int64)), shape=X.shape
+    )
+    out.has_canonical_format = False  # fresh object: make scipy recompute, then sort and sum
+    out.sum_duplicates()
+    out.sort_indices()
+    return out
+
+
+def _canonical_if_sparse(X):
+    return canonical_csr(X) if sp.issparse(X) and X.format == "csr" else X
 
 
 def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_numeric=False):
@@ -66,7 +227,12 @@ def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_nume
         and not hasattr(estimator, "feature_names_in_")
         and hasattr(estimator, "n_features_in_")
     )
+    if y is not None and _is_complex(y):
+        raise ValueError(
+            "Complex data not supported: y has a complex dtype (the imaginary part would be lost)."
+        )
     if not fast:
+        check_sparse_structure(X)
         kw = dict(reset=reset, accept_sparse="csr" if accept_sparse else False, dtype=np.float64, order="C")
         if y is None:
             X = validate_data(estimator, X, **kw)
@@ -103,7 +269,21 @@ def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_nume
     return X, y
 
 
+def _is_complex(a):
+    if hasattr(a, "dtype") and not hasattr(a, "dtypes"):
+        return np.dtype(a.dtype).kind == "c" if a.dtype is not None else False
+    if hasattr(a, "dtypes"):  # pandas
+        try:
+            return any(np.dtype(t).kind == "c" for t in np.atleast_1d(a.dtypes))
+        except TypeError:
+            return False
+    try:
+        return np.iscomplexobj(np.asarray(a))
+    except (TypeError, ValueError):
+        return False
+
+
 def _as_csr(X):
-    if sp.issparse(X) and X.format != "csr":
-        return X.tocsr()
+    if sp.issparse(X):
+        return canonical_csr(X if X.format == "csr" else X.tocsr())
     return X

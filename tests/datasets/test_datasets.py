@@ -255,10 +255,32 @@ def test_get_data_home_resolution(tmp_path, monkeypatch):
 
 def test_clear_data_home(tmp_path):
     home = tmp_path / "cache"
-    home.mkdir()
+    assert ds.get_data_home(home) == str(home)  # created by skonline: marked
     (home / "magic04.npz").write_bytes(b"x")
     ds.clear_data_home(home)
     assert not home.exists()
+    ds.clear_data_home(home)  # a missing folder is left missing
+
+
+def test_clear_data_home_refuses_a_folder_skonline_did_not_make(tmp_path, monkeypatch):
+    """Issue 11: clear_data_home deleted whatever SKONLINE_DATA named."""
+    mine = tmp_path / "my_documents"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("precious")
+    monkeypatch.setenv("SKONLINE_DATA", str(mine))
+    assert ds.get_data_home() == str(mine)  # used as a data home, but not made by skonline
+    with pytest.raises(OSError, match="Refusing to delete.*did not create this folder"):
+        ds.clear_data_home()
+    with pytest.raises(OSError, match="Refusing to delete"):
+        ds.clear_data_home(mine)
+    assert (mine / "thesis.tex").read_text() == "precious"
+    link = tmp_path / "link"
+    made = tmp_path / "made"
+    ds.get_data_home(made)
+    link.symlink_to(made)
+    with pytest.raises(OSError, match="symbolic link"):
+        ds.clear_data_home(link)
+    assert made.is_dir()
 
 
 def test_download_if_missing_false(tmp_path, monkeypatch):
@@ -456,6 +478,8 @@ def server(monkeypatch, tmp_path):
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
     base = f"http://127.0.0.1:{httpd.server_address[1]}"
     monkeypatch.setenv("SKONLINE_DATA_URL", base)
+    # the toy files have no pinned SHA-256: opt in (see test_unpinned_file_refused_by_default)
+    monkeypatch.setenv("SKONLINE_ALLOW_UNPINNED", "1")
     home = tmp_path / "home"
     monkeypatch.setenv("SKONLINE_DATA", str(home))
 
@@ -488,6 +512,11 @@ def _random_sparse(rng, n, d, values=(1.0,), density=0.3):
     return X
 
 
+def _listing(home):
+    """The files of a data home, without the marker skonline writes into a folder it creates."""
+    return sorted(f for f in os.listdir(home) if f != ".skonline-data-home")
+
+
 def _assert_npz_keys(home, name, expected):
     with np.load(home / f"{name}.npz", allow_pickle=False) as z:
         assert set(z.files) == set(expected)
@@ -499,7 +528,7 @@ def _assert_cached(server, name, n_requests):
     assert len(server.log) == n_requests
     ds.load_dataset(name)
     assert len(server.log) == n_requests
-    assert sorted(os.listdir(server.home)) == [f"{name}.npz"]
+    assert _listing(server.home) == [f"{name}.npz"]
 
 
 @pytest.mark.parametrize("name, d, labels", [("phishing", 68, (0, 1)),
@@ -724,7 +753,7 @@ def test_download_404_is_clear_and_leaves_nothing(server):
     assert isinstance(info.value, _remote.DownloadError)
     assert "404" in msg and "SKONLINE_DATA" in msg and "magic04.npz" in msg
     assert server.base + urlsplit(url).path in msg
-    assert os.listdir(server.home) == []
+    assert _listing(server.home) == []
 
 
 def test_download_second_file_missing_leaves_nothing(server):
@@ -735,7 +764,7 @@ def test_download_second_file_missing_leaves_nothing(server):
     with pytest.raises(OSError, match=r"a9a\.t .*HTTP 404"):
         ds.load_a9a()
     assert len(server.log) == 2
-    assert os.listdir(server.home) == []
+    assert _listing(server.home) == []
 
 
 def test_checksum_mismatch_sha256(server, monkeypatch):
@@ -745,7 +774,7 @@ def test_checksum_mismatch_sha256(server, monkeypatch):
     with pytest.raises(OSError, match="Checksum mismatch.*adult.data.*sha256") as info:
         ds.load_adult()
     assert "SKONLINE_DATA" in str(info.value)
-    assert os.listdir(server.home) == []
+    assert _listing(server.home) == []
 
 
 def test_checksum_mismatch_openml_md5(server):
@@ -753,14 +782,14 @@ def test_checksum_mismatch_openml_md5(server):
                   [f"a{j}" for j in range(18)], "Goal", md5="0" * 32)
     with pytest.raises(OSError, match="Checksum mismatch.*elevators.arff.*md5"):
         ds.load_elevators()
-    assert os.listdir(server.home) == []
+    assert _listing(server.home) == []
 
 
 def test_parse_error_leaves_nothing(server):
     server.serve(_remote_of("magic04").url, b"1,2,3,4,5,6,7,8,9,10,x\n")
     with pytest.raises(ValueError, match="unknown class label 'x'"):
         ds.load_magic04()
-    assert os.listdir(server.home) == []
+    assert _listing(server.home) == []
 
 
 def test_connection_refused_names_url(tmp_path, monkeypatch):
@@ -768,6 +797,131 @@ def test_connection_refused_names_url(tmp_path, monkeypatch):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     monkeypatch.setenv("SKONLINE_DATA_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("SKONLINE_ALLOW_UNPINNED", "1")
     with pytest.raises(OSError, match=rf"127\.0\.0\.1:{port}/.*CASP\.csv.*SKONLINE_DATA"):
         ds.load_casp(data_home=tmp_path / "home")
-    assert os.listdir(tmp_path / "home") == []
+    assert _listing(tmp_path / "home") == []
+
+
+# ---------------------------------------------------------------------------
+# data safety (issue 11)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("arff_url", [
+    "file:///etc/passwd",
+    "http://api.openml.org/data/v1/download/4242/elevators.arff",
+    "ftp://api.openml.org/elevators.arff",
+    "https:///no-host.arff",
+    "//api.openml.org/data/elevators.arff",
+])
+def test_openml_arff_address_must_be_https(server, arff_url):
+    desc = {"data_set_description": {"id": 216, "name": "elevators", "format": "ARFF",
+                                      "url": arff_url, "md5_checksum": "0" * 32,
+                                      "default_target_attribute": "Goal"}}
+    server.serve(_remote_of("elevators").url, json.dumps(desc).encode())
+    with pytest.raises(OSError, match="only https:// addresses") as info:
+        ds.load_elevators()
+    assert isinstance(info.value, _remote.DownloadError)
+    assert len(server.log) == 1  # the description only: the address was never opened
+    assert _listing(server.home) == []
+
+
+def test_unpinned_file_refused_by_default(tmp_path, monkeypatch):
+    """A file without a pinned SHA-256 is not downloaded unless the user opts in."""
+    monkeypatch.delenv("SKONLINE_ALLOW_UNPINNED", raising=False)
+    monkeypatch.setattr(_remote, "_open_url", _no_network)  # refused before any network access
+    with pytest.raises(OSError, match="no pinned SHA-256.*SKONLINE_ALLOW_UNPINNED=1") as info:
+        ds.load_magic04(data_home=tmp_path / "home")
+    assert isinstance(info.value, _remote.DownloadError)
+    assert _listing(tmp_path / "home") == []
+
+
+def test_unpinned_download_with_opt_in_warns_with_its_hash(server):
+    rng = np.random.default_rng(1)
+    X = _random_sparse(rng, 10, 8, (1.0, 2.0), density=0.5)
+    y = rng.choice((-1, 1), size=10)
+    body = _libsvm_bytes(X, y)
+    server.serve(_remote_of("cod-rna").url, body)
+    with pytest.warns(UserWarning, match=hashlib.sha256(body).hexdigest()):
+        ds.load_dataset("cod-rna")
+
+
+def test_pinned_files_and_the_unpinned_list():
+    """Which original files have a pinned SHA-256 (the rest need SKONLINE_ALLOW_UNPINNED=1)."""
+    pinned = {r.filename for rs in _remote._REMOTE_FILES.values() for r in rs if r.sha256}
+    assert pinned == {"adult.data", "adult.test"}
+
+
+def _crafted(home, **arrays):
+    home.mkdir(exist_ok=True)
+    _builders._write_npz_atomic(os.path.join(home, "a9a.npz"), arrays)
+
+
+def _a9a_parts(seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.csr_matrix((rng.uniform(size=(6, 123)) < 0.1).astype(np.float64))
+    y = np.array([1, -1, 1, -1, 1, -1], dtype=np.int64)
+    return _builders._sparse_parts("X", X), y
+
+
+@pytest.mark.parametrize("case, match", [
+    ("index_out_of_range", "out of range"),
+    ("negative_index", "out of range"),
+    ("indptr_decreasing", "non-decreasing"),
+    ("indptr_length", "indptr has length"),
+    ("nnz", "must be equal"),
+    ("float_indices", "must be integers"),
+    ("shape", "two non-negative integers"),
+    ("y_length", "y has shape"),
+    ("y_2d", "y has shape"),
+    ("nan_data", "NaN or inf"),
+    ("string_y", "expected numbers"),
+])
+def test_crafted_npz_in_the_data_home_is_rejected(tmp_path, monkeypatch, case, match):
+    """Issue 11: a crafted sparse .npz in the data home segfaulted the tour's loader."""
+    monkeypatch.setattr(_remote, "_open_url", _no_network)
+    parts, y = _a9a_parts()
+    if case == "index_out_of_range":
+        parts["X_indices"][3] = 10**6
+    elif case == "negative_index":
+        parts["X_indices"][0] = -5
+    elif case == "indptr_decreasing":
+        parts["X_indptr"][2] = parts["X_indptr"][4] + 1
+    elif case == "indptr_length":
+        parts["X_indptr"] = parts["X_indptr"][:-1]
+    elif case == "nnz":
+        parts["X_indptr"][-1] += 7
+    elif case == "float_indices":
+        parts["X_indices"] = parts["X_indices"].astype(np.float64)
+    elif case == "shape":
+        parts["X_shape"] = np.array([6.0, 123.0])
+    elif case == "y_length":
+        y = y[:-1]
+    elif case == "y_2d":
+        y = y[:, None]
+    elif case == "nan_data":
+        parts["X_data"][0] = np.nan
+    elif case == "string_y":
+        y = y.astype(str)
+    home = tmp_path / "home"
+    good_test, y_test = _a9a_parts(1)
+    test_parts = {k.replace("X_", "X_test_"): v for k, v in good_test.items()}
+    _crafted(home, y=y, y_test=y_test, **parts, **test_parts)
+    with pytest.raises(ValueError, match=match) as info:
+        ds.load_a9a(data_home=home, download_if_missing=False)
+    assert "a9a.npz" in str(info.value)
+
+    from skonline import _tour
+
+    assert _tour.load_real("a9a", str(home)) is None  # reported, treated as missing: no crash
+
+
+def test_valid_crafted_npz_loads(tmp_path):
+    parts, y = _a9a_parts()
+    good_test, y_test = _a9a_parts(1)
+    test_parts = {k.replace("X_", "X_test_"): v for k, v in good_test.items()}
+    _crafted(tmp_path / "home", y=y, y_test=y_test, **parts, **test_parts)
+    X, yy = ds.load_a9a(data_home=tmp_path / "home", download_if_missing=False, return_X_y=True)
+    assert X.shape == (6, 123) and sp.issparse(X)
+    np.testing.assert_array_equal(yy, y)
