@@ -28,6 +28,7 @@ from ..utils._online_kernel import (
     kors_nystrom_decide,
     kors_nystrom_insert,
     linear_row,
+    lower_solve,
     rbf_row,
     sherman_morrison,
     sym_matvec,
@@ -108,47 +109,62 @@ def rank_one_loop(V, Y, P, b):
 
 
 # --------------------------------------------------------------------------- exact kernel AWV
-@numba.njit(cache=True)
-def kernel_awv_pass(X, Y, start, kernel, gamma, alpha, awv, clip, Xh, Kinv, coef, n_arr, out, loss_acc):
-    """Exact Kernel-AWV / online kernel ridge regression, O(t^2) per row.
+@numba.njit(cache=True, inline="always")
+def _kernel_column(Xh, t, x, kernel, gamma, kv, e, kbuf):
+    """``kv[:t] = k(Xh[:t], x)``; returns ``k(x, x)``."""
+    if kernel == 0:
+        rbf_row(Xh, t, x, gamma, e, kv, kbuf)
+        return 1.0
+    linear_row(Xh, t, x, kv)
+    kxx = 0.0
+    for j in range(x.shape[0]):
+        kxx += x[j] * x[j]
+    return kxx
 
-    State: ``Xh[:t]`` past inputs, ``Kinv[:t, :t] = (K_t + alpha I)^{-1}``, ``coef[:t] = Kinv y``
-    (one column per head), ``t = n_arr[0]``. With ``q = Kinv k_t(x)`` and
-    ``s2 = k(x,x) - k' q``: the ridge prediction is ``k' coef`` and the AWV prediction is the ridge
-    one divided by ``1 + s2 / alpha`` (Sherman-Morrison). The inverse then grows by the Schur
-    complement ``delta = s2 + alpha``. ``kernel``: 0 Gaussian (``exp(-gamma d^2)``), 1 linear.
+
+@numba.njit(cache=True)
+def kernel_awv_pass(X, Y, start, kernel, gamma, alpha, awv, clip, max_rows, Xh, L, W, n_arr, out, loss_acc):
+    """Exact Kernel-AWV / online kernel ridge regression, O(t^2) per row, on a Cholesky factor.
+
+    State: ``Xh[:t]`` past inputs, ``L[:t, :t]`` the lower Cholesky factor of ``K_t + alpha I``,
+    ``W[:t] = L^{-1} y_{1:t}`` (one column per head), ``t = n_arr[0]``. With ``l = L^{-1} k_t(x)``
+    (forward substitution) the ridge prediction ``k' (K_t + alpha I)^{-1} y`` is ``l' W`` and the
+    squared residual of ``k(x, .)`` is ``s2 = k(x, x) - l' l`` (floored at 0); the AWV prediction
+    is the ridge one divided by ``1 + s2 / alpha`` (Sherman-Morrison). Learning appends the row
+    ``(l', r)`` to ``L`` with ``r = sqrt(s2 + alpha) >= sqrt(alpha)`` (the Schur complement, which
+    is ``>= alpha`` in exact arithmetic and kept so) and ``(y - l' W) / r`` to ``W``: no inverse is
+    formed, so the error stays at the level of a direct Cholesky solve for small ``alpha``.
+    ``kernel``: 0 Gaussian (``exp(-gamma d^2)``), 1 linear.
+
+    Budget: once ``t == max_rows`` the rows are predicted with the stored ones and not learned
+    (``n_arr[1]`` counts them). Returns ``(rows_done, status)``; stops early when the buffer is
+    full and below the budget (the caller grows it and resumes).
     """
     cap = Xh.shape[0]
-    n_heads = coef.shape[1]
+    n_heads = W.shape[1]
     kv = np.empty(cap)
-    q = np.empty(cap)
+    lv = np.empty(cap)
     e = np.empty(cap)
     kbuf = np.empty(cap, dtype=np.int64)
     pk = np.empty(n_heads)
     for i in range(start, X.shape[0]):
         t = n_arr[0]
-        if t == cap:
+        learn = t < max_rows
+        if learn and t == cap:
             return i, -1
         x = X[i]
-        if kernel == 0:
-            rbf_row(Xh, t, x, gamma, e, kv, kbuf)
-            kxx = 1.0
-        else:
-            linear_row(Xh, t, x, kv)
-            kxx = 0.0
-            for j in range(x.shape[0]):
-                kxx += x[j] * x[j]
-        sym_matvec(Kinv, t, kv, q)
+        kxx = _kernel_column(Xh, t, x, kernel, gamma, kv, e, kbuf)
+        lower_solve(L, t, kv, lv)
         s2 = kxx
         for j in range(t):
-            s2 -= kv[j] * q[j]
+            s2 -= lv[j] * lv[j]
         if s2 < 0.0:
             s2 = 0.0
         shrink = 1.0 / (1.0 + s2 / alpha) if awv else 1.0
         for k in range(n_heads):
             num = 0.0
             for j in range(t):
-                num += kv[j] * coef[j, k]
+                num += lv[j] * W[j, k]
             pk[k] = num
             p = num * shrink
             if p > clip:
@@ -160,22 +176,17 @@ def kernel_awv_pass(X, Y, start, kernel, gamma, alpha, awv, clip, Xh, Kinv, coef
                 return i, i
             y = Y[i, k]
             loss_acc[0] += (y - p) * (y - p)
-        # learn: grow the inverse by one row/column, update the dual coefficients
-        delta = s2 + alpha
-        inv = 1.0 / delta
-        for a in range(t):
-            qa = q[a] * inv
-            Ka = Kinv[a]
-            for c in range(t):
-                Ka[c] += qa * q[c]
-            Kinv[a, t] = -qa
-            Kinv[t, a] = -qa
-        Kinv[t, t] = inv
+        if not learn:
+            n_arr[1] += 1
+            continue
+        # learn: append the row (l', r) to the factor and (y - l'W) / r to W
+        r = math.sqrt(s2 + alpha)
+        Lt = L[t]
+        for j in range(t):
+            Lt[j] = lv[j]
+        Lt[t] = r
         for k in range(n_heads):
-            rk = (Y[i, k] - pk[k]) * inv
-            for a in range(t):
-                coef[a, k] -= q[a] * rk
-            coef[t, k] = rk
+            W[t, k] = (Y[i, k] - pk[k]) / r
         for j in range(x.shape[0]):
             Xh[t, j] = x[j]
         n_arr[0] = t + 1
@@ -183,37 +194,29 @@ def kernel_awv_pass(X, Y, start, kernel, gamma, alpha, awv, clip, Xh, Kinv, coef
 
 
 @numba.njit(cache=True)
-def kernel_predict(X, kernel, gamma, alpha, awv, clip, Xh, t, Kinv, coef, out):
+def kernel_predict(X, kernel, gamma, alpha, awv, clip, Xh, t, L, W, out):
     """Stateless predictions of the exact forecaster for the rows of ``X`` (as the next round)."""
-    cap = Xh.shape[0]
-    kv = np.empty(max(t, 1))
-    q = np.empty(max(t, 1))
-    e = np.empty(max(t, 1))
-    kbuf = np.empty(max(t, 1), dtype=np.int64)
+    n1 = max(t, 1)
+    kv = np.empty(n1)
+    lv = np.empty(n1)
+    e = np.empty(n1)
+    kbuf = np.empty(n1, dtype=np.int64)
     for i in range(X.shape[0]):
         x = X[i]
-        if kernel == 0:
-            rbf_row(Xh, t, x, gamma, e, kv, kbuf)
-            kxx = 1.0
-        else:
-            linear_row(Xh, t, x, kv)
-            kxx = 0.0
-            for j in range(x.shape[0]):
-                kxx += x[j] * x[j]
-        sym_matvec(Kinv, t, kv, q)
+        kxx = _kernel_column(Xh, t, x, kernel, gamma, kv, e, kbuf)
+        lower_solve(L, t, kv, lv)
         s2 = kxx
         for j in range(t):
-            s2 -= kv[j] * q[j]
+            s2 -= lv[j] * lv[j]
         if s2 < 0.0:
             s2 = 0.0
         shrink = 1.0 / (1.0 + s2 / alpha) if awv else 1.0
-        for k in range(coef.shape[1]):
+        for k in range(W.shape[1]):
             num = 0.0
             for j in range(t):
-                num += kv[j] * coef[j, k]
+                num += lv[j] * W[j, k]
             p = num * shrink
             out[i, k] = min(max(p, -clip), clip)
-    return cap
 
 
 # --------------------------------------------------------------------------- PKAWV-Nyström
