@@ -31,7 +31,6 @@ from ..utils._online_kernel import (
     lower_solve,
     rbf_row,
     sherman_morrison,
-    sym_matvec,
     taylor_row,
 )
 
@@ -222,7 +221,7 @@ def kernel_predict(X, kernel, gamma, alpha, awv, clip, Xh, t, L, W, out):
 # --------------------------------------------------------------------------- PKAWV-Nyström
 @numba.njit(cache=True)
 def nystrom_awv_pass(
-    X, Y, draws, start, gamma, alpha, mu, eps, beta, sqrt_weight, rho_tol, awv, clip,
+    X, Y, draws, start, gamma, alpha, mu, eps, beta, sqrt_weight, rho_tol, max_m, awv, clip,
     Xh, Yh, Phi, Xd, L, Ginv, w, probs, didx, P, b, counts, out, loss_acc,
 ):
     """PKAWV with Nyström projections on a KORS dictionary, as a growing orthonormal embedding.
@@ -235,8 +234,11 @@ def nystrom_awv_pass(
     ``e_s = (k(x_s, x_t) - phi(x_s)' phi(x_t)) / rho`` and ``A = alpha I + Phi' Phi``, ``b = Phi' Y``
     grow by one row/column (``P = A^{-1}`` by the Schur complement).
 
-    ``counts = [t, m, n_skipped]``. An insertion whose residual ``rho^2 = 1 - ||phi(x_t)||^2`` is
-    below ``rho_tol`` (numerically already in the span) is skipped and counted.
+    ``counts = [t, m, n_skipped, n_dropped]``, ``t`` the rows in the history. An insertion whose
+    residual ``rho^2 = 1 - ||phi(x_t)||^2`` is below ``rho_tol`` (numerically already in the span)
+    is skipped and counted. Budget: once ``m == max_m`` the dictionary is frozen (positive draws
+    are counted in ``n_dropped``) and the history, needed only to re-project the past on an
+    insertion, stops growing: the pass is then linear AWV on a fixed ``m``-dimensional map.
     """
     cap_t = Xh.shape[0]
     cap_m = Xd.shape[0]
@@ -256,14 +258,17 @@ def nystrom_awv_pass(
     for i in range(start, X.shape[0]):
         t = counts[0]
         m = counts[1]
-        if t == cap_t:
+        frozen = m >= max_m
+        if t == cap_t and not frozen:
             return i, -1
         x = X[i]
         z, p, rho2 = kors_nystrom_decide(
             Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, draws[i], kD, phi, wk, q, e, kbuf
         )
         if z:
-            if rho2 > rho_tol:
+            if frozen:
+                counts[3] += 1
+            elif rho2 > rho_tol:
                 if m == cap_m:
                     return i, -1
                 rho = math.sqrt(rho2)
@@ -303,6 +308,8 @@ def nystrom_awv_pass(
         # AWV step on phi (m may be 0: prediction 0)
         if not _awv_heads(P, m, phi, u, g, Y[i], b, awv, clip, out[i], loss_acc):
             return i, i
+        if m >= max_m:  # frozen dictionary: no insertion will need this row again
+            continue
         for k in range(m):
             Phi[t, k] = phi[k]
         for j in range(d):

@@ -47,12 +47,13 @@ def _format_bytes(n):
     return f"{n:.1f} TB"  # pragma: no cover
 
 
-def warn_growth(est, *, what, param, before, after, budget, nbytes, policy, stacklevel=4):
+def warn_growth(est, *, what, param, before, after, budget, nbytes, policy, hint=None, stacklevel=4):
     """Warn when a call made the grown quantity reach its budget, or a large unbounded state.
 
     ``before``/``after``: the count (rows, dictionary points, support vectors) before and after the
     call; ``budget``: the limit (None: unbounded); ``nbytes(n)``: memory of the state holding ``n``;
-    ``policy``: what the estimator does at the budget (one sentence). The warning depends only on
+    ``policy``: what the estimator does at the budget (one sentence); ``hint``: what bounds an
+    unbounded growth (default: setting ``param``). The warning depends only on
     the stream, not on its chunking into calls (it fires in the call that crosses the threshold).
     """
     name = type(est).__name__
@@ -68,7 +69,7 @@ def warn_growth(est, *, what, param, before, after, budget, nbytes, policy, stac
     if nbytes(before) < WARN_BYTES <= nbytes(after):
         warnings.warn(
             f"{name}: {after} {what} hold about {_format_bytes(nbytes(after))} of state and "
-            f"{param}=None lets them grow without limit; set {param} to bound memory and time.",
+            + (hint or f"{param}=None lets them grow without limit; set {param} to bound memory and time."),
             UserWarning,
             stacklevel=stacklevel,
         )
