@@ -116,6 +116,8 @@ def prepare(name, variant="paper"):
 def make_estimator(loss, algo, n_components, n, seed):
     cls = KernelSelectionClassifier if loss == "logistic" else KernelSelectionRegressor
     params = dict(loss=loss, n_components=n_components, random_state=seed)
+    if n_components is None:
+        params["max_support"] = None  # the paper's exact runs keep every support vector
     if algo == "oks++c":
         algo, params["exploration_constant"] = "oks++", 1.0
     if algo != "oks++":

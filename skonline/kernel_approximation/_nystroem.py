@@ -223,7 +223,7 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, GrowingS
 
     def _state_bytes(self, m):
         """Bytes of the dictionary state holding ``m`` points (at the capacity it would have)."""
-        cap = CAP_COMPONENTS
+        cap = first_capacity(CAP_COMPONENTS, self.max_components)
         while cap < m and next_capacity(cap, self.max_components) > cap:
             cap = next_capacity(cap, self.max_components)
         return 8 * (2 * cap * cap + cap * (self._dict_X_.shape[1] + 3))
@@ -245,7 +245,7 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, GrowingS
             self._grow()
         warn_growth(
             self, what="the dictionary", param="max_components", before=before,
-            after=int(self._counts_[1]), budget=self.max_components, nbytes=self._state_bytes, stacklevel=6,
+            after=int(self._counts_[1]), budget=self.max_components, nbytes=self._state_bytes,
             policy="The dictionary is frozen: later points sampled by KORS are not added.",
         )
         return None

@@ -173,7 +173,7 @@ class KernelAWVRegressor(_GrowingStateMixin, OnlineRegressorMixin, BaseEstimator
 
     def _state_bytes(self, n):
         """Bytes of the state holding ``n`` rows (at the capacity the buffers would have)."""
-        cap = _CAP_ROWS
+        cap = first_capacity(_CAP_ROWS, self.max_rows)
         while cap < n and next_capacity(cap, self.max_rows) > cap:
             cap = next_capacity(cap, self.max_rows)
         return 8 * (cap * cap + cap * (self._X_buf_.shape[1] + self._w_buf_.shape[1]))

@@ -165,7 +165,7 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
 
     def _state_bytes(self, m, t=None):
         """Bytes of the Nyström state: ``m`` components, ``t`` history rows (default: current)."""
-        cap = _CAP_COMPONENTS
+        cap = first_capacity(_CAP_COMPONENTS, self.max_components)
         while cap < m and next_capacity(cap, self.max_components) > cap:
             cap = next_capacity(cap, self.max_components)
         ct = _CAP_ROWS
@@ -179,13 +179,13 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
         m = int(self._counts_[1])
         warn_growth(
             self, what="the Nyström dictionary", param="max_components", before=m0, after=m,
-            budget=self.max_components, nbytes=self._state_bytes, stacklevel=8,
+            budget=self.max_components, nbytes=self._state_bytes,
             policy="The dictionary is frozen (later KORS draws add nothing) and the history of "
                    "past rows is no longer stored: learning continues on a fixed feature map.",
         )
         warn_growth(
-            self, what="rows of history", param="max_components", before=t0,
-            after=int(self._counts_[0]), budget=None, stacklevel=8,
+            self, what="the rows of history", param="max_components", before=t0,
+            after=int(self._counts_[0]), budget=None,
             nbytes=lambda t: self._state_bytes(m, t), policy="",
             hint="the history (kept to re-project the past on each insertion) grows until the "
                  "dictionary reaches max_components; lower max_components (or raise mu) to bound it.",

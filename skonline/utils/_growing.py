@@ -13,9 +13,22 @@ Nyström map, exact kernel selection) keeps it in preallocated buffers whose lea
   capacity is restored on load, zero-padded, so continuing after a load equals never stopping).
 """
 
+import os
+import sys
 import warnings
 
 import numpy as np
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _user_stacklevel():
+    """``stacklevel`` of the first caller outside skonline (the user's partial_fit/fit call)."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
 
 #: an unbounded model warns when the memory its state needs crosses this many bytes
 WARN_BYTES = 1 << 30
@@ -47,7 +60,7 @@ def _format_bytes(n):
     return f"{n:.1f} TB"  # pragma: no cover
 
 
-def warn_growth(est, *, what, param, before, after, budget, nbytes, policy, hint=None, stacklevel=4):
+def warn_growth(est, *, what, param, before, after, budget, nbytes, policy, hint=None):
     """Warn when a call made the grown quantity reach its budget, or a large unbounded state.
 
     ``before``/``after``: the count (rows, dictionary points, support vectors) before and after the
@@ -60,18 +73,18 @@ def warn_growth(est, *, what, param, before, after, budget, nbytes, policy, hint
     if budget is not None:
         if before < budget <= after:
             warnings.warn(
-                f"{name}: {what} reached its budget {param}={budget} "
+                f"{name}: {what} reached the budget {param}={budget} "
                 f"(about {_format_bytes(nbytes(budget))} of state). {policy}",
                 UserWarning,
-                stacklevel=stacklevel,
+                stacklevel=_user_stacklevel(),
             )
         return
     if nbytes(before) < WARN_BYTES <= nbytes(after):
         warnings.warn(
-            f"{name}: {after} {what} hold about {_format_bytes(nbytes(after))} of state and "
+            f"{name}: {what} ({after}) now take about {_format_bytes(nbytes(after))} of memory and "
             + (hint or f"{param}=None lets them grow without limit; set {param} to bound memory and time."),
             UserWarning,
-            stacklevel=stacklevel,
+            stacklevel=_user_stacklevel(),
         )
 
 

@@ -161,3 +161,19 @@ def test_pickle_holds_only_the_used_rows():
     assert back._chol_buf_.shape == (512, 512)
     np.testing.assert_array_equal(back._chol_buf_, reg._chol_buf_)
     np.testing.assert_array_equal(back.partial_fit_predict(X[260:], y[260:]), reg.partial_fit_predict(X[260:], y[260:]))
+
+
+def test_unbounded_state_warns_before_it_passes_a_gigabyte():
+    from skonline.utils._growing import WARN_BYTES, warn_growth
+
+    reg = KernelAWVRegressor(max_rows=None).fit(*_data(n=10))
+    # the buffers double from 8,192 to 16,384 rows at row 8,193: 0.5 GB -> 2.1 GB
+    assert reg._state_bytes(8192) < WARN_BYTES <= reg._state_bytes(8193)
+    kw = dict(what="the stored rows", param="max_rows", budget=None, nbytes=reg._state_bytes, policy="")
+    with pytest.warns(UserWarning, match="max_rows=None lets them grow"):
+        warn_growth(reg, before=8000, after=8300, **kw)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_growth(reg, before=8300, after=9000, **kw)  # once, in the call that crosses
