@@ -25,9 +25,9 @@ def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol
                      probs, didx, counts):
     """KORS over the rows of ``X`` (the :class:`OnlineNystroem` transformer): grows the dictionary.
 
-    ``counts = [t, m, n_skipped, n_dropped]``; once ``m == max_m`` (the budget) a positive draw
-    adds nothing and is counted in ``n_dropped``. Returns ``rows_done`` (early when the dictionary
-    buffer is full).
+    ``counts = [t, m, n_skipped, n_after_budget]``; once ``m == max_m`` (the budget) the rows are
+    no longer offered to KORS (O(1) per row) and are counted in ``n_after_budget``. Returns
+    ``rows_done`` (early when the dictionary buffer is full).
     """
     cap_m = Xd.shape[0]
     ln = cap_m + 1
@@ -40,14 +40,16 @@ def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol
     for i in range(start, X.shape[0]):
         t = counts[0]
         m = counts[1]
+        if m >= max_m:  # frozen dictionary: the row is not offered to KORS (its draw is unused)
+            counts[3] += 1
+            counts[0] = t + 1
+            continue
         x = X[i]
         z, p, rho2 = kors_nystrom_decide(
             Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, draws[i], kD, phi, wk, q, e, kbuf
         )
         if z:
-            if m >= max_m:
-                counts[3] += 1
-            elif rho2 > rho_tol:
+            if rho2 > rho_tol:
                 if m == cap_m:
                     return i
                 kors_nystrom_insert(Xd, m, x, L, Ginv, w, probs, mu, p, sqrt_weight, phi,
@@ -107,8 +109,9 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, GrowingS
         multiple of 16 holding the dictionary, capped at ``max_components``): 64 MB at the
         default, 1.1 GB for a 6,000-point dictionary; :meth:`transform` costs
         :math:`O(n m (d + m))`. When the budget is reached (a ``UserWarning`` says so) the
-        dictionary freezes: later points sampled by KORS are not added (counted in
-        ``n_dropped_components_``), so the map stops changing. KORS's accuracy guarantee
+        dictionary freezes: later rows are not offered to KORS (counted in
+        ``n_rows_after_budget_``; :meth:`partial_fit` then costs O(1) per row), so the map stops
+        changing. KORS's accuracy guarantee
         (Calandriello et al., Jézéquel et al. Proposition 5) then covers the rows seen before
         the budget only; later rows may be approximated less well. ``None``: no budget (a
         ``UserWarning`` when the state passes 1 GiB).
@@ -128,8 +131,8 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, GrowingS
         KORS weights and inclusion probabilities.
     n_skipped_components_ : int
         Sampled points not added because already in the span to 1e-10 (squared residual).
-    n_dropped_components_ : int
-        Sampled points not added because the dictionary had reached ``max_components``.
+    n_rows_after_budget_ : int
+        Rows seen after the dictionary reached ``max_components`` (not offered to KORS).
     n_samples_seen_ : int
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -246,7 +249,7 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, GrowingS
         warn_growth(
             self, what="the dictionary", param="max_components", before=before,
             after=int(self._counts_[1]), budget=self.max_components, nbytes=self._state_bytes,
-            policy="The dictionary is frozen: later points sampled by KORS are not added.",
+            policy="The dictionary is frozen: later rows are not offered to KORS.",
         )
         return None
 
@@ -335,7 +338,7 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, GrowingS
         return int(self._counts_[2])
 
     @property
-    def n_dropped_components_(self):
+    def n_rows_after_budget_(self):
         check_is_fitted(self, "_counts_")
         return int(self._counts_[3])
 

@@ -234,11 +234,12 @@ def nystrom_awv_pass(
     ``e_s = (k(x_s, x_t) - phi(x_s)' phi(x_t)) / rho`` and ``A = alpha I + Phi' Phi``, ``b = Phi' Y``
     grow by one row/column (``P = A^{-1}`` by the Schur complement).
 
-    ``counts = [t, m, n_skipped, n_dropped]``, ``t`` the rows in the history. An insertion whose
-    residual ``rho^2 = 1 - ||phi(x_t)||^2`` is below ``rho_tol`` (numerically already in the span)
-    is skipped and counted. Budget: once ``m == max_m`` the dictionary is frozen (positive draws
-    are counted in ``n_dropped``) and the history, needed only to re-project the past on an
-    insertion, stops growing: the pass is then linear AWV on a fixed ``m``-dimensional map.
+    ``counts = [t, m, n_skipped, n_after_budget]``, ``t`` the rows in the history. An insertion
+    whose residual ``rho^2 = 1 - ||phi(x_t)||^2`` is below ``rho_tol`` (numerically already in the
+    span) is skipped and counted. Budget: once ``m == max_m`` the dictionary is frozen (rows are
+    no longer offered to KORS; counted in ``n_after_budget``) and the history, needed only to
+    re-project the past on an insertion, stops growing: the pass is then linear AWV on a fixed
+    ``m``-dimensional map.
     """
     cap_t = Xh.shape[0]
     cap_m = Xd.shape[0]
@@ -262,13 +263,17 @@ def nystrom_awv_pass(
         if t == cap_t and not frozen:
             return i, -1
         x = X[i]
-        z, p, rho2 = kors_nystrom_decide(
-            Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, draws[i], kD, phi, wk, q, e, kbuf
-        )
+        if frozen:  # no KORS decision: the embedding phi = L^{-1} k_D(x) only
+            rbf_row(Xd, m, x, gamma, e, kD, kbuf)
+            lower_solve(L, m, kD, phi)
+            counts[3] += 1
+            z, p, rho2 = False, 0.0, 0.0
+        else:
+            z, p, rho2 = kors_nystrom_decide(
+                Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, draws[i], kD, phi, wk, q, e, kbuf
+            )
         if z:
-            if frozen:
-                counts[3] += 1
-            elif rho2 > rho_tol:
+            if rho2 > rho_tol:
                 if m == cap_m:
                     return i, -1
                 rho = math.sqrt(rho2)

@@ -180,7 +180,7 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
         warn_growth(
             self, what="the Nyström dictionary", param="max_components", before=m0, after=m,
             budget=self.max_components, nbytes=self._state_bytes,
-            policy="The dictionary is frozen (later KORS draws add nothing) and the history of "
+            policy="The dictionary is frozen (later rows are not offered to KORS) and the history of "
                    "past rows is no longer stored: learning continues on a fixed feature map.",
         )
         warn_growth(
@@ -192,8 +192,8 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
         )
 
     @property
-    def n_dropped_components_(self):
-        """Points sampled by KORS but not added: the dictionary was at ``max_components``."""
+    def n_rows_after_budget_(self):
+        """Rows seen after the dictionary reached ``max_components`` (not offered to KORS)."""
         check_is_fitted(self, "_precision_")
         return int(self._counts_[3]) if self.features == "nystrom" else 0
 
@@ -301,7 +301,7 @@ _DOC_KERNEL = """
         of heads and :math:`t_h` the rows of history, a power of two above the rows seen until the
         dictionary reaches the budget: at the default, 100 MB of matrices plus up to 16 KB per
         history row. When the budget is reached (a ``UserWarning`` says so) the dictionary
-        freezes: later KORS draws add nothing (``n_dropped_components_``), the history is no
+        freezes: later rows are not offered to KORS (``n_rows_after_budget_``), the history is no
         longer stored (memory stops growing) and learning continues as linear AWV on the fixed
         :math:`m`-dimensional map, O(m^2) per row. The regret is then that of AWV in the frozen
         subspace: Theorem 6's extra :math:`O(n m \\mu / \\lambda)` term no longer controls the
@@ -325,9 +325,8 @@ _DOC_ATTRS = """
     n_skipped_components_ : int
         ``features='nystrom'``: sampled points not added because numerically already in the span
         (squared residual below 1e-10; a guard the paper does not have).
-    n_dropped_components_ : int
-        ``features='nystrom'``: sampled points not added because the dictionary had reached
-        ``max_components``.
+    n_rows_after_budget_ : int
+        ``features='nystrom'``: rows seen after the dictionary reached ``max_components``.
     n_samples_seen_ : int
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)

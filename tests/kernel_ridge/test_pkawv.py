@@ -213,7 +213,7 @@ def test_nystrom_budget_freezes_the_dictionary_and_memory(Est):
         est.partial_fit(X[s : s + 700], y[s : s + 700])
         assert _array_shapes(est) == shapes  # nothing grows past the budget
     assert est.n_components_ == 50 and int(est._counts_[0]) == t_hist
-    assert est.n_dropped_components_ > 0 and est.n_samples_seen_ == n
+    assert est.n_rows_after_budget_ == n - int(np.max(est.component_indices_)) - 1 and est.n_samples_seen_ == n
     # the same stream in one call gives the same model, and learning goes on on the frozen map
     ref = Est(features="nystrom", sigma=0.5, mu=1e-3, max_components=50, random_state=0)
     with pytest.warns(UserWarning, match="max_components=50"):
