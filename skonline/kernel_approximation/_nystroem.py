@@ -251,7 +251,6 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, GrowingS
             after=int(self._counts_[1]), budget=self.max_components, nbytes=self._state_bytes,
             policy="The dictionary is frozen: later rows are not offered to KORS.",
         )
-        return None
 
     def fit(self, X, y=None):
         """Reset, then run KORS over the rows of ``X`` in order.

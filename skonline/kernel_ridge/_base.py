@@ -6,10 +6,10 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._online_kernel import CAP_COMPONENTS as _CAP_COMPONENTS  # noqa: F401
-from ..utils._online_kernel import CAP_ROWS as _CAP_ROWS  # noqa: F401
 from ..utils._growing import GrowingStateMixin as _GrowingStateMixin  # noqa: F401
 from ..utils._growing import first_capacity, grow, next_capacity, warn_growth  # noqa: F401
+from ..utils._online_kernel import CAP_COMPONENTS as _CAP_COMPONENTS  # noqa: F401
+from ..utils._online_kernel import CAP_ROWS as _CAP_ROWS  # noqa: F401
 
 _DOC_ALPHA = """
     alpha : float, default=1.0

@@ -119,7 +119,7 @@ def _predict(rf, h, k, X, row, sparse, Xdata, Xind, Xptr, sigmas, inv2s2, RF, EX
         W = RF[1]
         zbuf = RF[3]
         return _dot(W[h, k], zbuf[k], W.shape[2]) * (1.0 / math.sqrt(W.shape[2] // 2))
-    store, nstore, idx, coef, nsv, scale, norm2, cur, dropped = EX
+    store, nstore, idx, coef, nsv, scale, norm2, cur, _ = EX
     n = nsv[h, k]
     if n == 0:
         return 0.0

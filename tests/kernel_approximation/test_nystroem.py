@@ -123,6 +123,7 @@ def test_feature_names_follow_the_width():
 def test_budget_freezes_the_dictionary_and_memory():
     """Issue 11: a budget on the dictionary; memory flat after it; pickles hold the used block."""
     import pickle
+
     import pytest
 
     rng = np.random.default_rng(5)

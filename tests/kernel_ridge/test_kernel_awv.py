@@ -169,7 +169,7 @@ def test_unbounded_state_warns_before_it_passes_a_gigabyte():
     reg = KernelAWVRegressor(max_rows=None).fit(*_data(n=10))
     # the buffers double from 8,192 to 16,384 rows at row 8,193: 0.5 GB -> 2.1 GB
     assert reg._state_bytes(8192) < WARN_BYTES <= reg._state_bytes(8193)
-    kw = dict(what="the stored rows", param="max_rows", budget=None, nbytes=reg._state_bytes, policy="")
+    kw = {"what": "the stored rows", "param": "max_rows", "budget": None, "nbytes": reg._state_bytes, "policy": ""}
     with pytest.warns(UserWarning, match="max_rows=None lets them grow"):
         warn_growth(reg, before=8000, after=8300, **kw)
     import warnings
