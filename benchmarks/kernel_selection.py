@@ -119,6 +119,8 @@ def make_estimator(loss, algo, n_components, n, seed):
     # the paper's setting: its bandwidth grid on features scaled to [-1, 1] (prepare), raw data
     params = dict(loss=loss, n_components=n_components, sigmas=DEFAULT_SIGMAS, standardize=False,
                   random_state=seed)
+    if n_components is None:
+        params["max_support"] = None  # the paper's exact runs keep every support vector
     if algo == "oks++c":
         algo, params["exploration_constant"] = "oks++", 1.0
     if algo != "oks++":

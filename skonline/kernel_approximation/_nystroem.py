@@ -1,7 +1,7 @@
 """Nyström features of the Gaussian kernel with a dictionary grown online by KORS."""
 
 import math
-from numbers import Real
+from numbers import Integral, Real
 
 import numba
 import numpy as np
@@ -11,14 +11,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineMixin
-from ..utils._online_kernel import (
-    CAP_COMPONENTS,
-    grow,
-    kors_nystrom_decide,
-    kors_nystrom_insert,
-    next_capacity,
-    rbf_matrix,
-)
+from ..utils._growing import GrowingStateMixin, first_capacity, grow, next_capacity, warn_growth
+from ..utils._online_kernel import CAP_COMPONENTS, kors_nystrom_decide, kors_nystrom_insert, rbf_matrix
 from ..utils.validation import output_dtype, validate_X_chunk, validate_X_predict
 
 __all__ = ["OnlineNystroem"]
@@ -27,11 +21,13 @@ _RHO_TOL = 1e-10
 
 
 @numba.njit(cache=True)
-def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol, Xd, L, Ginv, w, probs,
-                     didx, counts):
+def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol, max_m, Xd, L, Ginv, w,
+                     probs, didx, counts):
     """KORS over the rows of ``X`` (the :class:`OnlineNystroem` transformer): grows the dictionary.
 
-    ``counts = [t, m, n_skipped]``; returns ``rows_done`` (early when the dictionary buffer is full).
+    ``counts = [t, m, n_skipped, n_after_budget]``; once ``m == max_m`` (the budget) the rows are
+    no longer offered to KORS (O(1) per row) and are counted in ``n_after_budget``. Returns
+    ``rows_done`` (early when the dictionary buffer is full).
     """
     cap_m = Xd.shape[0]
     ln = cap_m + 1
@@ -44,6 +40,10 @@ def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol
     for i in range(start, X.shape[0]):
         t = counts[0]
         m = counts[1]
+        if m >= max_m:  # frozen dictionary: the row is not offered to KORS (its draw is unused)
+            counts[3] += 1
+            counts[0] = t + 1
+            continue
         x = X[i]
         z, p, rho2 = kors_nystrom_decide(
             Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, draws[i], kD, phi, wk, q, e, kbuf
@@ -62,7 +62,7 @@ def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol
     return X.shape[0]
 
 
-class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMixin, BaseEstimator):
+class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, GrowingStateMixin, OnlineMixin, BaseEstimator):
     r"""Nyström features of the Gaussian kernel; the dictionary grows online by KORS.
 
     Each row of the stream is offered to KORS (Kernel Online Row Sampling, Calandriello et al.
@@ -103,6 +103,18 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
         Weight a point added with probability :math:`p` receives in :math:`W`: :math:`1/p` as in the
         paper's code (Jézéquel et al. 2019, Appendix H.2) or :math:`1/\sqrt p`, the unbiased
         sampling-matrix convention. ``'inverse_p'`` gives smaller dictionaries.
+    max_components : int or None, default=2000
+        Budget on the dictionary size :math:`m` (the paper has none). Memory is about
+        :math:`8 (2c^2 + c(d + 3))` bytes for a buffer capacity :math:`c` (the first power-of-two
+        multiple of 16 holding the dictionary, capped at ``max_components``): 64 MB at the
+        default, 1.1 GB for a 6,000-point dictionary; :meth:`transform` costs
+        :math:`O(n m (d + m))`. When the budget is reached (a ``UserWarning`` says so) the
+        dictionary freezes: later rows are not offered to KORS (counted in
+        ``n_rows_after_budget_``; :meth:`partial_fit` then costs O(1) per row), so the map stops
+        changing. KORS's accuracy guarantee
+        (Calandriello et al., Jézéquel et al. Proposition 5) then covers the rows seen before
+        the budget only; later rows may be approximated less well. ``None``: no budget (a
+        ``UserWarning`` when the state passes 1 GiB).
     random_state : int, RandomState instance, Generator or None, default=None
         Source of the Bernoulli draws (one uniform per row, so any chunking gives the same
         dictionary).
@@ -119,6 +131,8 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
         KORS weights and inclusion probabilities.
     n_skipped_components_ : int
         Sampled points not added because already in the span to 1e-10 (squared residual).
+    n_rows_after_budget_ : int
+        Rows seen after the dictionary reached ``max_components`` (not offered to KORS).
     n_samples_seen_ : int
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -160,15 +174,18 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
         "beta": [Interval(Real, 0, None, closed="neither")],
         "eps": [Interval(Real, 0, None, closed="left")],
         "kors_weighting": [StrOptions({"inverse_p", "inverse_sqrt_p"})],
+        "max_components": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state", np.random.Generator],
     }
 
-    def __init__(self, sigma=1.0, *, mu=1.0, beta=1.0, eps=0.5, kors_weighting="inverse_p", random_state=None):
+    def __init__(self, sigma=1.0, *, mu=1.0, beta=1.0, eps=0.5, kors_weighting="inverse_p", max_components=2000,
+                 random_state=None):
         self.sigma = sigma
         self.mu = mu
         self.beta = beta
         self.eps = eps
         self.kors_weighting = kors_weighting
+        self.max_components = max_components
         self.random_state = random_state
 
     def _gamma(self):
@@ -181,36 +198,61 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
 
     def _allocate(self, chunk):
         del self.cumulative_loss_  # set by the streaming contract; a transformer has no loss
-        d, cm = chunk["X"].shape[1], CAP_COMPONENTS
+        d, cm = chunk["X"].shape[1], first_capacity(CAP_COMPONENTS, self.max_components)
         self._dict_X_ = np.zeros((cm, d))
         self._chol_ = np.zeros((cm, cm))
         self._kors_inv_ = np.zeros((cm, cm))
         self._kors_w_ = np.zeros(cm)
         self._kors_p_ = np.zeros(cm)
         self._dict_idx_ = np.zeros(cm, dtype=np.int64)
-        self._counts_ = np.zeros(3, dtype=np.int64)  # rows seen, components, skipped insertions
+        self._counts_ = np.zeros(4, dtype=np.int64)  # rows seen, components, skipped, dropped (budget)
+
+    def _buffer_layout(self):
+        m, d = int(self._counts_[1]), self._dict_X_.shape[1]
+        return {
+            "_dict_X_": ((m, d), False),
+            "_chol_": ((m, m), False),
+            "_kors_w_": ((m,), False),
+            "_kors_p_": ((m,), False),
+            "_dict_idx_": ((m,), False),
+            "_kors_inv_": ((m, m), True),
+        }
 
     def _grow(self):
-        cm = next_capacity(self._dict_X_.shape[0])
+        cm = next_capacity(self._dict_X_.shape[0], self.max_components)
         self._dict_X_ = grow(self._dict_X_, (cm, self._dict_X_.shape[1]))
         self._chol_ = grow(self._chol_, (cm, cm))
         self._kors_inv_ = grow(self._kors_inv_, (cm, cm))
         for name in ("_kors_w_", "_kors_p_", "_dict_idx_"):
             setattr(self, name, grow(getattr(self, name), (cm,)))
 
+    def _state_bytes(self, m):
+        """Bytes of the dictionary state holding ``m`` points (at the capacity it would have)."""
+        cap = first_capacity(CAP_COMPONENTS, self.max_components)
+        while cap < m and next_capacity(cap, self.max_components) > cap:
+            cap = next_capacity(cap, self.max_components)
+        return 8 * (2 * cap * cap + cap * (self._dict_X_.shape[1] + 3))
+
     def _learn(self, chunk):
         X = chunk["X"]
         draws = self._rng.random(X.shape[0])
+        before = int(self._counts_[1])
+        budget = np.iinfo(np.int64).max if self.max_components is None else int(self.max_components)
         start = 0
         while True:
             start = nystrom_fit_pass(
                 X, draws, start, self._gamma(), float(self.mu), float(self.eps), float(self.beta),
-                self.kors_weighting == "inverse_sqrt_p", _RHO_TOL, self._dict_X_, self._chol_,
+                self.kors_weighting == "inverse_sqrt_p", _RHO_TOL, budget, self._dict_X_, self._chol_,
                 self._kors_inv_, self._kors_w_, self._kors_p_, self._dict_idx_, self._counts_,
             )
             if start == X.shape[0]:
-                return None
+                break
             self._grow()
+        warn_growth(
+            self, what="the dictionary", param="max_components", before=before,
+            after=int(self._counts_[1]), budget=self.max_components, nbytes=self._state_bytes,
+            policy="The dictionary is frozen: later rows are not offered to KORS.",
+        )
 
     def fit(self, X, y=None, **fit_params):
         """Reset, then run KORS over the rows of ``X`` in order.
@@ -303,6 +345,11 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
     def n_skipped_components_(self):
         check_is_fitted(self, "_counts_")
         return int(self._counts_[2])
+
+    @property
+    def n_rows_after_budget_(self):
+        check_is_fitted(self, "_counts_")
+        return int(self._counts_[3])
 
     def _online_test_stream(self, rng, n_samples=60, n_features=4):
         return rng.standard_normal((n_samples, n_features)), None, {}

@@ -7,9 +7,10 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._growing import GrowingStateMixin as _GrowingStateMixin  # noqa: F401
+from ..utils._growing import first_capacity, grow, next_capacity, warn_growth  # noqa: F401
 from ..utils._online_kernel import CAP_COMPONENTS as _CAP_COMPONENTS  # noqa: F401
 from ..utils._online_kernel import CAP_ROWS as _CAP_ROWS  # noqa: F401
-from ..utils._online_kernel import grow, next_capacity  # noqa: F401
 
 _DOC_ALPHA = """
     alpha : float, default=1.0
@@ -148,62 +149,3 @@ class _LinearAWVMixin:
 
     def _is_single_head(self):
         return not hasattr(self, "classes_")
-
-
-class _GrowingStateMixin:
-    """Cheap snapshots for estimators whose state lives in large preallocated buffers.
-
-    The streaming contract snapshots the whole state before each call and restores it if the call
-    raises. For the growing forecasters that would copy the whole history (gigabytes for a long
-    PKAWV-Nyström stream) on every ``partial_fit``. Their buffers are used in a leading block (rows
-    ``< t``, columns ``< m``) and are zero elsewhere, and a pass only writes (a) inside the used
-    block of the "dense" buffers (inverses, sums) and (b) outside the used block of the
-    "append-only" buffers (history rows, new columns). So a snapshot keeps a reference to every
-    buffer, a copy of the used block of the dense ones only, and the restore puts the objects back
-    and zeroes everything outside the used blocks.
-
-    Subclasses define ``_buffer_layout() -> {name: (used_shape, dense)}`` (empty before the first
-    call).
-    """
-
-    def _buffer_layout(self):  # pragma: no cover - per estimator
-        return {}
-
-    def _snapshot(self):
-        layout = self._buffer_layout() if self._is_initialized() else {}
-        order = list(self.__dict__)
-        held = {name: self.__dict__.pop(name) for name in layout}
-        try:
-            snap = super()._snapshot()
-        finally:
-            self.__dict__.update(held)
-            self._reorder(order)
-        saved = []
-        for name, (shape, dense) in layout.items():
-            arr = held[name]
-            used = tuple(slice(0, s) for s in shape)
-            saved.append((name, arr, shape, arr[used].copy() if dense else None))
-        snap["__buffers__"] = saved
-        snap["__order__"] = order
-        return snap
-
-    def _reorder(self, order):
-        state = dict(self.__dict__)  # keep the attribute order (pickles of equal states are equal)
-        self.__dict__.clear()
-        self.__dict__.update({k: state.pop(k) for k in order if k in state})
-        self.__dict__.update(state)
-
-    def _restore(self, snap):
-        saved = snap.pop("__buffers__", [])
-        order = snap.pop("__order__", [])
-        super()._restore(snap)
-        for name, arr, shape, block in saved:
-            used = tuple(slice(0, s) for s in shape)
-            for axis, s in enumerate(shape):  # zero the tails, axis by axis
-                tail = [slice(None)] * arr.ndim
-                tail[axis] = slice(s, None)
-                arr[tuple(tail)] = 0
-            if block is not None:
-                arr[used] = block
-            setattr(self, name, arr)
-        self._reorder(order)

@@ -28,6 +28,7 @@ from ..utils._online_kernel import (
     kors_nystrom_decide,
     kors_nystrom_insert,
     linear_row,
+    lower_solve,
     rbf_row,
     sherman_morrison,
     sym_matvec,
@@ -136,52 +137,66 @@ def rank_one_loop(V, Y, P, b):
 
 
 # --------------------------------------------------------------------------- exact kernel AWV
+@numba.njit(cache=True, inline="always")
+def _kernel_column(Xh, t, x, kernel, gamma, kv, e, kbuf):
+    """``kv[:t] = k(Xh[:t], x)``; returns ``k(x, x)``."""
+    if kernel == 0:
+        rbf_row(Xh, t, x, gamma, e, kv, kbuf)
+        return 1.0
+    linear_row(Xh, t, x, kv)
+    kxx = 0.0
+    for j in range(x.shape[0]):
+        kxx += x[j] * x[j]
+    return kxx
+
+
 @numba.njit(cache=True)
-def kernel_awv_pass(X, Y, sw, start, kernel, gamma, alpha, awv, clip, Xh, Kinv, coef, n_arr, out, loss_acc):
-    """Exact Kernel-AWV / online kernel ridge regression, O(t^2) per row.
+def kernel_awv_pass(X, Y, sw, start, kernel, gamma, alpha, awv, clip, max_rows, Xh, L, W, n_arr, out,
+                    loss_acc):
+    """Exact Kernel-AWV / online kernel ridge regression, O(t^2) per row, on a Cholesky factor.
 
-    State: ``Xh[:t]`` past inputs, ``Kinv[:t, :t] = (K_t + alpha I)^{-1}``, ``coef[:t] = Kinv y``
-    (one column per head), ``t = n_arr[0]``. With ``q = Kinv k_t(x)`` and
-    ``s2 = k(x,x) - k' q``: the ridge prediction is ``k' coef`` and the AWV prediction is the ridge
-    one divided by ``1 + s2 / alpha`` (Sherman-Morrison). The inverse then grows by the Schur
-    complement ``delta = s2 + alpha``. ``kernel``: 0 Gaussian (``exp(-gamma d^2)``), 1 linear.
+    State: ``Xh[:t]`` past inputs, ``L[:t, :t]`` the lower Cholesky factor of
+    ``K_t + alpha W_t^{-1}`` (``W_t`` the diagonal of the rows' weights; ``alpha I`` unweighted),
+    ``W[:t] = L^{-1} y_{1:t}`` (one column per head), ``t = n_arr[0]``. With ``l = L^{-1} k_t(x)``
+    (forward substitution) the ridge prediction is ``l' W`` and the squared residual of
+    ``k(x, .)`` is ``s2 = k(x, x) - l' l`` (floored at 0); the AWV prediction of a row of weight
+    w is the ridge one divided by ``1 + w s2 / alpha`` (Sherman-Morrison). Learning appends the
+    row ``(l', r)`` to ``L`` with ``r = sqrt(s2 + alpha / w) >= sqrt(alpha / w)`` (the Schur
+    complement, which is ``>= alpha / w`` in exact arithmetic and kept so) and ``(y - l' W) / r``
+    to ``W``: no inverse is formed, so the error stays at the level of a direct Cholesky solve for
+    small ``alpha``. A row of weight 0 is predicted but not stored. ``kernel``: 0 Gaussian
+    (``exp(-gamma d^2)``), 1 linear.
 
-    Weights (weighted least squares): ``Kinv = (K_t + alpha W^{-1})^{-1}``; a row of weight w
-    shrinks the AWV prediction by ``1 + w s2 / alpha`` and grows the inverse with
-    ``delta = s2 + alpha / w``; a row of weight 0 is predicted but not stored.
+    Budget: once ``t == max_rows`` the rows are predicted with the stored ones and not learned
+    (``n_arr[1]`` counts them). Returns ``(rows_done, status)``; stops early when the buffer is
+    full and below the budget (the caller grows it and resumes).
     """
     cap = Xh.shape[0]
-    n_heads = coef.shape[1]
+    n_heads = W.shape[1]
     kv = np.empty(cap)
-    q = np.empty(cap)
+    lv = np.empty(cap)
     e = np.empty(cap)
     kbuf = np.empty(cap, dtype=np.int64)
     pk = np.empty(n_heads)
     for i in range(start, X.shape[0]):
         t = n_arr[0]
-        if t == cap:
+        wi = sw[i]
+        learn = t < max_rows and wi > 0.0
+        if learn and t == cap:
             return i, -1
         x = X[i]
-        if kernel == 0:
-            rbf_row(Xh, t, x, gamma, e, kv, kbuf)
-            kxx = 1.0
-        else:
-            linear_row(Xh, t, x, kv)
-            kxx = 0.0
-            for j in range(x.shape[0]):
-                kxx += x[j] * x[j]
-        sym_matvec(Kinv, t, kv, q)
+        kxx = _kernel_column(Xh, t, x, kernel, gamma, kv, e, kbuf)
+        lower_solve(L, t, kv, lv)
         s2 = kxx
         for j in range(t):
-            s2 -= kv[j] * q[j]
+            s2 -= lv[j] * lv[j]
         if s2 < 0.0:
             s2 = 0.0
-        wi = sw[i]
         shrink = 1.0 / (1.0 + wi * s2 / alpha) if awv else 1.0
         for k in range(n_heads):
             num = 0.0
             for j in range(t):
-                num += kv[j] * coef[j, k]
+                num += lv[j] * W[j, k]
             pk[k] = num
             p = num * shrink
             if p > clip:
@@ -193,24 +208,18 @@ def kernel_awv_pass(X, Y, sw, start, kernel, gamma, alpha, awv, clip, Xh, Kinv, 
                 return i, i
             y = Y[i, k]
             loss_acc[0] += wi * ((y - p) * (y - p))
-        if wi == 0.0:  # weight 0: nothing to learn, the row is not stored
+        if not learn:
+            if wi > 0.0:  # past the budget (a row of weight 0 has nothing to learn)
+                n_arr[1] += 1
             continue
-        # learn: grow the inverse by one row/column, update the dual coefficients
-        delta = s2 + alpha / wi
-        inv = 1.0 / delta
-        for a in range(t):
-            qa = q[a] * inv
-            Ka = Kinv[a]
-            for c in range(t):
-                Ka[c] += qa * q[c]
-            Kinv[a, t] = -qa
-            Kinv[t, a] = -qa
-        Kinv[t, t] = inv
+        # learn: append the row (l', r) to the factor and (y - l'W) / r to W
+        r = math.sqrt(s2 + alpha / wi)
+        Lt = L[t]
+        for j in range(t):
+            Lt[j] = lv[j]
+        Lt[t] = r
         for k in range(n_heads):
-            rk = (Y[i, k] - pk[k]) * inv
-            for a in range(t):
-                coef[a, k] -= q[a] * rk
-            coef[t, k] = rk
+            W[t, k] = (Y[i, k] - pk[k]) / r
         for j in range(x.shape[0]):
             Xh[t, j] = x[j]
         n_arr[0] = t + 1
@@ -218,43 +227,35 @@ def kernel_awv_pass(X, Y, sw, start, kernel, gamma, alpha, awv, clip, Xh, Kinv, 
 
 
 @numba.njit(cache=True)
-def kernel_predict(X, kernel, gamma, alpha, awv, clip, Xh, t, Kinv, coef, out):
+def kernel_predict(X, kernel, gamma, alpha, awv, clip, Xh, t, L, W, out):
     """Stateless predictions of the exact forecaster for the rows of ``X`` (as the next round)."""
-    cap = Xh.shape[0]
-    kv = np.empty(max(t, 1))
-    q = np.empty(max(t, 1))
-    e = np.empty(max(t, 1))
-    kbuf = np.empty(max(t, 1), dtype=np.int64)
+    n1 = max(t, 1)
+    kv = np.empty(n1)
+    lv = np.empty(n1)
+    e = np.empty(n1)
+    kbuf = np.empty(n1, dtype=np.int64)
     for i in range(X.shape[0]):
         x = X[i]
-        if kernel == 0:
-            rbf_row(Xh, t, x, gamma, e, kv, kbuf)
-            kxx = 1.0
-        else:
-            linear_row(Xh, t, x, kv)
-            kxx = 0.0
-            for j in range(x.shape[0]):
-                kxx += x[j] * x[j]
-        sym_matvec(Kinv, t, kv, q)
+        kxx = _kernel_column(Xh, t, x, kernel, gamma, kv, e, kbuf)
+        lower_solve(L, t, kv, lv)
         s2 = kxx
         for j in range(t):
-            s2 -= kv[j] * q[j]
+            s2 -= lv[j] * lv[j]
         if s2 < 0.0:
             s2 = 0.0
         shrink = 1.0 / (1.0 + s2 / alpha) if awv else 1.0
-        for k in range(coef.shape[1]):
+        for k in range(W.shape[1]):
             num = 0.0
             for j in range(t):
-                num += kv[j] * coef[j, k]
+                num += lv[j] * W[j, k]
             p = num * shrink
             out[i, k] = min(max(p, -clip), clip)
-    return cap
 
 
 # --------------------------------------------------------------------------- PKAWV-Nyström
 @numba.njit(cache=True)
 def nystrom_awv_pass(
-    X, Y, sw, draws, start, gamma, alpha, mu, eps, beta, sqrt_weight, rho_tol, awv, clip,
+    X, Y, sw, draws, start, gamma, alpha, mu, eps, beta, sqrt_weight, rho_tol, max_m, awv, clip,
     Xh, Yh, Wh, Phi, Xd, L, Ginv, w, probs, didx, P, b, counts, out, loss_acc,
 ):
     """PKAWV with Nyström projections on a KORS dictionary, as a growing orthonormal embedding.
@@ -267,8 +268,12 @@ def nystrom_awv_pass(
     ``e_s = (k(x_s, x_t) - phi(x_s)' phi(x_t)) / rho`` and ``A = alpha I + Phi' Phi``, ``b = Phi' Y``
     grow by one row/column (``P = A^{-1}`` by the Schur complement).
 
-    ``counts = [t, m, n_skipped]``. An insertion whose residual ``rho^2 = 1 - ||phi(x_t)||^2`` is
-    below ``rho_tol`` (numerically already in the span) is skipped and counted.
+    ``counts = [t, m, n_skipped, n_after_budget]``, ``t`` the rows in the history. An insertion
+    whose residual ``rho^2 = 1 - ||phi(x_t)||^2`` is below ``rho_tol`` (numerically already in the
+    span) is skipped and counted. Budget: once ``m == max_m`` the dictionary is frozen (rows are
+    no longer offered to KORS; counted in ``n_after_budget``) and the history, needed only to
+    re-project the past on an insertion, stops growing: the pass is then linear AWV on a fixed
+    ``m``-dimensional map.
     """
     cap_t = Xh.shape[0]
     cap_m = Xd.shape[0]
@@ -288,12 +293,19 @@ def nystrom_awv_pass(
     for i in range(start, X.shape[0]):
         t = counts[0]
         m = counts[1]
-        if t == cap_t:
+        frozen = m >= max_m
+        if t == cap_t and not frozen:
             return i, -1
         x = X[i]
-        z, p, rho2 = kors_nystrom_decide(
-            Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, draws[i], kD, phi, wk, q, e, kbuf
-        )
+        if frozen:  # no KORS decision: the embedding phi = L^{-1} k_D(x) only
+            rbf_row(Xd, m, x, gamma, e, kD, kbuf)
+            lower_solve(L, m, kD, phi)
+            counts[3] += 1
+            z, p, rho2 = False, 0.0, 0.0
+        else:
+            z, p, rho2 = kors_nystrom_decide(
+                Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, draws[i], kD, phi, wk, q, e, kbuf
+            )
         if z:
             if rho2 > rho_tol:
                 if m == cap_m:
@@ -336,6 +348,8 @@ def nystrom_awv_pass(
         # AWV step on phi (m may be 0: prediction 0)
         if not _awv_heads(P, m, phi, sw[i], u, g, Y[i], b, awv, clip, out[i], loss_acc):
             return i, i
+        if m >= max_m:  # frozen dictionary: no insertion will need this row again
+            continue
         for k in range(m):
             Phi[t, k] = phi[k]
         for j in range(d):

@@ -1,8 +1,9 @@
 """Exact Kernel-AWV (and online kernel ridge regression), O(t^2) per row."""
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
+from scipy.linalg import solve_triangular
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -18,9 +19,11 @@ from ._base import (
     _DOC_SIGMA,
     _DOC_STANDARDIZE,
     _GrowingStateMixin,
+    first_capacity,
     grow,
     next_capacity,
     resolve_sigma,
+    warn_growth,
 )
 
 __all__ = ["KernelAWVRegressor"]
@@ -44,12 +47,20 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
     optimal up to logarithms, with no clipping and no knowledge of :math:`B`.
 
     This is the reference the projected forecasters (:class:`PKAWVRegressor`) approximate. It
-    stores every input and :math:`(K_t + \lambda I)^{-1}`, grown by one row and column per round
-    (Schur complement): O(t^2) time and memory at round t, so it is for streams of a few thousand
-    rows. Implementation: with :math:`q = (K_{t-1}+\lambda I)^{-1} k_{t-1}(x_t)` and
-    :math:`s_t^2 = k(x_t, x_t) - k_{t-1}(x_t)^\top q`, the ridge prediction is
-    :math:`k_{t-1}(x_t)^\top \alpha_{t-1}` and the AWV prediction is that divided by
-    :math:`1 + s_t^2/\lambda`.
+    stores every input and the Cholesky factor :math:`L_t` of :math:`K_t + \lambda I`, grown by
+    one row per round: O(t^2) time and memory at round t, so it is for streams of a few thousand
+    rows (see ``max_rows``). Implementation: with :math:`l = L_{t-1}^{-1} k_{t-1}(x_t)` (forward
+    substitution), :math:`w = L_{t-1}^{-1} y_{1:t-1}` and
+    :math:`s_t^2 = k(x_t, x_t) - l^\top l`, the ridge prediction is :math:`l^\top w` and the AWV
+    prediction is that divided by :math:`1 + s_t^2/\lambda`; the new row of the factor is
+    :math:`(l^\top, \sqrt{s_t^2 + \lambda})` (the Schur complement, :math:`\ge \lambda` in exact
+    arithmetic, is floored there). No inverse is formed, so predictions stay within about 1e-6
+    (relative) of a direct solve of the kernel system down to :math:`\lambda = 10^{-8}`.
+
+    Memory: about :math:`8 (c^2 + c\,(d + 1))` bytes for a buffer capacity :math:`c` (the first
+    power-of-two multiple of 256 holding the rows stored, capped at ``max_rows``): 134 MB at
+    ``max_rows=4096``, 200 MB at ``max_rows=5000``, 3.2 GB at 20,000 rows. Growing the capacity
+    briefly holds the old and the new buffers.
 
     Parameters
     ----------"""
@@ -58,6 +69,16 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
     kernel : {'rbf', 'linear'}, default='rbf'
         ``'rbf'``: the Gaussian kernel :math:`\exp(-\|x - x'\|^2 / (2\sigma^2))`; ``'linear'``:
         :math:`x^\top x'` (then this equals :class:`AWVRegressor` on raw features).
+    max_rows : int or None, default=4096
+        Budget: the number of rows the forecaster stores (the paper has no budget). Memory is
+        about :math:`8 (c^2 + c(d+1))` bytes with :math:`c \le` ``max_rows`` (above) and the time
+        per row is :math:`O(\min(t, \mathrm{max\_rows})^2)`. When the budget is reached (a
+        ``UserWarning`` says so) the forecaster stops learning: later rows are predicted with
+        the stored ones (it is then the Kernel-AWV forecaster of the first ``max_rows`` rows,
+        a fixed function) and counted in ``n_rows_dropped_``. The regret bound of Proposition 1
+        holds over the first ``max_rows`` rounds; after them there is no guarantee (the regret
+        against the best :math:`f` can grow linearly). ``None``: no budget (a ``UserWarning``
+        when the state passes 1 GiB: at row 8,193 the buffers double to 16,384 rows, 2.1 GB).
 """
         + _DOC_SIGMA
         + _DOC_ALGORITHM
@@ -73,6 +94,10 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         :math:`(K_t + \lambda I)^{-1} y_{1:t}`: the ridge solution is
         :math:`\sum_s \mathrm{dual\_coef}_s\, k(x_s, \cdot)`.
     n_samples_seen_ : int
+    n_rows_stored_ : int
+        Rows learned and stored (``min(n_samples_seen_, max_rows)``).
+    n_rows_dropped_ : int
+        Rows predicted but not learned because the budget ``max_rows`` was reached.
     cumulative_loss_ : float
         :math:`\sum_t (y_t - \hat y_t)^2` of the prequential predictions.
     n_features_in_ : int
@@ -120,13 +145,15 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         "algorithm": [StrOptions({"awv", "ridge"})],
         "clip": [Interval(Real, 0, None, closed="neither"), None],
         "standardize": ["boolean"],
+        "max_rows": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    def __init__(self, alpha=1.0, *, kernel="rbf", sigma="auto", algorithm="awv", clip=None,
+    def __init__(self, alpha=1.0, *, kernel="rbf", sigma="auto", max_rows=4096, algorithm="awv", clip=None,
                  standardize=True):
         self.alpha = alpha
         self.kernel = kernel
         self.sigma = sigma
+        self.max_rows = max_rows
         self.algorithm = algorithm
         self.clip = clip
         self.standardize = standardize
@@ -142,44 +169,69 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
 
     def _allocate(self, chunk):
         d = chunk["X"].shape[1]
-        cap = _CAP_ROWS
+        cap = first_capacity(_CAP_ROWS, self.max_rows)
         self._X_buf_ = np.zeros((cap, d))
-        self._K_inv_buf_ = np.zeros((cap, cap))
-        self._coef_buf_ = np.zeros((cap, 1))
-        self._n_buf_ = np.zeros(1, dtype=np.int64)
+        self._chol_buf_ = np.zeros((cap, cap))
+        self._w_buf_ = np.zeros((cap, 1))
+        self._n_buf_ = np.zeros(2, dtype=np.int64)  # rows stored, rows dropped (budget reached)
 
     def _buffer_layout(self):
         t, d = int(self._n_buf_[0]), self._X_buf_.shape[1]
         return {
             "_X_buf_": ((t, d), False),
-            "_K_inv_buf_": ((t, t), True),
-            "_coef_buf_": ((t, self._coef_buf_.shape[1]), True),
+            "_chol_buf_": ((t, t), False),
+            "_w_buf_": ((t, self._w_buf_.shape[1]), False),
         }
 
     def _grow(self):
-        cap = next_capacity(self._X_buf_.shape[0])
+        cap = next_capacity(self._X_buf_.shape[0], self.max_rows)
         self._X_buf_ = grow(self._X_buf_, (cap, self._X_buf_.shape[1]))
-        self._K_inv_buf_ = grow(self._K_inv_buf_, (cap, cap))
-        self._coef_buf_ = grow(self._coef_buf_, (cap, self._coef_buf_.shape[1]))
+        self._chol_buf_ = grow(self._chol_buf_, (cap, cap))
+        self._w_buf_ = grow(self._w_buf_, (cap, self._w_buf_.shape[1]))
+
+    def _state_bytes(self, n):
+        """Bytes of the state holding ``n`` rows (at the capacity the buffers would have)."""
+        cap = first_capacity(_CAP_ROWS, self.max_rows)
+        while cap < n and next_capacity(cap, self.max_rows) > cap:
+            cap = next_capacity(cap, self.max_rows)
+        return 8 * (cap * cap + cap * (self._X_buf_.shape[1] + self._w_buf_.shape[1]))
 
     def _learn(self, chunk):
         X = chunk["X"]
         Y = chunk["y"].reshape(-1, 1)
         out = np.zeros((X.shape[0], 1))
         loss = np.array([self.cumulative_loss_])
+        before = int(self._n_buf_[0])
+        budget = np.iinfo(np.int64).max if self.max_rows is None else int(self.max_rows)
         start = 0
         while True:
             start, status = core.kernel_awv_pass(
                 X, Y, chunk["sample_weight"], start, _KERNELS[self.kernel], self._gamma(), float(self.alpha),
-                self.algorithm == "awv", self._clip_value(), self._X_buf_, self._K_inv_buf_,
-                self._coef_buf_, self._n_buf_, out, loss,
+                self.algorithm == "awv", self._clip_value(), budget, self._X_buf_, self._chol_buf_,
+                self._w_buf_, self._n_buf_, out, loss,
             )
             raise_if_nonfinite(status, what="predictions")
             if start == X.shape[0]:
                 break
             self._grow()
         self.cumulative_loss_ = float(loss[0])
+        warn_growth(
+            self, what="the stored rows", param="max_rows", before=before, after=int(self._n_buf_[0]),
+            budget=self.max_rows, nbytes=self._state_bytes,
+            policy="Later rows are predicted with the stored ones and not learned (the regret "
+                 "bound of Proposition 1 covers the stored rounds only).",
+        )
         return out
+
+    @property
+    def n_rows_stored_(self):
+        check_is_fitted(self, "_n_buf_")
+        return int(self._n_buf_[0])
+
+    @property
+    def n_rows_dropped_(self):
+        check_is_fitted(self, "_n_buf_")
+        return int(self._n_buf_[1])
 
     @property
     def X_fit_(self):
@@ -188,8 +240,10 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
 
     @property
     def dual_coef_(self):
-        check_is_fitted(self, "_coef_buf_")
-        return self._coef_buf_[: self._n_buf_[0], 0].copy()
+        check_is_fitted(self, "_w_buf_")
+        t = int(self._n_buf_[0])
+        return solve_triangular(self._chol_buf_[:t, :t], self._w_buf_[:t, 0], lower=True, trans="T",
+                                check_finite=False)
 
     def predict(self, X):
         """Predict each row as the next round of the stream, without learning it.
@@ -207,7 +261,6 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         out = np.zeros((X.shape[0], 1))
         core.kernel_predict(
             X, _KERNELS[self.kernel], self._gamma(), float(self.alpha), self.algorithm == "awv",
-            self._clip_value(), self._X_buf_, int(self._n_buf_[0]), self._K_inv_buf_, self._coef_buf_,
-            out,
+            self._clip_value(), self._X_buf_, int(self._n_buf_[0]), self._chol_buf_, self._w_buf_, out,
         )
         return self._predict_output(out[:, 0])

@@ -22,9 +22,11 @@ from ._base import (
     _DOC_STANDARDIZE,
     _GrowingStateMixin,
     _LinearAWVMixin,
+    first_capacity,
     grow,
     next_capacity,
     resolve_sigma,
+    warn_growth,
 )
 
 __all__ = ["PKAWVRegressor", "PKAWVClassifier"]
@@ -49,6 +51,7 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
         "beta": [Interval(Real, 0, None, closed="neither")],
         "eps": [Interval(Real, 0, None, closed="left")],
         "kors_weighting": [StrOptions({"inverse_p", "inverse_sqrt_p"})],
+        "max_components": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state", np.random.Generator],
     }
 
@@ -76,7 +79,7 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
             self.powers_, self._parent_, self._var_, self._inv_sqrt_ = taylor_tables(d, int(self.degree))
             self._init_linear_state(r, n_heads)
             return
-        ct, cm = _CAP_ROWS, _CAP_COMPONENTS
+        ct, cm = _CAP_ROWS, first_capacity(_CAP_COMPONENTS, self.max_components)
         self._X_hist_ = np.zeros((ct, d))
         self._Y_hist_ = np.zeros((ct, n_heads))
         self._W_hist_ = np.zeros(ct)  # sample weights of the stored rows
@@ -89,7 +92,7 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
         self._dict_idx_ = np.zeros(cm, dtype=np.int64)
         self._precision_ = np.zeros((cm, cm))
         self._b_ = np.zeros((n_heads, cm))
-        self._counts_ = np.zeros(3, dtype=np.int64)  # rows stored, components, skipped insertions
+        self._counts_ = np.zeros(4, dtype=np.int64)  # history rows, components, skipped, dropped (budget)
 
     def _buffer_layout(self):
         if not hasattr(self, "_counts_") or self.features_ == "taylor":
@@ -124,7 +127,7 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
         self._Phi_hist_ = grow(self._Phi_hist_, (ct, self._Phi_hist_.shape[1]))
 
     def _grow_components(self):
-        cm = next_capacity(self._dict_X_.shape[0])
+        cm = next_capacity(self._dict_X_.shape[0], self.max_components)
         self._Phi_hist_ = grow(self._Phi_hist_, (self._Phi_hist_.shape[0], cm))
         self._dict_X_ = grow(self._dict_X_, (cm, self._dict_X_.shape[1]))
         for name in ("_chol_", "_kors_inv_", "_precision_"):
@@ -148,12 +151,14 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
             raise_if_nonfinite(status, what="predictions")
         else:
             draws = self._rng.random(n)  # one uniform per row: the KORS Bernoulli draw
+            budget = np.iinfo(np.int64).max if self.max_components is None else int(self.max_components)
+            m0, t0 = int(self._counts_[1]), int(self._counts_[0])
             start = 0
             while True:
                 start, status = core.nystrom_awv_pass(
                     X, Y, sw, draws, start, self._gamma(), float(self.alpha), float(self.mu),
                     float(self.eps), float(self.beta), self.kors_weighting == "inverse_sqrt_p",
-                    _RHO_TOL, awv, clip, self._X_hist_, self._Y_hist_, self._W_hist_, self._Phi_hist_,
+                    _RHO_TOL, budget, awv, clip, self._X_hist_, self._Y_hist_, self._W_hist_, self._Phi_hist_,
                     self._dict_X_,
                     self._chol_, self._kors_inv_, self._kors_w_, self._kors_p_, self._dict_idx_,
                     self._precision_, self._b_, self._counts_, out, loss,
@@ -165,8 +170,43 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
                     self._grow_rows()
                 else:
                     self._grow_components()
+            self._warn_growth(m0, t0)
         self.cumulative_loss_ = float(loss[0])
         return out
+
+    def _state_bytes(self, m, t=None):
+        """Bytes of the Nyström state: ``m`` components, ``t`` history rows (default: current)."""
+        cap = first_capacity(_CAP_COMPONENTS, self.max_components)
+        while cap < m and next_capacity(cap, self.max_components) > cap:
+            cap = next_capacity(cap, self.max_components)
+        ct = _CAP_ROWS
+        t = int(self._counts_[0]) if t is None else t
+        while ct < t:
+            ct = next_capacity(ct)
+        d, k = self._X_hist_.shape[1], self._Y_hist_.shape[1]
+        return 8 * (ct * (d + k + cap) + cap * (3 * cap + d + k + 3))
+
+    def _warn_growth(self, m0, t0):
+        m = int(self._counts_[1])
+        warn_growth(
+            self, what="the Nyström dictionary", param="max_components", before=m0, after=m,
+            budget=self.max_components, nbytes=self._state_bytes,
+            policy="The dictionary is frozen (later rows are not offered to KORS) and the history of "
+                   "past rows is no longer stored: learning continues on a fixed feature map.",
+        )
+        warn_growth(
+            self, what="the rows of history", param="max_components", before=t0,
+            after=int(self._counts_[0]), budget=None,
+            nbytes=lambda t: self._state_bytes(m, t), policy="",
+            hint="the history (kept to re-project the past on each insertion) grows until the "
+                 "dictionary reaches max_components; lower max_components (or raise mu) to bound it.",
+        )
+
+    @property
+    def n_rows_after_budget_(self):
+        """Rows seen after the dictionary reached ``max_components`` (not offered to KORS)."""
+        check_is_fitted(self, "_precision_")
+        return int(self._counts_[3]) if self.features_ == "nystrom" else 0
 
     # ------------------------------------------------------------------ features
     def _embed(self, X):
@@ -239,7 +279,8 @@ _DOC_FEATURES = """
         (approximate ridge leverage score sampling; Theorem 6). Implemented as a growing
         orthonormal embedding :math:`\\phi(x) = L^{-1} k_D(x)` (:math:`L L^\\top = K_{DD}`): each
         insertion appends one coordinate and re-projects the past (the whole history is kept:
-        O(t (d + m)) memory, and O(t (d + m)) work on an insertion round, O(m^2) otherwise)."""
+        O(t (d + m)) memory, and O(t (d + m)) work on an insertion round, O(m^2) otherwise; see
+        ``max_components``)."""
 
 _DOC_KERNEL = """
     sigma : float or 'auto', default='auto'
@@ -269,6 +310,20 @@ _DOC_KERNEL = """
         what its experiments ran; ``'inverse_sqrt_p'`` is the unbiased sampling-matrix convention
         of leverage-score sampling, under which KORS's guarantee (Proposition 5) is usually
         stated. ``'inverse_p'`` inflates the weights, hence gives smaller dictionaries.
+    max_components : int or None, default=2000
+        ``features='nystrom'``: budget on the dictionary size :math:`m` (the paper has none; its
+        experiments stay below 1,400). Memory is about
+        :math:`8\\,[t_h (d + K + c) + c (3c + d + K + 3)]` bytes, with :math:`c \\le`
+        ``max_components`` the dictionary capacity (powers of two from 16), :math:`K` the number
+        of heads and :math:`t_h` the rows of history, a power of two above the rows seen until the
+        dictionary reaches the budget: at the default, 100 MB of matrices plus up to 16 KB per
+        history row. When the budget is reached (a ``UserWarning`` says so) the dictionary
+        freezes: later rows are not offered to KORS (``n_rows_after_budget_``), the history is no
+        longer stored (memory stops growing) and learning continues as linear AWV on the fixed
+        :math:`m`-dimensional map, O(m^2) per row. The regret is then that of AWV in the frozen
+        subspace: Theorem 6's extra :math:`O(n m \\mu / \\lambda)` term no longer controls the
+        approximation of rows after the budget. ``None``: no budget. A ``UserWarning`` also
+        fires when the history passes 1 GiB.
     random_state : int, RandomState instance, Generator or None, default=None
         Source of the KORS Bernoulli draws (``features='nystrom'``; one uniform per row)."""
 
@@ -287,6 +342,8 @@ _DOC_ATTRS = """
     n_skipped_components_ : int
         ``features='nystrom'``: sampled points not added because numerically already in the span
         (squared residual below 1e-10; a guard the paper does not have).
+    n_rows_after_budget_ : int
+        ``features='nystrom'``: rows seen after the dictionary reached ``max_components``.
     n_samples_seen_ : int
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -382,7 +439,7 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
     )
 
     def __init__(self, features="auto", *, alpha=1.0, sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
-                 kors_weighting="inverse_p", algorithm="awv", clip=None, standardize=True,
+                 kors_weighting="inverse_p", max_components=2000, algorithm="awv", clip=None, standardize=True,
                  random_state=None):
         self.features = features
         self.standardize = standardize
@@ -393,6 +450,7 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
         self.beta = beta
         self.eps = eps
         self.kors_weighting = kors_weighting
+        self.max_components = max_components
         self.algorithm = algorithm
         self.clip = clip
         self.random_state = random_state
@@ -483,7 +541,7 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
     )
 
     def __init__(self, features="auto", *, alpha=1.0, sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
-                 kors_weighting="inverse_p", algorithm="awv", clip=None, standardize=True,
+                 kors_weighting="inverse_p", max_components=2000, algorithm="awv", clip=None, standardize=True,
                  random_state=None):
         self.features = features
         self.standardize = standardize
@@ -494,6 +552,7 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
         self.beta = beta
         self.eps = eps
         self.kors_weighting = kors_weighting
+        self.max_components = max_components
         self.algorithm = algorithm
         self.clip = clip
         self.random_state = random_state

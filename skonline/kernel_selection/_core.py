@@ -119,7 +119,7 @@ def _predict(rf, h, k, X, row, sparse, Xdata, Xind, Xptr, sigmas, inv2s2, RF, EX
         W = RF[1]
         zbuf = RF[3]
         return _dot(W[h, k], zbuf[k], W.shape[2]) * (1.0 / math.sqrt(W.shape[2] // 2))
-    store, nstore, idx, coef, nsv, scale, norm2, cur = EX
+    store, nstore, idx, coef, nsv, scale, norm2, cur, _ = EX
     n = nsv[h, k]
     if n == 0:
         return 0.0
@@ -154,10 +154,13 @@ def _gradient_step(rf, h, k, X, row, step, pred, radius, thr, RF, EX):
         return ok
     if step == 0.0:
         return True
-    store, nstore, idx, coef, nsv, scale, norm2, cur = EX
+    store, nstore, idx, coef, nsv, scale, norm2, cur, dropped = EX
     beta = -step
     if cur[0] < 0:
         s = nstore[0]
+        if s == store.shape[0]:  # budget reached (the store is allocated at the budget): no step
+            dropped[0] += 1
+            return True
         for c in range(X.shape[1]):
             store[s, c] = X[row, c]
         cur[0] = s

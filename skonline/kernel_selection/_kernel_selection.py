@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
 from ..losses import get_loss
 from . import _core
+from ..utils._growing import GrowingStateMixin, warn_growth
 
 __all__ = ["KernelSelectionClassifier", "KernelSelectionRegressor"]
 
@@ -57,7 +58,7 @@ _LOSSES = {
 _ALGO_NAMES = {"oks": "OKS", "oks++": "OKS++", "ioks": "IOKS"}
 
 
-class _KernelSelectionBase:
+class _KernelSelectionBase(GrowingStateMixin):
     """Parameters, state, compiled passes and prediction shared by the classifier and regressor."""
 
     def _expected_failed_checks(self):
@@ -73,6 +74,7 @@ class _KernelSelectionBase:
         "algorithm": [StrOptions({"oks", "oks++", "ioks"})],
         "sigmas": ["array-like", StrOptions({"auto"})],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "max_support": [Interval(Integral, 1, None, closed="left"), None],
         "radius": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither"), None],
         "exploration_constant": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "gradient_bound": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
@@ -232,13 +234,38 @@ class _KernelSelectionBase:
             self._nsv_ = np.zeros((H, K), dtype=np.int64)
             self._scale_ = np.ones((H, K))
             self._norm2_ = np.zeros((H, K))
+            self._ndropped_ = np.zeros(1, dtype=np.int64)
+
+    def _buffer_layout(self):
+        if self._rf:
+            return {}
+        n, H, K = int(self._nstore_[0]), self._nsv_.shape[0], self._nsv_.shape[1]
+        m = int(self._nsv_.max()) if self._nsv_.size else 0
+        return {
+            "_store_": ((n, self._store_.shape[1]), False),
+            "_idx_": ((H, K, m), True),  # a step writes inside the box (shorter expansions)
+            "_coef_": ((H, K, m), True),  # and rescales coefficients in place
+        }
+
+    def _store_bytes(self, n):
+        """Bytes of the exact expansions holding ``n`` support rows (at their capacity)."""
+        cap = max(16, 1 << int(max(n, 1) - 1).bit_length())
+        if self.max_support is not None:
+            cap = min(cap, int(self.max_support))
+        H, K = self._nsv_.shape
+        return 8 * cap * (self._store_.shape[1] + 2 * H * K)
 
     def _grow(self, need):
-        """Capacity of the support store: the smallest power of two >= rows seen (at least 16)."""
+        """Capacity of the support store: the smallest power of two >= rows seen (at least 16),
+        capped at ``max_support`` (the pass makes no new support vector once the store is full)."""
+        if self.max_support is not None:
+            need = min(need, int(self.max_support))
         cap = self._store_.shape[0]
         if cap >= need:
             return
         new = max(16, 1 << int(need - 1).bit_length())
+        if self.max_support is not None:
+            new = min(new, int(self.max_support))
         H, K, _ = self._idx_.shape
         store = np.zeros((new, self._store_.shape[1]))
         store[:cap] = self._store_
@@ -282,7 +309,7 @@ class _KernelSelectionBase:
                   np.zeros(B, dtype=np.bool_), np.zeros(K, dtype=np.bool_), np.zeros((0, D)))
             EX = (np.zeros((0, d)), np.zeros(1, dtype=np.int64), np.zeros((H, K, 0), dtype=np.int64),
                   np.zeros((H, K, 0)), np.zeros((H, K), dtype=np.int64), np.ones((H, K)),
-                  np.zeros((H, K)), np.zeros(1, dtype=np.int64))
+                  np.zeros((H, K)), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
             cap = 0
         else:
             Xd = X.toarray() if sparse else X
@@ -294,12 +321,13 @@ class _KernelSelectionBase:
             RF = (np.zeros((1, d, 0)), np.zeros((H, K, 0)), np.zeros((1, 0)), np.zeros((K, 0)),
                   np.zeros(1, dtype=np.bool_), np.zeros(K, dtype=np.bool_), np.zeros((0, 0)))
             EX = (self._store_, self._nstore_, self._idx_, self._coef_, self._nsv_, self._scale_,
-                  self._norm2_, np.full(1, -1, dtype=np.int64))
+                  self._norm2_, np.full(1, -1, dtype=np.int64), self._ndropped_)
         SCR = (np.zeros(cap), np.zeros(cap), np.zeros(cap, dtype=np.int64), np.zeros(K), np.zeros(K))
         out = np.zeros((n, H))
         loss_acc = np.array([self.cumulative_loss_])
         ST = self._state_tuple()
         t0 = int(self.n_samples_seen_)
+        n_store0 = 0 if self._rf else int(self._nstore_[0])
         precompute = self._rf and self._omega_.shape[0] == 1 and d >= _PRECOMPUTE_MIN_FEATURES
         block = _PASS_BLOCK if precompute else max(n, 1)
         for a in range(0, n, block):
@@ -330,6 +358,13 @@ class _KernelSelectionBase:
             raise_if_nonfinite(status, first_row=a, what="predictions or hypotheses" + (
                 " (OKS has no projection: pass a radius to bound it)" if c["radius"] < 0 else ""))
         self.cumulative_loss_ = float(loss_acc[0])
+        if not self._rf:
+            warn_growth(
+                self, what="the support rows", param="max_support", before=n_store0,
+                after=int(self._nstore_[0]), budget=self.max_support, nbytes=self._store_bytes,
+                policy="Rounds whose row would be a new support vector make no gradient step "
+                       "(the hypotheses are frozen; the kernel distribution still learns).",
+            )
         return out
 
     def _projections(self, X, t_first):
@@ -475,6 +510,14 @@ class _KernelSelectionBase:
         return self._per_head(self._nsv_)
 
     @property
+    def n_dropped_steps_(self):
+        """Exact backend: gradient steps skipped because the store held ``max_support`` rows."""
+        check_is_fitted(self, "_q_")
+        if self._rf:
+            raise AttributeError("n_dropped_steps_ exists only for the exact kernel expansion (n_components=None).")
+        return int(self._ndropped_[0])
+
+    @property
     def norms_(self):
         """RKHS norm of each kernel's hypothesis (exact backend: tracked; random features: ``||w||_2``)."""
         check_is_fitted(self, "_q_")
@@ -587,6 +630,19 @@ _DOC_PARAMS = """
         ``None``: exact kernel expansions (one support vector per round for the sampled kernel;
         O(t d) time per round and O(t d) memory). An integer D: random Fourier features with D
         frequencies, [cos, sin] maps of dimension 2D (O(D d) per round).
+    max_support : int or None, default=10000
+        Exact expansions only (``n_components=None``): budget on the support rows stored (one
+        shared store; the paper has no budget). Memory is about :math:`8 c (d + 2 H K)` bytes for
+        a capacity :math:`c` (a power of two from 16 above the rows seen, capped at
+        ``max_support``), :math:`H` heads (classes for one-vs-rest, else 1), :math:`K` kernels:
+        2.6 MB at the default for d = 20, K = 6; a round costs O(n_support d) for the sampled
+        kernel. When the store is full (a ``UserWarning`` says so) a round whose row would be a
+        new support vector makes no gradient step: the sampled kernel's hypothesis stays as it
+        is, while the kernel distribution still learns from the loss (``n_dropped_steps_``
+        counts the skipped steps). The regret bounds assume every step is made, so they hold for
+        the rounds before the budget only; after it, the hypotheses are frozen and the selection
+        picks among them. ``None``: no budget (a ``UserWarning`` when the store passes 1 GiB;
+        the paper-size benchmarks run with ``None``).
     radius : 'auto', float or None, default='auto'
         The radius U of the hypothesis balls. 'auto' is the paper's value: 15 for classification
         and 1 for regression (targets in [0, 1]) with OKS++ and IOKS, except that a regressor with
@@ -755,6 +811,7 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
         loss="log_loss",
         sigmas="auto",
         n_components=None,
+        max_support=10000,
         radius="auto",
         exploration_constant="auto",
         gradient_bound="auto",
@@ -776,6 +833,7 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
         self.loss = loss
         self.sigmas = sigmas
         self.n_components = n_components
+        self.max_support = max_support
         self.radius = radius
         self.exploration_constant = exploration_constant
         self.gradient_bound = gradient_bound
@@ -849,6 +907,7 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
         loss="squared_error",
         sigmas="auto",
         n_components=None,
+        max_support=10000,
         radius="auto",
         exploration_constant="auto",
         gradient_bound="auto",
@@ -870,6 +929,7 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
         self.loss = loss
         self.sigmas = sigmas
         self.n_components = n_components
+        self.max_support = max_support
         self.radius = radius
         self.exploration_constant = exploration_constant
         self.gradient_bound = gradient_bound

@@ -301,8 +301,11 @@ _DOC_COMMON = """
         internal rows badly scaled, and the pseudo-inverse update can break down (the chunk is
         then rejected with a ``FloatingPointError``); use ``invariance='coordinate'`` there.
     rank_tol : float, default=1e-10
-        ``invariance='full'`` only: relative threshold tau on ||x_perp||^2 / ||x||^2 above which a row
-        brings a new direction.
+        ``invariance='full'`` only: a row brings a new direction when
+        ``||x_perp|| > rank_tol * ||x||`` (norms, not squared norms), with ``x_perp`` its component
+        orthogonal to the rows seen so far (internal coordinates, projected twice). Rounding leaves
+        ``||x_perp|| / ||x||`` near 1e-16 for a row in the span, so the default keeps every
+        direction down to a relative size of 1e-10 (the exact algorithm keeps all of them).
     verbose : int, default=0
         If positive, long passes print progress (rows seen, rows/s, average online loss) every
         100,000 rows (every 10,000 rows for ``verbose >= 2``). The result does not change.

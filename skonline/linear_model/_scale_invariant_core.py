@@ -291,7 +291,8 @@ def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, code, epsilon, lip, r
                         xp[a] -= s * U[a, c]
             for a in range(D):
                 n2 += xp[a] * xp[a]
-        new = r < D and n2 > rank_tol * zz
+        # a new direction when ||x_perp|| > rank_tol ||x|| (norms: rounding leaves ~1e-16 ||x||)
+        new = r < D and n2 > rank_tol * rank_tol * zz
         for k in range(n_heads):
             if new:
                 p = 0.0  # x_t outside range(S_{t-1}): x_t' S_t^dagger h_{t-1} = 0
@@ -371,7 +372,7 @@ def full_predict_online(X, fit_intercept, alpha, rank_tol, P, U, rank, h, gamma,
         n2 = 0.0
         for a in range(D):
             n2 += xp[a] * xp[a]
-        if zz == 0.0 or (r < D and n2 > rank_tol * zz):
+        if zz == 0.0 or (r < D and n2 > rank_tol * rank_tol * zz):
             for k in range(h.shape[0]):
                 out[i, k] = 0.0
             continue

@@ -21,6 +21,7 @@ import math
 import numba
 import numpy as np
 
+from ._growing import grow, next_capacity  # noqa: F401 (the growing models import them here)
 from ._math import EXP_MIN, exp_buffer
 
 #: below this value of ||z||^2 / 2, exp(-||z||^2 / 2) is a normal float64 and the Taylor recursion
@@ -298,15 +299,3 @@ def rbf_matrix(A, B, gamma):
 #: stream, so any chunking of the stream gives the same buffers)
 CAP_ROWS = 256
 CAP_COMPONENTS = 16
-
-
-def grow(a, shape):
-    """A zero-padded copy of ``a`` with the given (larger or equal) shape."""
-    out = np.zeros(shape, dtype=a.dtype)
-    out[tuple(slice(0, s) for s in a.shape)] = a
-    return out
-
-
-def next_capacity(cap):
-    """Capacity after ``cap`` is exhausted (doubling)."""
-    return 2 * cap

@@ -118,3 +118,31 @@ def test_feature_names_follow_the_width():
     names = nys.get_feature_names_out()
     assert len(names) == nys.n_components_
     assert names[0] == "onlinenystroem0"
+
+
+def test_budget_freezes_the_dictionary_and_memory():
+    """Issue 11: a budget on the dictionary; memory flat after it; pickles hold the used block."""
+    import pickle
+
+    import pytest
+
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, (4000, 5))
+    nys = OnlineNystroem(sigma=0.5, mu=1e-3, max_components=50, random_state=0)
+    with pytest.warns(UserWarning, match="max_components=50"):
+        nys.partial_fit(X[:500])
+    assert nys.n_components_ == 50
+    shapes = {k: v.shape for k, v in vars(nys).items() if isinstance(v, np.ndarray)}
+    for s in range(500, 4000, 700):
+        nys.partial_fit(X[s : s + 700])
+        assert {k: v.shape for k, v in vars(nys).items() if isinstance(v, np.ndarray)} == shapes
+    assert nys.n_components_ == 50 and nys.n_rows_after_budget_ > 0
+    assert nys.transform(X[:10]).shape == (10, 50)
+    small = OnlineNystroem(sigma=0.5, mu=1e-2, random_state=0).fit(X[:300])
+    assert small._chol_.shape[0] > small.n_components_  # a padded capacity ...
+    blob = pickle.dumps(small)
+    m = small.n_components_
+    assert len(blob) < 8 * m * (2 * m + 5 + 3) + 20_000  # ... that the pickle does not hold
+    back = pickle.loads(blob)
+    np.testing.assert_array_equal(back.transform(X[:50]), small.transform(X[:50]))
+    np.testing.assert_array_equal(back.partial_fit(X[300:600]).transform(X[:50]), small.partial_fit(X[300:600]).transform(X[:50]))

@@ -78,8 +78,8 @@ def test_chunking_across_buffer_growth_is_bitwise():
     pb = np.concatenate([b.partial_fit_predict(X[s], y[s]) for s in (slice(0, 255), slice(255, 257),
                                                                       slice(257, 600), slice(600, 700))])
     np.testing.assert_array_equal(pa, pb)
-    np.testing.assert_array_equal(a._K_inv_buf_, b._K_inv_buf_)
-    assert a._K_inv_buf_.shape == (1024, 1024)
+    np.testing.assert_array_equal(a._chol_buf_, b._chol_buf_)
+    assert a._chol_buf_.shape == (1024, 1024)
     assert a.cumulative_loss_ == b.cumulative_loss_
 
 
@@ -99,6 +99,85 @@ def test_per_round_cost_grows_with_t():
         return min(times)
 
     assert best_time(1600) > 3.0 * best_time(800)  # 8x in theory (sum of t^2)
+
+
+# --------------------------------------------------------------------------- numerics at small alpha
+def _direct_awv(X, y, alpha, sigma, rounds):
+    """The reference: a direct solve of the kernel system at each of the given rounds (issue 11)."""
+    from scipy.linalg import solve
+
+    K = rbf_kernel(X, gamma=1 / (2 * sigma**2))
+    out = np.zeros(len(rounds))
+    for i, t in enumerate(rounds):
+        Kt = K[: t + 1, : t + 1]
+        out[i] = Kt[t] @ solve(Kt + alpha * np.eye(t + 1), np.r_[y[:t], 0.0], assume_a="pos")
+    return out
+
+
+@pytest.mark.parametrize("near_duplicates", [False, True])
+@pytest.mark.parametrize("alpha", [1.0, 1e-2, 1e-4, 1e-6, 1e-8])
+def test_small_alpha_matches_a_direct_solve(alpha, near_duplicates):
+    """Issue 11: the inverse grown by Schur complements drifted by 1e-2 at alpha=1e-6 (and raised
+    FloatingPointError at 1e-8); the Cholesky factor stays within 1e-6 of a direct solve."""
+    rng = np.random.default_rng(3)
+    n = 240
+    X = rng.uniform(-1, 1, (n, 3))
+    if near_duplicates:
+        X[1::2] = X[::2] + 1e-6 * rng.standard_normal(X[1::2].shape)
+    y = np.sin(3 * X[:, 0]) + 0.1 * rng.standard_normal(n)
+    pred = KernelAWVRegressor(alpha=alpha).partial_fit_predict(X, y)
+    assert np.all(np.isfinite(pred))
+    rounds = np.r_[np.arange(0, n - 20, 3), np.arange(n - 20, n)]  # every third, then every round
+    ref = _direct_awv(X, y, alpha, 1.0, rounds)
+    assert np.max(np.abs(pred[rounds] - ref)) <= 1e-6 * np.max(np.abs(ref))
+
+
+# --------------------------------------------------------------------------- budget and pickles
+def test_budget_stops_learning_and_memory_stays_flat():
+    X, y = _data(n=3000)
+    reg = KernelAWVRegressor(max_rows=50)
+    with pytest.warns(UserWarning, match="max_rows=50"):
+        reg.partial_fit(X[:100], y[:100])
+    shapes = {k: v.shape for k, v in vars(reg).items() if isinstance(v, np.ndarray)}
+    assert reg._chol_buf_.shape == (50, 50)
+    for s in range(100, 3000, 500):
+        reg.partial_fit(X[s : s + 500], y[s : s + 500])
+        assert {k: v.shape for k, v in vars(reg).items() if isinstance(v, np.ndarray)} == shapes
+    assert reg.n_rows_stored_ == 50 and reg.n_rows_dropped_ == 2950 and reg.n_samples_seen_ == 3000
+    # past the budget it predicts with the first 50 rows, learning nothing
+    ref = KernelAWVRegressor(max_rows=None).fit(X[:50], y[:50])
+    np.testing.assert_array_equal(reg.X_fit_, ref.X_fit_)
+    np.testing.assert_allclose(reg.predict(X[2000:2100]), ref.predict(X[2000:2100]), rtol=1e-12, atol=1e-14)
+
+
+def test_pickle_holds_only_the_used_rows():
+    import pickle
+
+    X, y = _data(n=300)
+    reg = KernelAWVRegressor().fit(X[:260], y[:260])  # capacity 512: the buffers are 4x the state
+    assert reg._chol_buf_.shape == (512, 512)
+    blob = pickle.dumps(reg)
+    assert len(blob) < 8 * (260 * 260 + 260 * 3) + 20_000
+    back = pickle.loads(blob)
+    assert back._chol_buf_.shape == (512, 512)
+    np.testing.assert_array_equal(back._chol_buf_, reg._chol_buf_)
+    np.testing.assert_array_equal(back.partial_fit_predict(X[260:], y[260:]), reg.partial_fit_predict(X[260:], y[260:]))
+
+
+def test_unbounded_state_warns_before_it_passes_a_gigabyte():
+    from skonline.utils._growing import WARN_BYTES, warn_growth
+
+    reg = KernelAWVRegressor(max_rows=None).fit(*_data(n=10))
+    # the buffers double from 8,192 to 16,384 rows at row 8,193: 0.5 GB -> 2.1 GB
+    assert reg._state_bytes(8192) < WARN_BYTES <= reg._state_bytes(8193)
+    kw = {"what": "the stored rows", "param": "max_rows", "budget": None, "nbytes": reg._state_bytes, "policy": ""}
+    with pytest.warns(UserWarning, match="max_rows=None lets them grow"):
+        warn_growth(reg, before=8000, after=8300, **kw)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_growth(reg, before=8300, after=9000, **kw)  # once, in the call that crosses
 
 
 # These tests check the algorithms against their paper: run them with the paper's settings

@@ -168,7 +168,7 @@ def test_warns_when_the_taylor_basis_is_huge():
 
 @pytest.mark.parametrize("make", [
     lambda: PKAWVRegressor(features="nystrom", mu=0.05, random_state=0),
-    lambda: KernelAWVRegressor(),
+    lambda: KernelAWVRegressor(alpha=1e-4),  # L^{-1} y overflows only when sqrt(alpha) < 1
 ])
 def test_a_chunk_failing_mid_pass_after_buffer_growth_changes_nothing(make):
     """The cheap snapshot of the growing buffers restores exactly, even after a reallocation."""
@@ -187,6 +187,59 @@ def test_a_chunk_failing_mid_pass_after_buffer_growth_changes_nothing(make):
     ref = pickle.loads(before)
     np.testing.assert_array_equal(est.partial_fit_predict(X[250:], y[250:]), ref.partial_fit_predict(X[250:], y[250:]))
     assert pickle.dumps(est) == pickle.dumps(ref)
+
+
+# --------------------------------------------------------------------------- budget (issue 11)
+def _array_shapes(est):
+    return {k: v.shape for k, v in vars(est).items() if isinstance(v, np.ndarray)}
+
+
+@pytest.mark.parametrize("Est", [PKAWVRegressor, PKAWVClassifier])
+def test_nystrom_budget_freezes_the_dictionary_and_memory(Est):
+    rng = np.random.default_rng(11)
+    n = 4000
+    X = rng.uniform(-1, 1, (n, 5))
+    y = np.sin(X.sum(1)) + 0.1 * rng.standard_normal(n)
+    if Est is PKAWVClassifier:
+        y = (y > 0).astype(int)
+    est = Est(features="nystrom", sigma=0.5, mu=1e-3, max_components=50, random_state=0)
+    kw = {"classes": [0, 1]} if Est is PKAWVClassifier else {}
+    with pytest.warns(UserWarning, match="max_components=50"):
+        est.partial_fit(X[:500], y[:500], **kw)
+    assert est.n_components_ == 50
+    shapes = _array_shapes(est)
+    t_hist = int(est._counts_[0])
+    for s in range(500, n, 700):
+        est.partial_fit(X[s : s + 700], y[s : s + 700])
+        assert _array_shapes(est) == shapes  # nothing grows past the budget
+    assert est.n_components_ == 50 and int(est._counts_[0]) == t_hist
+    assert est.n_rows_after_budget_ == n - int(np.max(est.component_indices_)) - 1 and est.n_samples_seen_ == n
+    # the same stream in one call gives the same model, and learning goes on on the frozen map
+    ref = Est(features="nystrom", sigma=0.5, mu=1e-3, max_components=50, random_state=0)
+    with pytest.warns(UserWarning, match="max_components=50"):
+        ref.fit(X, y, **kw)
+    np.testing.assert_array_equal(ref.coef_, est.coef_)
+    early = Est(features="nystrom", sigma=0.5, mu=1e-3, max_components=50, random_state=0)
+    with pytest.warns(UserWarning, match="max_components=50"):
+        early.fit(X[:1000], y[:1000], **kw)
+    assert not np.array_equal(ref.coef_, early.coef_)
+
+
+def test_nystrom_pickle_holds_only_the_used_blocks():
+    import pickle
+
+    rng = np.random.default_rng(12)
+    X = rng.uniform(-1, 1, (700, 5))
+    y = np.sin(X.sum(1))
+    reg = PKAWVRegressor(features="nystrom", sigma=0.5, mu=1e-2, random_state=0).fit(X[:600], y[:600])
+    t, m = int(reg._counts_[0]), reg.n_components_
+    used = 8 * (t * (5 + 1 + m) + m * (3 * m + 5 + 1 + 3))
+    held = sum(v.nbytes for v in vars(reg).values() if isinstance(v, np.ndarray))
+    blob = pickle.dumps(reg)
+    assert held > 1.5 * used and len(blob) < used + 20_000
+    back = pickle.loads(blob)
+    assert _array_shapes(back) == _array_shapes(reg)
+    np.testing.assert_array_equal(back.partial_fit_predict(X[600:], y[600:]), reg.partial_fit_predict(X[600:], y[600:]))
 
 
 # These tests check the algorithms against their paper: run them with the paper's settings

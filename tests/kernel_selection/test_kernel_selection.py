@@ -303,6 +303,51 @@ def test_chunk_invariance_with_precomputed_projections(sparse_input):
     np.testing.assert_allclose(pred_ref, dense, rtol=1e-6, atol=1e-9)
 
 
+# --------------------------------------------------------------------------- budget (issue 11)
+@pytest.mark.parametrize("algo", ["oks", "oks++", "ioks"])
+def test_exact_support_budget_keeps_memory_flat(algo):
+    """Exact expansions stored every support row (10.8 s per 10k rows at 160k rows): with
+    max_support the store stops at the budget, rounds past it make no new support vector."""
+    rng = np.random.default_rng(21)
+    n = 3000
+    X = rng.uniform(-1, 1, (n, 4))
+    y = np.where(np.sin(3 * X[:, 0]) + X[:, 1] > 0, 1, -1)
+    kw = {"horizon": n} if algo != "oks++" else {}
+    est = KernelSelectionClassifier(algo, max_support=50, random_state=0, **kw)
+    with pytest.warns(UserWarning, match="max_support=50"):
+        est.partial_fit(X[:300], y[:300], classes=[-1, 1])
+    shapes = {k: v.shape for k, v in vars(est).items() if isinstance(v, np.ndarray)}
+    assert est._store_.shape[0] == 50
+    for s in range(300, n, 500):
+        est.partial_fit(X[s : s + 500], y[s : s + 500])
+        assert {k: v.shape for k, v in vars(est).items() if isinstance(v, np.ndarray)} == shapes
+    assert int(est._nstore_[0]) == 50 and est.n_dropped_steps_ > 0
+    assert np.all(est.n_support_ <= 50)
+    with pytest.warns(UserWarning, match="max_support=50"):
+        ref = KernelSelectionClassifier(algo, max_support=50, random_state=0, **kw).fit(X, y)
+    np.testing.assert_array_equal(ref.q_, est.q_)
+    np.testing.assert_array_equal(ref.decision_function(X[:100]), est.decision_function(X[:100]))
+    # below the budget nothing changes
+    a = KernelSelectionClassifier(algo, max_support=None, random_state=0, **kw).fit(X[:500], y[:500])
+    b = KernelSelectionClassifier(algo, random_state=0, **kw).fit(X[:500], y[:500])
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
+def test_exact_pickle_holds_only_the_used_support():
+    rng = np.random.default_rng(22)
+    X = rng.uniform(-1, 1, (700, 4))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    est = KernelSelectionClassifier("oks++", random_state=0).fit(X[:520], y[:520])
+    assert est._store_.shape[0] == 1024  # capacity: a power of two above the rows seen
+    n, m = int(est._nstore_[0]), int(est._nsv_.max())
+    blob = pickle.dumps(est)
+    assert len(blob) < 8 * n * 4 + 16 * est._nsv_.size * m + 20_000
+    back = pickle.loads(blob)
+    assert back._store_.shape == est._store_.shape
+    np.testing.assert_array_equal(back.partial_fit_decision_function(X[520:], y[520:]),
+                                  est.partial_fit_decision_function(X[520:], y[520:]))
+
+
 def test_loss_names_are_scikit_learns_with_old_aliases():
     """Default loss names are scikit-learn's; the earlier names are aliases giving the same model."""
     assert KernelSelectionClassifier().loss == "log_loss"

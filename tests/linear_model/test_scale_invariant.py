@@ -529,6 +529,45 @@ def test_verbose_prints_progress_and_changes_nothing(capsys):
     assert len(lines) == 3 and "rows seen 25,000" in lines[-1] and "average online loss" in lines[-1]
 
 
+# --------------------------------------------------------------------------- rank decisions (issue 11)
+def test_full_small_new_directions_match_the_exact_algorithm():
+    """Directions of relative size 1e-5 are new directions: the rank test acted on squared norms
+    (1e-10 on ||x_perp||^2 / ||x||^2) and dropped them, one prediction came out with the wrong sign
+    and the stream mapped by an invertible A gave other predictions."""
+    d = 1e-5
+    X = np.array([[1, 1], [1, 1 + d], [1, 1 - d], [1, 1 + 2 * d], [1, 1 - 3 * d], [1, 1 + d]], float)
+    y = np.array([1, -1, 1, -1, 1, -1])
+    ref, _, _, _ = alg2_reference(X, logistic_g(y.astype(float)))
+    clf = ScaleInvariantClassifier(invariance="full", fit_intercept=False)
+    got = clf.partial_fit_decision_function(X, y, classes=[-1, 1])
+    assert clf.rank_[0] == 2
+    # the pinv reference itself carries ~1e-6 of rounding here (cond(S) ~ 1e11; row 1 is 0 exactly)
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=2e-6)
+    assert got[1] == 0.0 and np.array_equal(np.sign(got[2:]), np.sign(ref[2:]))
+    A = np.array([[2.0, 1.0], [-1.0, 3.0]])
+    gotA = ScaleInvariantClassifier(invariance="full", fit_intercept=False).partial_fit_decision_function(
+        X @ A.T, y, classes=[-1, 1])
+    assert np.max(np.abs(gotA - got)) <= 1e-6 * np.max(np.abs(got))
+
+
+@pytest.mark.parametrize("seed, d", [(2, 30), (4, 40)])
+def test_full_invariance_lognormal_column_scales(seed, d):
+    """Columns with log-normal scales (sigma 2) under an invertible map: decisions moved by up to
+    0.2 (relative) when small new directions were dropped; now within 1e-6."""
+    rng = np.random.default_rng(seed)
+    n = 300
+    scales = np.exp(2 * rng.standard_normal(d))
+    Z = rng.standard_normal((n, d))
+    X = Z * scales
+    y = np.where(Z @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n) > 0, 1, 0)
+    Q1, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    Q2, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    A = Q1 @ np.diag(np.logspace(0, 1, d)) @ Q2
+    ref = ScaleInvariantClassifier(invariance="full").partial_fit_decision_function(X, y, classes=[0, 1])
+    got = ScaleInvariantClassifier(invariance="full").partial_fit_decision_function(X @ A.T, y, classes=[0, 1])
+    assert np.max(np.abs(got - ref)) <= 1e-6 * np.max(np.abs(ref))
+
+
 # ---------------------------------------------------------------- sample_weight (issue 12)
 @pytest.mark.parametrize("invariance", ["coordinate", "full"])
 def test_sample_weight_scales_the_loss_derivative(invariance):

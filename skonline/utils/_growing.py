@@ -1,0 +1,176 @@
+"""State that grows with the stream: capacities, budgets, warnings, snapshots and pickles.
+
+Every estimator whose state grows with the stream (exact Kernel-AWV, PKAWV-Nyström, the online
+Nyström map, exact kernel selection) keeps it in preallocated buffers whose leading block is used
+(rows ``< t``, columns ``< m``) and the rest is zero. This module holds what they share:
+
+* capacities: the buffers double when full (:func:`next_capacity`), never beyond the budget;
+* budgets: a limit on what grows (rows, dictionary points, support vectors), with a warning when
+  the budget is reached (:func:`warn_growth`) and, for an unbounded budget (``None``), a warning
+  when the memory the state will need crosses :data:`WARN_BYTES`;
+* :class:`GrowingStateMixin`: cheap snapshots (the streaming contract's rollback copies only the
+  used block of the buffers a pass rewrites) and pickles that hold only the used blocks (the
+  capacity is restored on load, zero-padded, so continuing after a load equals never stopping).
+"""
+
+import os
+import sys
+import warnings
+
+import numpy as np
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _user_stacklevel():
+    """``stacklevel`` of the first caller outside skonline (the user's partial_fit/fit call)."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
+
+#: an unbounded model warns when the memory its state needs crosses this many bytes
+WARN_BYTES = 1 << 30
+
+
+def grow(a, shape):
+    """A zero-padded copy of ``a`` with the given (larger or equal) shape."""
+    out = np.zeros(shape, dtype=a.dtype)
+    out[tuple(slice(0, s) for s in a.shape)] = a
+    return out
+
+
+def first_capacity(cap, budget=None):
+    """Initial capacity of a buffer: ``cap``, or the budget if smaller (at least 1)."""
+    return max(1, cap if budget is None else min(cap, int(budget)))
+
+
+def next_capacity(cap, budget=None):
+    """Capacity after ``cap`` is exhausted: doubling, never beyond ``budget`` (None: unbounded)."""
+    new = 2 * cap
+    return new if budget is None else max(cap, min(new, int(budget)))
+
+
+def _format_bytes(n):
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n < 1024 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024.0
+    return f"{n:.1f} TB"  # pragma: no cover
+
+
+def warn_growth(est, *, what, param, before, after, budget, nbytes, policy, hint=None):
+    """Warn when a call made the grown quantity reach its budget, or a large unbounded state.
+
+    ``before``/``after``: the count (rows, dictionary points, support vectors) before and after the
+    call; ``budget``: the limit (None: unbounded); ``nbytes(n)``: memory of the state holding ``n``;
+    ``policy``: what the estimator does at the budget (one sentence); ``hint``: what bounds an
+    unbounded growth (default: setting ``param``). The warning depends only on
+    the stream, not on its chunking into calls (it fires in the call that crosses the threshold).
+    """
+    name = type(est).__name__
+    if budget is not None:
+        if before < budget <= after:
+            warnings.warn(
+                f"{name}: {what} reached the budget {param}={budget} "
+                f"(about {_format_bytes(nbytes(budget))} of state). {policy}",
+                UserWarning,
+                stacklevel=_user_stacklevel(),
+            )
+        return
+    if nbytes(before) < WARN_BYTES <= nbytes(after):
+        warnings.warn(
+            f"{name}: {what} ({after}) now take about {_format_bytes(nbytes(after))} of memory and "
+            + (hint or f"{param}=None lets them grow without limit; set {param} to bound memory and time."),
+            UserWarning,
+            stacklevel=_user_stacklevel(),
+        )
+
+
+class GrowingStateMixin:
+    """Cheap snapshots and trimmed pickles for estimators whose state lives in growing buffers.
+
+    The streaming contract snapshots the whole state before each call and restores it if the call
+    raises. For the growing models that would copy the whole history (gigabytes for a long
+    PKAWV-Nyström stream) on every ``partial_fit``. Their buffers are used in a leading block (rows
+    ``< t``, columns ``< m``) and are zero elsewhere, and a pass only writes (a) inside the used
+    block of the "dense" buffers (inverses, sums) and (b) outside the used block of the
+    "append-only" buffers (history rows, new columns). So a snapshot keeps a reference to every
+    buffer, a copy of the used block of the dense ones only, and the restore puts the objects back
+    and zeroes everything outside the used blocks.
+
+    Pickles (``__getstate__``) hold only the used block of each buffer and its capacity;
+    ``__setstate__`` zero-pads it back to the capacity, so a loaded estimator continues bit for bit
+    as the original would.
+
+    Subclasses define ``_buffer_layout() -> {name: (used_shape, dense)}`` (empty before the first
+    call).
+    """
+
+    def _buffer_layout(self):  # pragma: no cover - per estimator
+        return {}
+
+    def _layout_if_fitted(self):
+        return self._buffer_layout() if self._is_initialized() else {}
+
+    def _snapshot(self):
+        layout = self._layout_if_fitted()
+        order = list(self.__dict__)
+        held = {name: self.__dict__.pop(name) for name in layout}
+        try:
+            snap = super()._snapshot()
+        finally:
+            self.__dict__.update(held)
+            self._reorder(order)
+        saved = []
+        for name, (shape, dense) in layout.items():
+            arr = held[name]
+            used = tuple(slice(0, s) for s in shape)
+            saved.append((name, arr, shape, arr[used].copy() if dense else None))
+        snap["__buffers__"] = saved
+        snap["__order__"] = order
+        return snap
+
+    def _reorder(self, order):
+        state = dict(self.__dict__)  # keep the attribute order (pickles of equal states are equal)
+        self.__dict__.clear()
+        self.__dict__.update({k: state.pop(k) for k in order if k in state})
+        self.__dict__.update(state)
+
+    def _restore(self, snap):
+        saved = snap.pop("__buffers__", [])
+        order = snap.pop("__order__", [])
+        super()._restore(snap)
+        for name, arr, shape, block in saved:
+            used = tuple(slice(0, s) for s in shape)
+            for axis, s in enumerate(shape):  # zero the tails, axis by axis
+                tail = [slice(None)] * arr.ndim
+                tail[axis] = slice(s, None)
+                arr[tuple(tail)] = 0
+            if block is not None:
+                arr[used] = block
+            setattr(self, name, arr)
+        self._reorder(order)
+
+    # ------------------------------------------------------------------ pickles
+    def __getstate__(self):
+        state = super().__getstate__()
+        layout = self._layout_if_fitted()
+        if not layout:
+            return state
+        state = dict(state)
+        capacity = []
+        for name in list(state):  # the state's own key objects: equal states pickle equal
+            if name in layout:
+                arr = state[name]
+                capacity.append((name, arr.shape))
+                state[name] = np.ascontiguousarray(arr[tuple(slice(0, s) for s in layout[name][0])])
+        state["_growth_capacity"] = tuple(capacity)
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        for name, shape in state.pop("_growth_capacity", ()):
+            state[name] = grow(state[name], shape)
+        super().__setstate__(state)
