@@ -221,10 +221,12 @@ def run_imbalanced(cfg, plt):
     n1, nm = int(n_i[0]), int(n_i[-1])
     runs = [
         ("SMDr", GroupDROClassifier(objective="weighted", algorithm="smd", record_every=max(1, n1 // 40), **common)),
-        ("SMPAm", GroupDROClassifier(objective="weighted", algorithm="mirror_prox", record_every=max(1, nm // 80), **common)),
+        ("SMPAm", GroupDROClassifier(objective="weighted", algorithm="mirror_prox",
+                                     record_every=max(1, nm // 80), **common)),
         ("SMPAm (eta x10)", GroupDROClassifier(objective="weighted", algorithm="mirror_prox", eta_w_scale=10,
                                                eta_q_scale=10, record_every=max(1, nm // 80), **common)),
-        ("Baseline SMD(m), n_m rounds", GroupDROClassifier(algorithm="smd", max_iter=nm, record_every=max(1, nm // 40), **common)),
+        ("Baseline SMD(m), n_m rounds", GroupDROClassifier(algorithm="smd", max_iter=nm,
+                                                           record_every=max(1, nm // 40), **common)),
     ]
     hist, final, meta = {}, {}, {}
     for name, est in runs:
@@ -378,9 +380,9 @@ def run_adult(cfg, plt):
     rng = np.random.default_rng(5)
     pools = [np.flatnonzero(gtr == i) for i in range(m)]
     anyt = {}
-    for name, kw, rounds in [("SMD(m), T = %d" % T0, dict(max_iter=T0), 4 * T0),
+    for name, kw, rounds in [(f"SMD(m), T = {T0}", dict(max_iter=T0), 4 * T0),
                              ("SMD(m)_a", dict(anytime=True), 4 * T0),
-                             ("Online(1), T = %d" % (T0 * m), dict(algorithm="online", max_iter=T0 * m), 4 * T0 * m),
+                             (f"Online(1), T = {T0 * m}", dict(algorithm="online", max_iter=T0 * m), 4 * T0 * m),
                              ("Online(1)_a", dict(algorithm="online", anytime=True), 4 * T0 * m)]:
         est = GroupDROClassifier(sampling="stream", **common, **kw)
         rec, first = [], True
@@ -410,7 +412,8 @@ def run_adult(cfg, plt):
         est.fit(Xtr[tr_idx], ytr[tr_idx], groups=gtr[tr_idx])
         val.append(model_risks(est.coef_, est.intercept_, Xtr[va_idx], ytr[va_idx], gtr[va_idx], m).max())
     best = grid[int(np.argmin(val))]
-    gdro = GroupDROClassifier(n_epochs=cfg["adult_epochs"], loss_bound=B, random_state=0, **best).fit(Xtr, ytr, groups=gtr)
+    gdro = GroupDROClassifier(n_epochs=cfg["adult_epochs"], loss_bound=B, random_state=0, **best)
+    gdro.fit(Xtr, ytr, groups=gtr)
     test = {"GroupDROClassifier": gdro.decision_function(Xte),
             "LogisticRegression": lr.decision_function(Xte),
             "SGDClassifier": sgd.decision_function(Xte)}
@@ -435,7 +438,8 @@ def run_adult(cfg, plt):
     for k, r in risks.items():
         rows.append([k] + [f4(v) for v in r] + [f4(r.max()), ADULT_GROUPS[int(np.argmax(r))]])
     out["test_table"] = table(["model"] + ADULT_GROUPS + ["worst group risk", "worst group"], rows)
-    out["diffs"] = {k: (np.mean(v), np.percentile(v, 2.5), np.percentile(v, 97.5), risks["GroupDROClassifier"].max() - risks[k].max())
+    out["diffs"] = {k: (np.mean(v), np.percentile(v, 2.5), np.percentile(v, 97.5),
+                        risks["GroupDROClassifier"].max() - risks[k].max())
                     for k, v in diffs.items()}
     out["q"] = gdro.q_
     out["acc"] = {k: [float(((v > 0) == yte)[gte == i].mean()) for i in range(m)] for k, v in test.items()}
@@ -563,11 +567,12 @@ def run_speed(cfg):
     sgd_rate = E * n / min(sgd_t)
     rows = []
     worst = math.inf
-    for (obj, alg, kw), est, times in zip(configs, ests, est_t):
+    for (obj, alg, _kw), est, times in zip(configs, ests, est_t):
         sec = min(times)
         rate = est.group_draws_.sum() / sec
         worst = min(worst, rate / sgd_rate)
-        rows.append([obj, alg, int(est.group_draws_.sum()), f"{sec:.2f}", f"{rate / 1e6:.2f}", f"{rate / sgd_rate:.2f}"])
+        rows.append([obj, alg, int(est.group_draws_.sum()), f"{sec:.2f}", f"{rate / 1e6:.2f}",
+                     f"{rate / sgd_rate:.2f}"])
     sec = min(est_t[-1])
     sgd_stream_rate = n / min(sgd_st)
     rows.append(["max (partial_fit, 1000-row chunks)", "smd", n, f"{sec:.2f}", f"{n / sec / 1e6:.2f} (M rows/s)",

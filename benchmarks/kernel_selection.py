@@ -23,13 +23,12 @@ and stop at ``--budget-minutes``: each table row says how many permutations it a
 
 import argparse
 import datetime
-import math
 import os
 import platform
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -96,7 +95,7 @@ ALGO_LABEL = {"oks": "OKS", "ioks": "IOKS", "oks++": "OKS++", "oks++c": "OKS++ (
 
 
 # ----------------------------------------------------------------------------- data
-@lru_cache(maxsize=None)
+@cache
 def prepare(name, variant="paper"):
     """Features scaled to [-1, 1] (variant 'paper') or as stored (variant 'raw'), targets as the paper."""
     bunch = load_dataset(name)
@@ -171,7 +170,6 @@ def sklearn_throughput(X, y, classification, n_features_out, sigma, batch):
     """Rows/s of RBFSampler + SGD partial_fit, prequential (predict each batch, then learn it)."""
     from sklearn.kernel_approximation import RBFSampler
     from sklearn.linear_model import SGDClassifier, SGDRegressor
-
     from threadpoolctl import threadpool_limits
 
     rbf = RBFSampler(gamma=1.0 / (2 * sigma**2), n_components=n_features_out, random_state=0).fit(X[:1])
@@ -264,14 +262,14 @@ def main():
         exact_jobs.append(("phishing", "raw", "logistic", algo))
     a9a_jobs = [] if args.quick else [("a9a", "paper", "logistic", a) for a in ("oks++", "oks", "ioks")]
     budget = args.budget_minutes * 60.0
-    t_exact0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         futures = {cfg: [pool.submit(run_one, cfg[:2] + (cfg[2], cfg[3], None, s)) for s in range(perms)]
                    for cfg in exact_jobs}
         for cfg, fs in futures.items():
             res = [f.result() for f in fs]
             rows_exact[(cfg[2], cfg[0] if cfg[1] == "paper" else cfg[0] + "-raw", cfg[3])] = summarize(res)
-            print(f"  exact {cfg}: {rows_exact[(cfg[2], cfg[0] if cfg[1] == 'paper' else cfg[0] + '-raw', cfg[3])][0]:.4f}",
+            key = (cfg[2], cfg[0] if cfg[1] == "paper" else cfg[0] + "-raw", cfg[3])
+            print(f"  exact {cfg}: {rows_exact[key][0]:.4f}",
                   flush=True)
         # a9a: one permutation of each algorithm at a time, until the budget is spent
         a9a_res = {cfg: [] for cfg in a9a_jobs}
@@ -329,7 +327,8 @@ def write_report(args, command, perms, rows_exact, rows_rf, speed, total):
         tno = PAPER_EXACT_TABLE[loss]
         metric = "AMR (%)" if loss == "logistic" else ("AL (MSE)" if loss == "squared" else "AL (MAE)")
         w(f"\n## Table {tno}: exact kernels, {loss} loss\n")
-        w(f"| dataset | algorithm | perms | ours {metric} | paper {metric} | band | ours time (s) | paper time (s) | final max q | selected sigma |")
+        w(f"| dataset | algorithm | perms | ours {metric} | paper {metric} | band | ours time (s) | "
+          "paper time (s) | final max q | selected sigma |")
         w("|---|---|---|---|---|---|---|---|---|---|")
         for name in ("phishing", "a9a", "magic04", "elevators", "bank32nh", "ailerons"):
             if name not in table:
@@ -346,7 +345,8 @@ def write_report(args, command, perms, rows_exact, rows_rf, speed, total):
                 qmax = np.mean([r[2] for r in res])
                 sig = _mode([r[3] for r in res])
                 ok = "yes" if band_ok(mean, pm[0], pm[1]) else "NO"
-                w(f"| {NAMES.get(name, name)} | {ALGO_LABEL[algo]} | {len(res)} | {fmt(mean, loss)} +- {fmt(std, loss)} | "
+                w(f"| {NAMES.get(name, name)} | {ALGO_LABEL[algo]} | {len(res)} | "
+                  f"{fmt(mean, loss)} +- {fmt(std, loss)} | "
                   f"{fmt(pm[0], loss)} +- {fmt(pm[1], loss)} | {ok} | {secs.mean():.2f} | {pm[2]:.2f} | "
                   f"{qmax:.2f} | {sig:g} |")
         w(f"\n{MISSING[loss]}\n")
@@ -363,7 +363,8 @@ def write_report(args, command, perms, rows_exact, rows_rf, speed, total):
                     mean, std, secs, res = rows_exact[key]
                     pm = table["phishing"][algo if algo != "oks++c" else "oks++"]
                     ok = "yes" if band_ok(mean, pm[0], pm[1]) else "NO"
-                    w(f"| phishing (unscaled) | {ALGO_LABEL[algo]} | {len(res)} | {fmt(mean, loss)} +- {fmt(std, loss)} | "
+                    w(f"| phishing (unscaled) | {ALGO_LABEL[algo]} | {len(res)} | "
+                      f"{fmt(mean, loss)} +- {fmt(std, loss)} | "
                       f"{fmt(pm[0], loss)} +- {fmt(pm[1], loss)} | {ok} |")
         w("\nTimes: our exact runs ran two at a time on a 2-core machine shared with other jobs; the "
           "paper's are R on an i7-1165G7. Only orderings are comparable.\n")
@@ -371,7 +372,8 @@ def write_report(args, command, perms, rows_exact, rows_rf, speed, total):
     # rf
     w("\n## Tables 5-10: random features (the RF rows at the paper's D)\n")
     w("t_p is the per-round time in units of 1e-5 s (ours: median over the permutations, this run).\n")
-    w("| table | loss | dataset | algorithm | D | perms | ours | paper | band | ours t_p | paper t_p | final max q | selected sigma |")
+    w("| table | loss | dataset | algorithm | D | perms | ours | paper | band | ours t_p | paper t_p | "
+      "final max q | selected sigma |")
     w("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (loss, name), algos in PAPER_RF.items():
         scale = 100.0 if loss == "squared" else 1.0
@@ -383,7 +385,8 @@ def write_report(args, command, perms, rows_exact, rows_rf, speed, total):
             n = prepare(name)[1].shape[0]
             ok = "yes" if band_ok(mean, pmean, pstd) else "NO"
             w(f"| {tno} | {loss} ({unit}) | {NAMES.get(name, name)} | RF-{ALGO_LABEL[algo]} | {D} | {len(res)} | "
-              f"{fmt(mean, loss, scale)} +- {fmt(std, loss, scale)} | {fmt(pmean, loss, scale)} +- {fmt(pstd, loss, scale)} | "
+              f"{fmt(mean, loss, scale)} +- {fmt(std, loss, scale)} | "
+              f"{fmt(pmean, loss, scale)} +- {fmt(pstd, loss, scale)} | "
               f"{ok} | {np.median(secs) / n * 1e5:.3f} | {ptp:.2f} | {np.mean([r[2] for r in res]):.2f} | "
               f"{_mode([r[3] for r in res]):g} |")
     for algo in ("oks", "ioks", "oks++", "oks++c"):
@@ -423,7 +426,8 @@ def write_report(args, command, perms, rows_exact, rows_rf, speed, total):
       "followed by `SGDClassifier(loss='log_loss')` / `SGDRegressor` `partial_fit`, prequential "
       "(predict each batch, then learn it), in batches of 1 row (the online protocol; first 4,000 "
       "rows) and of 100 rows, BLAS limited to one thread like our pass, CPU time.\n")
-    w("| dataset | d | ours t_p (us) | paper t_p (us) | speed-up vs paper | ours rows/s | sklearn rows/s (batch 1) | ratio | sklearn rows/s (batch 100) | ratio |")
+    w("| dataset | d | ours t_p (us) | paper t_p (us) | speed-up vs paper | ours rows/s | "
+      "sklearn rows/s (batch 1) | ratio | sklearn rows/s (batch 100) | ratio |")
     w("|---|---|---|---|---|---|---|---|---|---|")
     for name, d, tp, tpwall, ptp, sk in speed:
         w(f"| {NAMES.get(name, name)} | {d} | {tp * 1e6:.2f} ({tpwall * 1e6:.2f} wall) | {ptp * 1e6:.1f} | "
@@ -499,7 +503,7 @@ def make_plot(rows_exact, rows_rf):
                     labels.append(f"{ALGO_LABEL[algo]} {loss[:3]} {NAMES.get(name, name)}")
                     ours.append(m / pm), errs.append(s / pm), paper.append(1.0), perr.append(ps / pm)
     for (loss, name), algos in PAPER_RF.items():
-        for algo, (_, D, pm, ps, _) in algos.items():
+        for algo, (_, _D, pm, ps, _) in algos.items():
             m, s = rows_rf[(loss, name, algo)][:2]
             labels.append(f"RF-{ALGO_LABEL[algo]} {loss[:3]} {NAMES.get(name, name)}")
             ours.append(m / pm), errs.append(s / pm), paper.append(1.0), perr.append(ps / pm)

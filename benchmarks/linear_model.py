@@ -249,9 +249,9 @@ def evaluate(name, quick, log):
 def throughput(quick, log, repeats=3):
     """rows/s of each learner; the repeats are interleaved (rep 1 of every learner, then rep 2, ...)
     so that a change of load on the shared machine hits every learner alike; best of `repeats`."""
+    import vowpalwabbit
     from river import linear_model as river_lm
     from sklearn.linear_model import SGDClassifier
-    import vowpalwabbit
 
     n, d = (20_000 if quick else 200_000), 50
     rng = np.random.default_rng(SEED)
@@ -322,7 +322,7 @@ def throughput(quick, log, repeats=3):
         jobs["sgd_log_loss_fit"][0]()
         jobs["river_learn_one"][0]()
         jobs["vw_learn"][0]()
-        for rep in range(repeats):
+        for _rep in range(repeats):
             for k, (run, _) in jobs.items():
                 best[k] = min(best[k], run())
     out = {"n": n, "d": d, "n_river": n_river, "n_vw": n_vw,

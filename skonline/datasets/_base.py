@@ -10,14 +10,14 @@ import scipy.sparse as sp
 from sklearn.utils import Bunch
 
 from ._builders import (
+    _BUILDERS,
     ADULT_RACES,
     ADULT_SEXES,
-    _BUILDERS,
     _has_matrix,
     _read_matrix,
     _write_npz_atomic,
 )
-from ._remote import DATA_ENV, _REMOTE_FILES, _fetch_remote, _offline_hint
+from ._remote import _REMOTE_FILES, DATA_ENV, _fetch_remote, _offline_hint
 
 __all__ = [
     "get_data_home",

@@ -22,7 +22,7 @@ import os
 import socket
 import urllib.error
 import urllib.request
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 __all__ = []  # private module
@@ -58,7 +58,7 @@ class RemoteFile(NamedTuple):
 
     url: str
     filename: str
-    sha256: Optional[str]
+    sha256: str | None
     format: str
 
 

@@ -453,7 +453,7 @@ def _mp_half(X, Y, pool_ptr, pool_idx, seq_pos, batch, p_w, Wg, qg, Wout, logq_o
         b = batch[i]
         acc = 0.0
         coef = eta_w * qg[i] * p_w[i] / b
-        for j in range(b):
+        for _j in range(b):
             row = pool_idx[pool_ptr[i] + seq_pos[i] % n_i]
             seq_pos[i] += 1
             lv, _dp, _x2 = _loss_grad(X, Y, row, Wg, d, fi, code, eps, inv_hb, dvec, 0)

@@ -19,7 +19,7 @@ from ..utils._online_kernel import (
     next_capacity,
     rbf_matrix,
 )
-from ..utils.validation import validate_X_predict, validate_X_chunk
+from ..utils.validation import validate_X_chunk, validate_X_predict
 
 __all__ = ["OnlineNystroem"]
 

@@ -9,9 +9,9 @@ from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineRegressorMixin, raise_if_nonfinite
+from ..utils.validation import validate_X_predict
 from . import _core as core
 from ._base import _DOC_ALGORITHM, _DOC_ALPHA, _DOC_CLIP, _LinearAWVMixin
-from ..utils.validation import validate_X_predict
 
 __all__ = ["AWVRegressor"]
 

@@ -7,14 +7,14 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from threadpoolctl import ThreadpoolController
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import ThreadpoolController
 
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
 from ..losses import get_loss
-from . import _core
 from ..utils.validation import validate_X_predict
+from . import _core
 
 __all__ = ["KernelSelectionClassifier", "KernelSelectionRegressor"]
 
@@ -88,7 +88,7 @@ class _KernelSelectionBase:
             if nu is None:
                 get_loss(_LOSSES[self.loss][0]).check(
                     smooth=True,
-                    estimator=f"algorithm='oks++' (OKS++)",
+                    estimator="algorithm='oks++' (OKS++)",
                     reason=(
                         "Theorem 3.1 needs |loss'|^nu <= C0 * loss (Assumption 1), which the "
                         f"{self.loss!r} loss does not satisfy. Use algorithm='ioks' (Lipschitz "

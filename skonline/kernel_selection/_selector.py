@@ -6,7 +6,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineMixin
-from ..utils.validation import validate_X_predict, validate_X_chunk
+from ..utils.validation import validate_X_chunk, validate_X_predict
 from ._kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor, _KernelSelectionBase
 
 __all__ = ["OnlineKernelSelector"]

@@ -11,8 +11,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
 from ..losses import get_loss
-from . import _scale_invariant_core as core
 from ..utils.validation import readonly, validate_X_predict
+from . import _scale_invariant_core as core
 
 _ALPHA_MIN = 9.0 / 8.0
 

@@ -258,7 +258,8 @@ def test_step_size_formulas():
     assert c(core.SMD, False, T, D, G, m, k) == pytest.approx((D * D * basek, math.log(m / k) * basek), rel=1e-14)
     any_ = math.sqrt(2 / (D * D * G * G + math.log(m)))
     assert c(core.SMD, True, T, D, G, m, 1) == pytest.approx((D * D * any_, math.log(m) * any_), rel=1e-14)
-    assert c(core.SMD_UNIFORM, False, T, D, G, m, 1) == pytest.approx((D * D * base / m, math.log(m) * base / m), rel=1e-14)
+    assert c(core.SMD_UNIFORM, False, T, D, G, m, 1) == pytest.approx(
+        (D * D * base / m, math.log(m) * base / m), rel=1e-14)
     assert c(core.ONLINE, False, T, D, G, m, 1) == pytest.approx(
         (2 * D / (G * math.sqrt(5 * T)), math.sqrt(math.log(m) / (m * T))), rel=1e-14)
     assert c(core.ONLINE, True, T, D, G, m, k) == pytest.approx((D / G, math.sqrt(math.log(m) / m)), rel=1e-14)
