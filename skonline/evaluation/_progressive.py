@@ -2,7 +2,6 @@
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.metrics import get_scorer
 from sklearn.utils import Bunch
 
 _RESPONSE_METHODS = {
@@ -42,9 +41,10 @@ def progressive_validation(
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
         The stream, in order.
     y : array-like of shape (n_samples,)
-    metrics : dict of str to callable, default=None
-        ``name -> metric(y_true, y_pred)`` with scikit-learn's metric signature, evaluated on the
-        prequential predictions of the prefix. Default: accuracy for classifiers, mean absolute
+    metrics : dict of str to callable or str, default=None
+        ``name -> metric(y_true, y_pred)`` with scikit-learn's metric signature (or the name of such
+        a function in :mod:`sklearn.metrics`, e.g. ``'accuracy_score'`` or ``'accuracy'``), evaluated
+        on the prequential predictions of the prefix. Default: accuracy for classifiers, mean absolute
         error for regressors.
     response_method : {'predict', 'decision_function', 'predict_proba'}, default='predict'
         Which prequential output to pass to the metrics (e.g. ``'predict_proba'`` for log-loss).
@@ -93,7 +93,7 @@ def progressive_validation(
     n = y.shape[0]
     if metrics is None:
         metrics = {"accuracy": accuracy_score} if is_classifier(est) else {"mae": mean_absolute_error}
-    metrics = {name: (get_scorer(m)._score_func if isinstance(m, str) else m) for name, m in metrics.items()}
+    metrics = {name: _metric_function(m) for name, m in metrics.items()}
     fit_params = dict(fit_params or {})
     if is_classifier(est) and "classes" not in fit_params and not hasattr(est, "classes_"):
         fit_params["classes"] = np.unique(y)
@@ -108,3 +108,20 @@ def progressive_validation(
         res[name] = np.array([metric(y[:p], pred[:p]) for p in points])
     res["final"] = {name: float(res[name][-1]) for name in metrics}
     return res
+
+
+def _metric_function(metric):
+    """A metric callable, or the name of a function of :mod:`sklearn.metrics` ('accuracy_score')."""
+    if callable(metric):
+        return metric
+    import sklearn.metrics
+
+    if isinstance(metric, str):
+        for name in (metric, f"{metric}_score"):
+            func = getattr(sklearn.metrics, name, None)
+            if callable(func) and not isinstance(func, type):
+                return func
+    raise ValueError(
+        f"metrics values must be callables metric(y_true, y_pred) or names of functions in "
+        f"sklearn.metrics; got {metric!r}."
+    )

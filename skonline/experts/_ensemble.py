@@ -23,15 +23,14 @@ import struct
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.metaestimators import _BaseComposition
-from sklearn.utils.validation import check_is_fitted
 from sklearn.exceptions import NotFittedError
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineClassifierMixin, OnlineRegressorMixin, running_sum
+from ..utils.validation import validate_X_predict
 from . import _ensemble_core as core
 from ._rules import PCS, _BaseRule
-from ..utils.validation import validate_X_predict
 
 __all__ = ["OnlineEnsembleRegressor", "OnlineEnsembleClassifier"]
 
@@ -135,7 +134,20 @@ class _OnlineEnsembleBase:
         -------
         params : dict
         """
-        return self._get_params("estimators", deep=deep)
+        out = super().get_params(deep=deep)
+        if not deep:
+            return out
+        try:
+            out.update(self.estimators)
+        except (TypeError, ValueError):
+            # estimators is not (yet) a list of (name, estimator) pairs: set_params calls
+            # get_params before the check in fit can say so.
+            return out
+        for name, estimator in self.estimators:
+            if hasattr(estimator, "get_params"):
+                for key, value in estimator.get_params(deep=True).items():
+                    out[f"{name}__{key}"] = value
+        return out
 
     def set_params(self, **params):
         """Set parameters, including the experts' (``<name>__<param>``) and the rule's.
@@ -148,7 +160,17 @@ class _OnlineEnsembleBase:
         -------
         self : object
         """
-        self._set_params("estimators", **params)
+        # 1. the whole list, 2. experts replaced by name, 3. the experts' and our own parameters.
+        if "estimators" in params:
+            self.estimators = params.pop("estimators")
+        items = self.estimators
+        if isinstance(items, list) and items and all(isinstance(i, tuple) and len(i) == 2 for i in items):
+            names = [name for name, _ in items]
+            for key in list(params):
+                if "__" not in key and key in names:
+                    value = params.pop(key)
+                    self.estimators = [(n, value if n == key else e) for n, e in self.estimators]
+        super().set_params(**params)
         return self
 
     def _check_params(self):
@@ -159,7 +181,13 @@ class _OnlineEnsembleBase:
             if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)):
                 raise ValueError(f"estimators must be (name, estimator) pairs; got {item!r}.")
             names.append(item[0])
-        self._validate_names(names)
+        if len(set(names)) != len(names):
+            raise ValueError(f"Names provided are not unique: {names!r}")
+        clash = sorted(set(names).intersection(self.get_params(deep=False)))
+        if clash:
+            raise ValueError(f"Estimator names conflict with constructor arguments: {clash!r}")
+        if any("__" in name for name in names):
+            raise ValueError(f"Estimator names must not contain __: got {[n for n in names if '__' in n]!r}")
         if self.rule is not None and not isinstance(self.rule, _BaseRule):
             raise ValueError(
                 f"rule must be an expert-aggregation rule of skonline.experts (e.g. PCS()); got {self.rule!r}."
@@ -325,7 +353,7 @@ _DOC_PROTOCOL = """
     same result (up to the experts' own rounding differences between batch sizes)."""
 
 
-class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseComposition):
+class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEstimator):
     __doc__ = f"""Online aggregation of scikit-learn regressors by an expert rule.
 
     Each round the ensemble predicts ``sum_i w_t[i] f_i(x_t)`` with the weights ``w_t`` of an
@@ -483,7 +511,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
         return np.where(n_awake > 0, pred, fallback)
 
 
-class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, _BaseComposition):
+class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseEstimator):
     __doc__ = f"""Online aggregation of scikit-learn classifiers by an expert rule (mixing probabilities).
 
     Each round the ensemble predicts the class probabilities ``sum_i w_t[i] p_i(x_t)`` (the one-hot
@@ -647,7 +675,9 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, _Base
         awake = ~np.isnan(P[:, :, 0])
         w = np.where(awake, self.weights_[None, :], 0.0)
         s = w.sum(axis=1)
-        w = np.where(s[:, None] > 0, w / np.where(s > 0, s, 1.0)[:, None], awake / np.maximum(awake.sum(axis=1), 1)[:, None])
+        w = np.where(
+            s[:, None] > 0, w / np.where(s > 0, s, 1.0)[:, None], awake / np.maximum(awake.sum(axis=1), 1)[:, None]
+        )
         proba = np.einsum("nk,nkc->nc", w, np.where(np.isnan(P), 0.0, P))
         none = ~awake.any(axis=1)
         proba[none] = 1.0 / self.classes_.shape[0]
