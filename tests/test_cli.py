@@ -1,7 +1,7 @@
 """The command line: ``skonline tour`` and ``skonline reproduce`` (skonline/__main__.py).
 
-The tour runs in a subprocess (``python -m skonline``), as a user runs it, with skonline
-imported from this repository. The benchmarks themselves are never run here.
+The tour runs in a subprocess (``python -m skonline``), as a user runs it, with the skonline
+these tests import (the installed package under .ci/run). The benchmarks themselves are never run here.
 """
 
 import io
@@ -16,10 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import skonline
 from skonline.__main__ import find_benchmark, main
-from skonline._tour import FAMILIES, Progress, format_table, Row
+from skonline._tour import FAMILIES, Progress, Row, format_table
 
 ROOT = Path(__file__).resolve().parents[1]
+# The subprocesses import the skonline these tests import: the source tree in a checkout, the
+# installed package under .ci/run.
+SKONLINE_HOME = Path(skonline.__file__).resolve().parents[1]
 PNGS = {
     "linear_model": "linear_model_raw_vs_rescaled.png",
     "experts": "experts_weights.png",
@@ -39,7 +43,7 @@ def _have_matplotlib():
 
 def _env(**extra):
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SKONLINE_HOME), env.get("PYTHONPATH")) if p)
     env["MPLBACKEND"] = "Agg"
     env.update(extra)
     return env
@@ -85,7 +89,7 @@ def test_tour_quick(tmp_path):
             assert sgd_raw != sgd_rescaled, r
     assert "\r[" not in proc.stderr  # --no-progress
     if _have_matplotlib():
-        for family, png in PNGS.items():
+        for _family, png in PNGS.items():
             path = out / png
             assert path.is_file() and path.stat().st_size > 5000, path
             assert str(path) in proc.stdout  # the paths are printed
@@ -224,15 +228,19 @@ def test_reproduce_unknown_family(tmp_path):
         assert family in proc.stderr
 
 
-def test_reproduce_locates_the_script(tmp_path):
+def test_reproduce_locates_the_script(tmp_path, monkeypatch):
     script = ROOT / "benchmarks" / "linear_model.py"
-    assert find_benchmark("linear_model") == script  # next to the imported package
+    # next to the imported package in a checkout; an installed package (.ci/run) has no clone
+    # next to it, so there the clone is found from the current directory
+    where = tmp_path if SKONLINE_HOME == ROOT else ROOT
+    monkeypatch.chdir(where)
+    assert find_benchmark("linear_model") == script
     # dry run: prints the script and the command with the forwarded arguments, runs nothing
-    proc, _ = _skonline(["reproduce", "--dry-run", "linear_model", "--quick"], cwd=tmp_path)
+    proc, _ = _skonline(["reproduce", "--dry-run", "linear_model", "--quick"], cwd=where)
     assert proc.returncode == 0, proc.stderr
     assert str(script) in proc.stdout and "--quick" in proc.stdout
     # the arguments after the family go to the script: its own --help
-    proc, _ = _skonline(["reproduce", "linear_model", "--help"], cwd=tmp_path)
+    proc, _ = _skonline(["reproduce", "linear_model", "--help"], cwd=where)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "usage: linear_model.py" in proc.stdout
 
