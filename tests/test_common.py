@@ -21,6 +21,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skonline.utils import all_estimators
 
+from _helpers import assert_same_state, learned_state
+
 ESTIMATORS = all_estimators()
 
 
@@ -59,31 +61,6 @@ def test_sklearn_compatible(estimator, check):
 def _stream(est, seed=0, n=60):
     rng = np.random.default_rng(seed)
     return est._online_test_stream(rng, n_samples=n)
-
-
-def _state(est):
-    """Every learned attribute (fitted ``*_`` and private state), as comparable python values."""
-    out = {}
-    for k, v in vars(est).items():
-        if k.endswith("_") or k in getattr(est, "_private_state", ()):
-            out[k] = v
-    return out
-
-
-def _assert_same_state(a, b):
-    sa, sb = _state(a), _state(b)
-    assert sa.keys() == sb.keys()
-    for k in sa:
-        va, vb = sa[k], sb[k]
-        if isinstance(va, np.random.Generator):
-            assert va.bit_generator.state == vb.bit_generator.state, k
-        elif isinstance(va, np.ndarray):
-            assert va.dtype == vb.dtype and va.shape == vb.shape, k
-            np.testing.assert_array_equal(va, vb, err_msg=k)
-        elif hasattr(va, "get_params") or isinstance(va, (list, tuple, dict)):
-            assert pickle.dumps(va) == pickle.dumps(vb), k
-        else:
-            assert va == vb or (va != va and vb != vb), k
 
 
 def _responses(est, X):
@@ -127,7 +104,7 @@ def test_chunking_invariance(est):
     ref = clone(est).set_params(**_rs(est))
     pred_ref = _pfp(ref, X, y, **first)
     full = clone(ref).fit(X, y, **first)
-    _assert_same_state(ref, full)
+    assert_same_state(ref, full)
     for sizes in ([1] * 7 + [13, 2], [30, 30], [59, 1]):
         e = clone(ref)
         preds = []
@@ -135,7 +112,7 @@ def test_chunking_invariance(est):
             preds.append(_pfp(e, X[sl], _sub(y, sl), **(first if k == 0 else {})))
         if pred_ref is not None:
             np.testing.assert_array_equal(np.concatenate(preds), pred_ref)
-        _assert_same_state(e, ref)
+        assert_same_state(e, ref)
 
 
 def _rs(est):
@@ -152,7 +129,7 @@ def test_pickle_mid_stream(est):
     pa = _pfp(a, X[25:], _sub(y, slice(25, None)))
     pb = _pfp(b, X[25:], _sub(y, slice(25, None)))
     np.testing.assert_array_equal(pa, pb)
-    _assert_same_state(a, b)
+    assert_same_state(a, b)
 
 
 @pytest.mark.parametrize("est", ONLINE, ids=_id)
@@ -160,14 +137,14 @@ def test_pure_prediction_and_reproducibility(est):
     """Invariants 4 and 5: predicting changes nothing; same random_state, same result."""
     X, y, first = _stream(est)
     a = clone(est).set_params(**_rs(est)).fit(X, y, **first)
-    before = pickle.dumps(_state(a))
+    before = pickle.dumps(learned_state(a))
     r1 = _responses(a, X)
     r2 = _responses(a, X)
-    assert pickle.dumps(_state(a)) == before
+    assert pickle.dumps(learned_state(a)) == before
     for k in r1:
         np.testing.assert_array_equal(r1[k], r2[k])
     b = clone(est).set_params(**_rs(est)).fit(X, y, **first)
-    _assert_same_state(a, b)
+    assert_same_state(a, b)
 
 
 def _bad_chunks(est, X, y):
@@ -207,7 +184,7 @@ def test_bad_input_changes_nothing(est):
         with pytest.raises((ValueError, TypeError, FloatingPointError)) as info:
             e.partial_fit(Xb, yb, **kw)
         assert str(info.value), what
-        _assert_same_state(e, ref)
+        assert_same_state(e, ref)
         assert pickle.dumps(e) == before, what
     # and a rejected first chunk leaves an unfitted estimator unfitted
     fresh = clone(est)
@@ -215,12 +192,12 @@ def test_bad_input_changes_nothing(est):
     Xn[0, 0] = np.inf
     with pytest.raises(ValueError):
         fresh.partial_fit(Xn, y, **first)
-    assert _state(fresh) == {}
+    assert learned_state(fresh) == {}
     # learning continues exactly as if the bad chunks never came
     np.testing.assert_array_equal(
         _pfp(e, X[30:], _sub(y, slice(30, None))), _pfp(ref, X[30:], _sub(y, slice(30, None)))
     )
-    _assert_same_state(e, ref)
+    assert_same_state(e, ref)
 
 
 @pytest.mark.parametrize("est", ONLINE, ids=_id)
