@@ -1,4 +1,4 @@
-"""The command line: ``skonline tour`` and ``skonline reproduce`` (skonline/__main__.py).
+"""The command line: ``skonline tour`` and ``skonline reproduce`` (skonline/cli/).
 
 The tour runs in a subprocess (``python -m skonline``), as a user runs it, with the skonline
 these tests import (the installed package under .ci/run). The benchmarks themselves are never run here.
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import skonline
-from skonline.__main__ import find_benchmark, main
-from skonline._tour import FAMILIES, Progress, Row, format_table
+from skonline.cli import find_benchmark, main
+from skonline.cli._tour import FAMILIES, Progress, Row, format_table
 
 ROOT = Path(__file__).resolve().parents[1]
 # The subprocesses import the skonline these tests import: the source tree in a checkout, the
@@ -177,7 +177,7 @@ def test_data_home_flag_overrides_the_environment(tmp_path):
 
 def test_tour_without_matplotlib(tmp_path, monkeypatch):
     """matplotlib is optional: the table is printed and the plots are skipped, with a note."""
-    from skonline._tour import run
+    from skonline.cli._tour import run
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
     out = io.StringIO()

@@ -1,6 +1,6 @@
 """``skonline tour``: every family on the public datasets, one prequential pass per learner.
 
-Private module behind the command line (:mod:`skonline.__main__`). Each family runs its learners
+Private module behind the command line (:mod:`skonline.cli`). Each family runs its learners
 on the benchmark datasets found in the data home (never downloaded here), on a prefix of at most
 ``MAX_ROWS`` rows, and on small synthetic data (fixed seed) for each dataset that is missing. The
 tour prints one results table and writes a few plots.
@@ -138,7 +138,7 @@ def load_real(name, data_home, max_rows=MAX_ROWS):
     """
     if not os.path.isfile(os.path.join(data_home, f"{name}.npz")):
         return None
-    from .datasets import load_dataset
+    from ..datasets import load_dataset
 
     try:
         bunch = load_dataset(name, data_home=data_home, download_if_missing=False)
@@ -343,7 +343,7 @@ def run_linear_model(data, ctx):
     """Scale-invariant linear learners vs SGDClassifier, on raw and rescaled features."""
     from sklearn.linear_model import SGDClassifier
 
-    from .linear_model import ScaleInvariantClassifier
+    from ..linear_model import ScaleInvariantClassifier
 
     X, y = data.X, data.y
     classes = np.unique(y)
@@ -384,8 +384,8 @@ def run_experts(data, ctx):
     from sklearn.frozen import FrozenEstimator
     from sklearn.linear_model import Ridge, SGDRegressor
 
-    from .experts import PCS, FixedShare, OCSPlus, OnlineEnsembleRegressor
-    from .linear_model import ScaleInvariantRegressor
+    from ..experts import PCS, FixedShare, OCSPlus, OnlineEnsembleRegressor
+    from ..linear_model import ScaleInvariantRegressor
 
     X, y = data.X, data.y.astype(float)
     name = data.name
@@ -439,7 +439,7 @@ def run_kernel_selection(data, ctx):
     """Online kernel selection (RF-OKS++, D = 100) vs a fixed-bandwidth Nystroem + SGD."""
     from sklearn.linear_model import SGDClassifier, SGDRegressor
 
-    from .kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor
+    from ..kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor
 
     X = _minmax(data.X)  # the paper's protocol: features in [-1, 1]
     n = len(data.y)
@@ -491,7 +491,7 @@ def run_kernel_ridge(data, ctx):
     """PKAWV (Taylor M=2 and Nystrom/KORS) vs Nystroem + SGD on the same kernel."""
     from sklearn.linear_model import SGDClassifier, SGDRegressor
 
-    from .kernel_ridge import PKAWVClassifier, PKAWVRegressor
+    from ..kernel_ridge import PKAWVClassifier, PKAWVRegressor
 
     X = _minmax(data.X)  # the paper's protocol: features in [-1, 1], sigma = 1
     n = len(data.y)
@@ -549,7 +549,7 @@ def run_dro(data, ctx):
     from sklearn.linear_model import LogisticRegression
 
     try:
-        from .dro import GroupDROClassifier
+        from ..dro import GroupDROClassifier
     except ImportError as exc:  # the family is optional in the tour
         ctx.notes.append(f"dro: skipped (skonline.dro does not import: {exc}).")
         return []
@@ -628,7 +628,7 @@ def _plot_linear_model(plt, payload, path):
 
 
 def _plot_experts(plt, payload, path):
-    from .plotting import plot_weights
+    from ..plotting import plot_weights
 
     name, names, W, n_warm = payload
     fig, ax = plt.subplots(figsize=(8, 4))
