@@ -58,6 +58,8 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from skonline.datasets import load_dataset  # noqa: E402
 from skonline.dro import GroupDROClassifier  # noqa: E402
 
+from _common import run_header  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results"
 SUFFIX = ""  # "_quick" with --quick (plots and tables go to separate files)
 B = 2.0  # loss_bound used by every learner
@@ -648,6 +650,7 @@ Date: {datetime.date.today().isoformat()}; machine: {platform.machine()}, {os.cp
 ({platform.processor() or platform.platform()}), shared with other jobs during the run; Python
 {platform.python_version()}, numpy {np.__version__}, scikit-learn {sklearn.__version__}.
 Total wall time {total / 60:.1f} min ({", ".join(f"{k} {v:.0f} s" for k, v in timings.items())}).
+{run_header()}
 
 Paper: Zhang, Bai, Zhao, Yang, Zhou, *Stochastic Approximation Approaches to Group
 Distributionally Robust Optimization and Beyond*. The paper reports curves only; this run

@@ -66,6 +66,8 @@ from skonline.experts import (  # noqa: E402
 )
 from skonline.linear_model import ScaleInvariantRegressor  # noqa: E402
 
+from _common import run_header  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results"
 K = 10
 
@@ -430,6 +432,7 @@ Date: {datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
 Machine: {machine()}
 Versions: numpy {np.__version__}, scikit-learn {sklearn.__version__}, river {river.__version__}
 Total time: {elapsed:.0f} s
+{run_header()}
 
 ## 1. Tracking regret on the synthetic suite (K = {K}, T = {T}, {seeds} seeds, mean ± std)
 

@@ -47,6 +47,8 @@ from skonline.datasets import load_dataset  # noqa: E402
 from skonline.kernel_ridge import KernelAWVRegressor, PKAWVClassifier, PKAWVRegressor  # noqa: E402
 from skonline.kernel_ridge._core import rank_one_loop  # noqa: E402
 
+from _common import run_header  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results"
 SEED = 0
 LAMBDA, SIGMA = 1.0, 1.0
@@ -333,6 +335,7 @@ def write_report(results, speed, total, quick=False):
     L.append(f"- Versions: python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
              f"scikit-learn {sklearn.__version__}, numba {numba.__version__}, matplotlib {matplotlib.__version__}, "
              f"skonline commit {git_commit()}")
+    L.append(f"- Run: {run_header()}")
     L.append(f"- Data: `skonline.datasets.load_dataset` (SKONLINE_DATA={os.environ.get('SKONLINE_DATA')})\n")
     L.append("## Protocol\n")
     L.append("- As in the paper (Section 4): features min-max scaled to [-1, 1] per column (over the whole "

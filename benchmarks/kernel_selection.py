@@ -43,6 +43,8 @@ from sklearn.preprocessing import MinMaxScaler  # noqa: E402
 from skonline.datasets import load_dataset  # noqa: E402
 from skonline.kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor  # noqa: E402
 
+from _common import run_header  # noqa: E402
+
 RESULTS = REPO / "benchmarks" / "results"
 CLASSIFICATION = {"phishing", "a9a", "magic04"}
 NAMES = {"bank32nh": "bank"}
@@ -308,7 +310,8 @@ def write_report(args, command, perms, rows_exact, rows_rf, speed, total):
     w(f"Command: `{command}`  ")
     w(f"Date: {datetime.date.today().isoformat()}; machine: {platform.machine()}, {os.cpu_count()} cores "
       f"(shared with other jobs: load average {_load():.1f} at the end of the run); Python "
-      f"{platform.python_version()}; total time {total / 60:.1f} min.\n")
+      f"{platform.python_version()}; total time {total / 60:.1f} min.  ")
+    w(run_header() + "\n")
     w("Protocol (Section 6 of the paper): features min-max scaled to [-1, 1] on the whole file, regression "
       "targets to [0, 1], labels to {-1, +1}; each permutation r = 0, 1, ... shuffles the rows with "
       "`numpy.random.default_rng(r)` and the estimator uses `random_state=r`; one prequential pass "

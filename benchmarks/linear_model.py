@@ -43,6 +43,8 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 from skonline.datasets import load_dataset  # noqa: E402
 from skonline.linear_model import ScaleInvariantClassifier  # noqa: E402
 
+from _common import run_header  # noqa: E402
+
 DATASETS = ["phishing", "magic04", "a9a", "ijcnn1", "cod-rna"]
 SEED = 0
 SGD_CHUNK = 100
@@ -572,6 +574,7 @@ def main():
           "", f"- Command (from the repository root): `{command}`",
           f"- Date: {started:%Y-%m-%d %H:%M %Z}; total wall time {total / 60:.1f} min",
           f"- Machine: {machine()}",
+          f"- Run: {run_header()}",
           "- Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
           f"- Data: `skonline.datasets.load_dataset` (SKONLINE_DATA={os.environ.get('SKONLINE_DATA', '')})"
           + (" -- **--quick: 5,000-row prefixes**" if args.quick else ""), ""]
