@@ -29,6 +29,8 @@ _BUILD_OUTPUTS = ("_build", "auto_examples", "generated", "sg_execution_times.rs
 def _copy_sources(dest):
     shutil.copytree(ROOT / "docs", dest / "docs", ignore=shutil.ignore_patterns(*_BUILD_OUTPUTS))
     shutil.copytree(ROOT / "examples", dest / "examples", ignore=shutil.ignore_patterns("__pycache__"))
+    # the results the docs include (markdown-tables) and quote (:bench:), at ../benchmarks/results
+    shutil.copytree(ROOT / "benchmarks" / "results", dest / "benchmarks" / "results")
     return dest / "docs", dest / "examples"
 
 

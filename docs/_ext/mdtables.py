@@ -20,6 +20,11 @@ subset of Markdown those files use into docutils nodes:
   ``[text](url)`` links; everything else is plain text (no reST interpretation, so ``q_`` or
   ``|x|`` in the results need no escaping).
 
+The role ``:bench:`linear_model | <row label> | <column header>``` puts one cell of a results
+table into prose (``benchmarks/results/linear_model.md``; the row is found by its first cell in
+any table that has that column), so a figure quoted in the text is read from the same file at
+build time. A missing file, row or column, or an ambiguous row, is an error.
+
 The path is relative to the document, like ``literalinclude``. When the file is not there
 (the documentation sources were copied elsewhere to be built), it is looked up in the
 repository that the imported ``skonline`` package comes from. A missing file is a warning
@@ -289,6 +294,64 @@ class MarkdownTables(SphinxDirective):
         return body + sections
 
 
+# --------------------------------------------------------------------------- role
+
+
+def _strip_markup(cell):
+    return re.sub(r"\*\*(.+?)\*\*", r"\1", cell).strip()
+
+
+def find_cell(text, row_label, column):
+    """The cell of the one pipe table row whose first cell is ``row_label``, in column ``column``.
+
+    Markup (``**bold**``) is ignored when matching and removed from the result. Raises
+    ``LookupError`` when no table, or more than one, has such a row and column.
+    """
+    found = []
+    for kind, payload in parse_blocks(text):
+        if kind != "table":
+            continue
+        header, rows = payload
+        header = [_strip_markup(h) for h in header]
+        if column not in header:
+            continue
+        j = header.index(column)
+        for row in rows:
+            if row and _strip_markup(row[0]) == row_label and j < len(row):
+                found.append(_strip_markup(row[j]))
+    if len(found) != 1:
+        raise LookupError(f"{len(found)} rows {row_label!r} with a column {column!r}")
+    return found[0]
+
+
+def bench_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``:bench:`<results file stem> | <row label> | <column header>```: one number from
+    ``benchmarks/results/<stem>.md``, read at build time (a prose figure can then not go stale).
+    A file, row or column that is not there (or a row that is ambiguous) is an error."""
+    env = inliner.document.settings.env
+    reporter = inliner.reporter
+    parts = [p.strip() for p in text.split("|")]
+    if len(parts) != 3:
+        msg = reporter.error(f"bench: expected 'file | row | column', got {text!r}", line=lineno)
+        return [inliner.problematic(rawtext, rawtext, msg)], [msg]
+    stem, row_label, column = parts
+    _, abs_path = env.relfn2path(f"/../benchmarks/results/{stem}.md", env.docname)
+    path = Path(abs_path)
+    if not path.is_file():
+        path = _repository_fallback(abs_path, env.srcdir)
+    if path is None:
+        msg = reporter.error(f"bench: file not found: benchmarks/results/{stem}.md", line=lineno)
+        return [inliner.problematic(rawtext, rawtext, msg)], [msg]
+    env.note_dependency(str(path))
+    try:
+        value = find_cell(path.read_text(encoding="utf-8"), row_label, column)
+    except LookupError as exc:
+        msg = reporter.error(f"bench: {stem}.md: {exc}", line=lineno)
+        return [inliner.problematic(rawtext, rawtext, msg)], [msg]
+    return [nodes.Text(value)], []
+
+
 def setup(app):
     app.add_directive("markdown-tables", MarkdownTables)
+    app.add_role("bench", bench_role)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
