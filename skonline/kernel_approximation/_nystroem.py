@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import OnlineMixin
 from ..utils._online_kernel import (
     CAP_COMPONENTS,
+    KORSDictionaryMixin,
     grow,
     kors_nystrom_decide,
     kors_nystrom_insert,
@@ -62,7 +63,8 @@ def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol
     return X.shape[0]
 
 
-class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMixin, BaseEstimator):
+class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMixin,
+                     BaseEstimator):
     r"""Nyström features of the Gaussian kernel; the dictionary grows online by KORS.
 
     Each row of the stream is offered to KORS (Kernel Online Row Sampling, Calandriello et al.
@@ -269,25 +271,8 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineMi
     def _n_features_out(self):
         return self.n_components_
 
-    def _view(self, name):
-        check_is_fitted(self, "_counts_")
-        return getattr(self, name)[: self.n_components_].copy()
-
-    @property
-    def components_(self):
-        return self._view("_dict_X_")
-
-    @property
-    def component_indices_(self):
-        return self._view("_dict_idx_")
-
-    @property
-    def component_weights_(self):
-        return self._view("_kors_w_")
-
-    @property
-    def component_probabilities_(self):
-        return self._view("_kors_p_")
+    def _dictionary_size(self):  # components_ and the other views (KORSDictionaryMixin)
+        return self.n_components_
 
     @property
     def n_skipped_components_(self):
