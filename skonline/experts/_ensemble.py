@@ -483,17 +483,8 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         self._expert_learn(X, y)
         return pred
 
-    def predict(self, X):
-        """Mix the experts' predictions with the current weights.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
+    def _predict_targets(self, X):
+        """Mix the experts' predictions with the current weights."""
         check_is_fitted(self, "estimators_")
         X = validate_X_predict(self, X, dtype=np.float64, order="C")
         P = self._expert_predictions(X)

@@ -157,19 +157,11 @@ class AWVRegressor(_LinearAWVMixin, OnlineRegressorMixin, BaseEstimator):
         self.cumulative_loss_ = float(loss[0])
         return out
 
-    def predict(self, X):
+    def _predict_targets(self, X):
         """Predict each row as the next round of the stream, without learning it.
 
         AWV: :math:`\\hat y(x) = v^\\top A_t^{-1} b_t / (1 + v^\\top A_t^{-1} v)` with
         :math:`v = \\phi(x)`; ridge: :math:`v^\\top A_t^{-1} b_t`.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "_precision_")
         X = validate_X_predict(self, X, dtype=np.float64, order="C")

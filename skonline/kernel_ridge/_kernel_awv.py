@@ -165,17 +165,8 @@ class KernelAWVRegressor(_GrowingStateMixin, OnlineRegressorMixin, BaseEstimator
         check_is_fitted(self, "_coef_buf_")
         return self._coef_buf_[: self._n_buf_[0], 0].copy()
 
-    def predict(self, X):
-        """Predict each row as the next round of the stream, without learning it.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
+    def _predict_targets(self, X):
+        """Predict each row as the next round of the stream, without learning it."""
         check_is_fitted(self, "_X_buf_")
         X = validate_X_predict(self, X, dtype=np.float64, order="C")
         out = np.zeros((X.shape[0], 1))

@@ -354,17 +354,8 @@ class PKAWVRegressor(_PKAWVBase, OnlineRegressorMixin, BaseEstimator):
     def _learn(self, chunk):
         return self._run_pass(chunk["X"], chunk["y"].reshape(-1, 1))
 
-    def predict(self, X):
-        """Predict each row as the next round of the stream, without learning it.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
+    def _predict_targets(self, X):
+        """Predict each row as the next round of the stream, without learning it."""
         return self._raw_predict(X)[:, 0]
 
 

@@ -851,15 +851,6 @@ class KernelSelectionRegressor(_KernelSelectionBase, OnlineRegressorMixin, BaseE
             )
         return self._run_pass(chunk["X"], np.ascontiguousarray(y.reshape(-1, 1)))
 
-    def predict(self, X):
-        """Predicted targets: the selected kernel's hypothesis (or the q-mixture).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
+    def _predict_targets(self, X):
+        """Predicted targets: the selected kernel's hypothesis (or the q-mixture)."""
         return self._raw_decision(X)[:, 0]

@@ -409,15 +409,6 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, OnlineRegressorMixin, BaseEst
     def _learn(self, chunk):
         return self._run_pass(chunk["X"], chunk["y"].reshape(-1, 1))
 
-    def predict(self, X):
-        """Predicted targets.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
+    def _predict_targets(self, X):
+        """Predicted targets."""
         return self._raw_decision(X)[:, 0]
