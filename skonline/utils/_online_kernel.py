@@ -329,7 +329,7 @@ class KORSDictionaryMixin:
 
     @property
     def components_(self):
-        """Dictionary points, shape (n_components_, n_features)."""
+        """Dictionary points, shape ``(n_components_, n_features)``."""
         return self._dictionary_view("_dict_X_")
 
     @property
