@@ -321,13 +321,16 @@ def test_bench_role_figures_resolve():
     assert md.find_cell(text, "a >= b", "ratio") == "1.5x"
     with pytest.raises(LookupError):
         md.find_cell(text, "missing", "ratio")
+    two = "## A\n\n" + text + "\n## B\n\n| target | ratio |\n|---|---|\n| c | 3x |\n"
     with pytest.raises(LookupError):
-        md.find_cell(text + "\n| target | ratio |\n|---|---|\n| c | 3x |\n", "c", "ratio")  # ambiguous
+        md.find_cell(two, "c", "ratio")  # ambiguous
+    assert md.find_cell(two, "c", "ratio", section="B") == "3x"
     refs = []
     for page in (ROOT / "docs").rglob("*.rst"):
         refs += re.findall(r":bench:`([^`]+)`", page.read_text(encoding="utf-8"))
     assert refs, "no :bench: figure in the docs"
     for ref in refs:
         stem, row, column = (p.strip() for p in ref.split("|"))
+        stem, _, section = (p.strip() for p in stem.partition("#"))
         results = (ROOT / "benchmarks" / "results" / f"{stem}.md").read_text(encoding="utf-8")
-        assert md.find_cell(results, row, column), ref
+        assert md.find_cell(results, row, column, section or None), ref

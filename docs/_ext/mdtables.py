@@ -22,8 +22,9 @@ subset of Markdown those files use into docutils nodes:
 
 The role ``:bench:`linear_model | <row label> | <column header>``` puts one cell of a results
 table into prose (``benchmarks/results/linear_model.md``; the row is found by its first cell in
-any table that has that column), so a figure quoted in the text is read from the same file at
-build time. A missing file, row or column, or an ambiguous row, is an error.
+any table that has that column; ``linear_model#<text>`` searches only the tables whose heading or
+preceding paragraph contains ``<text>``), so a figure quoted in the text is read from the same file at build time.
+A missing file, row or column, or an ambiguous row, is an error.
 
 The path is relative to the document, like ``literalinclude``. When the file is not there
 (the documentation sources were copied elsewhere to be built), it is looked up in the
@@ -301,15 +302,23 @@ def _strip_markup(cell):
     return re.sub(r"\*\*(.+?)\*\*", r"\1", cell).strip()
 
 
-def find_cell(text, row_label, column):
+def find_cell(text, row_label, column, section=None):
     """The cell of the one pipe table row whose first cell is ``row_label``, in column ``column``.
 
+    With ``section``, only the tables whose heading, or the paragraph just before them, contains
+    that text are searched.
     Markup (``**bold**``) is ignored when matching and removed from the result. Raises
     ``LookupError`` when no table, or more than one, has such a row and column.
     """
     found = []
+    heading = caption = ""
     for kind, payload in parse_blocks(text):
-        if kind != "table":
+        if kind == "heading":
+            heading, caption = payload[1], ""
+        elif kind == "paragraph":
+            caption = payload
+        if kind != "table" or (section is not None and section not in heading and section not in caption):
+            caption = "" if kind == "table" else caption
             continue
         header, rows = payload
         header = [_strip_markup(h) for h in header]
@@ -335,6 +344,7 @@ def bench_role(name, rawtext, text, lineno, inliner, options=None, content=None)
         msg = reporter.error(f"bench: expected 'file | row | column', got {text!r}", line=lineno)
         return [inliner.problematic(rawtext, rawtext, msg)], [msg]
     stem, row_label, column = parts
+    stem, _, section = (p.strip() for p in stem.partition("#"))
     _, abs_path = env.relfn2path(f"/../benchmarks/results/{stem}.md", env.docname)
     path = Path(abs_path)
     if not path.is_file():
@@ -344,7 +354,7 @@ def bench_role(name, rawtext, text, lineno, inliner, options=None, content=None)
         return [inliner.problematic(rawtext, rawtext, msg)], [msg]
     env.note_dependency(str(path))
     try:
-        value = find_cell(path.read_text(encoding="utf-8"), row_label, column)
+        value = find_cell(path.read_text(encoding="utf-8"), row_label, column, section or None)
     except LookupError as exc:
         msg = reporter.error(f"bench: {stem}.md: {exc}", line=lineno)
         return [inliner.problematic(rawtext, rawtext, msg)], [msg]
