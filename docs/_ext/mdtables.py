@@ -306,7 +306,7 @@ def find_cell(text, row_label, column, section=None):
     """The cell of the one pipe table row whose first cell is ``row_label``, in column ``column``.
 
     With ``section``, only the tables whose heading, or the paragraph just before them, contains
-    that text are searched.
+    that text are searched. A ``row_label`` ending with ``...`` matches rows starting with the rest.
     Markup (``**bold**``) is ignored when matching and removed from the result. Raises
     ``LookupError`` when no table, or more than one, has such a row and column.
     """
@@ -326,7 +326,10 @@ def find_cell(text, row_label, column, section=None):
             continue
         j = header.index(column)
         for row in rows:
-            if row and _strip_markup(row[0]) == row_label and j < len(row):
+            first = _strip_markup(row[0]) if row else None
+            if first is None or j >= len(row):
+                continue
+            if first == row_label or (row_label.endswith("...") and first.startswith(row_label[:-3])):
                 found.append(_strip_markup(row[j]))
     if len(found) != 1:
         raise LookupError(f"{len(found)} rows {row_label!r} with a column {column!r}")
