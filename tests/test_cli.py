@@ -49,7 +49,7 @@ def _env(**extra):
     return env
 
 
-def _skonline(args, *, cwd, env=None, timeout=120):
+def _skonline(args, *, cwd, env=None, timeout=600):  # a hard stop for a hung process
     env = env if env is not None else _env()
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "skonline", *args], cwd=cwd, env=env,
@@ -72,7 +72,9 @@ def test_tour_quick(tmp_path):
     proc, seconds = _skonline(["tour", "--quick", "--no-progress", "--output-dir", str(out)],
                               cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-4000:] + proc.stdout[-4000:]
-    assert seconds < 150, f"the quick tour took {seconds:.1f} s"  # a runaway guard, not a benchmark
+    # a runaway guard, not a benchmark: under .ci/run the numba cache is always empty (a fresh
+    # install), so this run compiles every pass the tour uses, on a machine shared with xdist
+    assert seconds < 300, f"the quick tour took {seconds:.1f} s"
     rows = _table(proc.stdout)
     assert {r[0] for r in rows} == set(FAMILIES)  # a row (or more) per family
     for r in rows:
@@ -159,7 +161,7 @@ def test_tour_reads_the_data_home_and_falls_back_to_synthetic(tmp_path):
         assert all(d.startswith("synthetic: ") for d in by_family[family])
     # nothing was downloaded or written into the data home
     assert sorted(p.name for p in home.iterdir()) == before
-    assert seconds < 200, f"the tour on synthetic stand-ins took {seconds:.1f} s"  # a runaway guard
+    assert seconds < 400, f"the tour on synthetic stand-ins took {seconds:.1f} s"  # a runaway guard
 
 
 def test_data_home_flag_overrides_the_environment(tmp_path):
