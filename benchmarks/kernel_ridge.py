@@ -26,7 +26,6 @@ import datetime
 import math
 import os
 import platform
-import subprocess
 import sys
 import time
 import zlib
@@ -47,7 +46,7 @@ from skonline.datasets import load_dataset  # noqa: E402
 from skonline.kernel_ridge import KernelAWVRegressor, PKAWVClassifier, PKAWVRegressor  # noqa: E402
 from skonline.kernel_ridge._core import rank_one_loop  # noqa: E402
 
-from _common import run_header  # noqa: E402
+from _common import git_commit, run_header  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 SEED = 0
@@ -308,13 +307,6 @@ def main():
     write_report(results, speed, total, quick)
     plot(results)
     print(f"wrote {RESULTS / 'kernel_ridge.md'}")
-
-
-def git_commit():
-    try:
-        return subprocess.check_output(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True).strip()
-    except Exception:
-        return "unknown"
 
 
 def write_report(results, speed, total, quick=False):
