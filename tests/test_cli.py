@@ -331,6 +331,14 @@ def test_bench_role_figures_resolve():
     for page in (ROOT / "docs").rglob("*.rst"):
         refs += re.findall(r":bench:`([^`]+)`", page.read_text(encoding="utf-8"))
     assert refs, "no :bench: figure in the docs"
+    ranges = []
+    for page in (ROOT / "docs").rglob("*.rst"):
+        ranges += re.findall(r":bench-range:`([^`]+)`", page.read_text(encoding="utf-8"))
+    for ref in ranges:
+        stem, column, *exclude = (p.strip() for p in ref.split("|"))
+        stem, _, section = (p.strip() for p in stem.partition("#"))
+        results = (ROOT / "benchmarks" / "results" / f"{stem}.md").read_text(encoding="utf-8")
+        assert " to " in md.find_range(results, column, section or None, exclude[0] if exclude else None), ref
     for ref in refs:
         stem, row, column = (p.strip() for p in ref.split("|"))
         stem, _, section = (p.strip() for p in stem.partition("#"))

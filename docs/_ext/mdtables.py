@@ -24,7 +24,10 @@ The role ``:bench:`linear_model | <row label> | <column header>``` puts one cell
 table into prose (``benchmarks/results/linear_model.md``; the row is found by its first cell in
 any table that has that column; ``linear_model#<text>`` searches only the tables whose heading or
 preceding paragraph contains ``<text>``), so a figure quoted in the text is read from the same file at build time.
-A missing file, row or column, or an ambiguous row, is an error.
+``:bench-range:`kernel_selection#<text> | ratio@2``` gives ``'<min> to <max>'`` of a column
+(the second column named ``ratio``) over the rows of one table (``| <prefix>`` leaves out the
+rows whose first cell starts with it). A missing file, row or column, or an ambiguous row, is an
+error.
 
 The path is relative to the document, like ``literalinclude``. When the file is not there
 (the documentation sources were copied elsewhere to be built), it is looked up in the
@@ -336,17 +339,66 @@ def find_cell(text, row_label, column, section=None):
     return found[0]
 
 
+_LEADING_NUMBER = re.compile(r"^[-+]?\d[\d,]*(?:\.\d+)?(?:%|x)?")
+
+
+def find_range(text, column, section=None, exclude=None):
+    """``'<min> to <max>'`` over the rows of the one table with ``column`` (``name@k``: the k-th
+    column of that name), by the leading number of each cell, shown as written (``153x``);
+    rows whose first cell starts with ``exclude`` are left out. Raises ``LookupError``."""
+    name, _, k = column.partition("@")
+    k = int(k) if k else 1
+    tables = []
+    heading = caption = ""
+    for kind, payload in parse_blocks(text):
+        if kind == "heading":
+            heading, caption = payload[1], ""
+        elif kind == "paragraph":
+            caption = payload
+        elif kind == "table":
+            header = [_strip_markup(h) for h in payload[0]]
+            where = [j for j, h in enumerate(header) if h == name]
+            if len(where) >= k and (section is None or section in heading or section in caption):
+                tables.append((where[k - 1], payload[1]))
+            caption = ""
+    if len(tables) != 1:
+        raise LookupError(f"{len(tables)} tables with a column {column!r}")
+    j, rows = tables[0]
+    values = []
+    for row in rows:
+        if exclude and _strip_markup(row[0]).startswith(exclude):
+            continue
+        m = _LEADING_NUMBER.match(_strip_markup(row[j])) if j < len(row) else None
+        if m:
+            values.append((float(m.group(0).rstrip("%x").replace(",", "")), m.group(0)))
+    if not values:
+        raise LookupError(f"no number in column {column!r}")
+    return f"{min(values)[1]} to {max(values)[1]}"
+
+
+def bench_range_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``:bench-range:`<file>[#section] | <column>[@k] [| <exclude rows starting with>]```:
+    ``'<min> to <max>'`` of a results column, read at build time (see :func:`find_range`)."""
+    return _bench(rawtext, text, lineno, inliner, ranged=True)
+
+
 def bench_role(name, rawtext, text, lineno, inliner, options=None, content=None):
-    """``:bench:`<results file stem> | <row label> | <column header>```: one number from
-    ``benchmarks/results/<stem>.md``, read at build time (a prose figure can then not go stale).
-    A file, row or column that is not there (or a row that is ambiguous) is an error."""
+    """See the module docstring."""
+    return _bench(rawtext, text, lineno, inliner, ranged=False)
+
+
+def _bench(rawtext, text, lineno, inliner, ranged):
+    """One figure (``bench``) or a range (``bench-range``) from ``benchmarks/results/<stem>.md``,
+    read at build time (a prose figure can then not go stale). A file, row or column that is not
+    there (or a row that is ambiguous) is an error."""
     env = inliner.document.settings.env
     reporter = inliner.reporter
     parts = [p.strip() for p in text.split("|")]
-    if len(parts) != 3:
-        msg = reporter.error(f"bench: expected 'file | row | column', got {text!r}", line=lineno)
+    if len(parts) != 3 and not (ranged and len(parts) == 2):
+        want = "file | column [| exclude]" if ranged else "file | row | column"
+        msg = reporter.error(f"bench: expected '{want}', got {text!r}", line=lineno)
         return [inliner.problematic(rawtext, rawtext, msg)], [msg]
-    stem, row_label, column = parts
+    stem = parts[0]
     stem, _, section = (p.strip() for p in stem.partition("#"))
     _, abs_path = env.relfn2path(f"/../benchmarks/results/{stem}.md", env.docname)
     path = Path(abs_path)
@@ -357,7 +409,11 @@ def bench_role(name, rawtext, text, lineno, inliner, options=None, content=None)
         return [inliner.problematic(rawtext, rawtext, msg)], [msg]
     env.note_dependency(str(path))
     try:
-        value = find_cell(path.read_text(encoding="utf-8"), row_label, column, section or None)
+        content = path.read_text(encoding="utf-8")
+        if ranged:
+            value = find_range(content, parts[1], section or None, parts[2] if len(parts) == 3 else None)
+        else:
+            value = find_cell(content, parts[1], parts[2], section or None)
     except LookupError as exc:
         msg = reporter.error(f"bench: {stem}.md: {exc}", line=lineno)
         return [inliner.problematic(rawtext, rawtext, msg)], [msg]
@@ -367,4 +423,5 @@ def bench_role(name, rawtext, text, lineno, inliner, options=None, content=None)
 def setup(app):
     app.add_directive("markdown-tables", MarkdownTables)
     app.add_role("bench", bench_role)
+    app.add_role("bench-range", bench_range_role)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
