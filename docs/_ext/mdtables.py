@@ -309,7 +309,8 @@ def find_cell(text, row_label, column, section=None):
     """The cell of the one pipe table row whose first cell is ``row_label``, in column ``column``.
 
     With ``section``, only the tables whose heading, or the paragraph just before them, contains
-    that text are searched. A ``row_label`` ending with ``...`` matches rows starting with the rest.
+    that text are searched. A ``row_label`` ending with ``...`` matches rows starting with the rest;
+    one with ``' / '`` matches the row's first cells joined by ``' / '``.
     Markup (``**bold**``) is ignored when matching and removed from the result. Raises
     ``LookupError`` when no table, or more than one, has such a row and column.
     """
@@ -332,6 +333,8 @@ def find_cell(text, row_label, column, section=None):
             first = _strip_markup(row[0]) if row else None
             if first is None or j >= len(row):
                 continue
+            if " / " in row_label:  # the first cells, joined by ' / '
+                first = " / ".join(_strip_markup(c) for c in row[: row_label.count(" / ") + 1])
             if first == row_label or (row_label.endswith("...") and first.startswith(row_label[:-3])):
                 found.append(_strip_markup(row[j]))
     if len(found) != 1:
