@@ -41,8 +41,8 @@ import datetime
 import hashlib
 import json
 import os
-import re
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -283,6 +283,7 @@ def row_cap_for(name, n_features, quick=False):
 
 def _ensemble_classifier():
     from sklearn.linear_model import SGDClassifier
+
     from skonline.dro import GroupDROClassifier
     from skonline.experts import OnlineEnsembleClassifier
     from skonline.linear_model import ScaleInvariantClassifier
@@ -293,8 +294,9 @@ def _ensemble_classifier():
 
 def _ensemble_regressor():
     from sklearn.linear_model import SGDRegressor
-    from skonline.kernel_ridge import AWVRegressor
+
     from skonline.experts import OnlineEnsembleRegressor
+    from skonline.kernel_ridge import AWVRegressor
     from skonline.linear_model import ScaleInvariantRegressor
 
     return OnlineEnsembleRegressor([("si", ScaleInvariantRegressor()), ("awv", AWVRegressor()),
@@ -313,6 +315,7 @@ def estimators():
     skonline estimator found by ``skonline.utils.all_estimators()``, at default parameters (the
     ensembles get the fixed expert lists of ``ENSEMBLE_EXPERTS``)."""
     from sklearn.base import ClassifierMixin, RegressorMixin
+
     from skonline.utils import all_estimators
 
     out = {}
@@ -651,7 +654,8 @@ def baseline_predictions(stream, use_cache=True, compute=True, log=None):
                       "n_pass": int(X.shape[0]), "error": f"{type(exc).__name__}: {exc}"[:300]}
         meta[b] = {k: out[b][k] for k in ("seconds", "n_pass", "error")}
         if log:
-            log(f"    baseline {b:<8s} {out[b]['seconds']:6.1f} s" + (f"  ERROR {out[b]['error']}" if out[b]["error"] else ""))
+            log(f"    baseline {b:<8s} {out[b]['seconds']:6.1f} s"
+                + (f"  ERROR {out[b]['error']}" if out[b]["error"] else ""))
     if use_cache:
         CACHE.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp.npz")
@@ -790,6 +794,7 @@ def drift_scenario(task, scenario, quick=False):
     stream and over the DRIFT_ROWS rows after each switch."""
     from sklearn.frozen import FrozenEstimator
     from sklearn.linear_model import LogisticRegression, Ridge, SGDClassifier, SGDRegressor
+
     from skonline.experts import FixedShare, OCSPlus, OnlineEnsembleClassifier, OnlineEnsembleRegressor
 
     seg = 2_500 if scenario == "recurring" else 4_000
@@ -1196,6 +1201,7 @@ def scale_invariant_vs_vw(quick=False):
     by 10^U(-3, 3). The data, permutation, rescaling and VW protocol are benchmarks/linear_model.py's
     (row by row, each row predicted before it is learned); the error counts p > 0.5 as positive."""
     import linear_model as lm  # benchmarks/linear_model.py (same folder)
+
     from skonline.linear_model import ScaleInvariantClassifier
 
     out = []
@@ -1302,7 +1308,8 @@ def main(argv=None):
                                 "n_rows": int(n), "metrics": m, "seconds": r["seconds"],
                                 "warnings": r["warnings"], "error": r["error"], "error_row": r["error_row"],
                                 "verdict": v})
-                main_m = "-" if m is None else (_f(m.get("mae"), ".4g") if task == "regression" else _f(m.get("accuracy")))
+                main_m = "-" if m is None else (
+                    _f(m.get("mae"), ".4g") if task == "regression" else _f(m.get("accuracy")))
                 log(f"  {ename + (' [pipe]' if col == 'pipeline' else ''):<34s} {main_m:>10s} "
                     f"{r['seconds']:6.1f} s  {_verdict_cell(v)}" + (f"  {r['error']}" if r["error"] else "")
                     + (f"  ({len(r['warnings'])} warning texts)" if r["warnings"] else ""))

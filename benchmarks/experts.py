@@ -66,6 +66,8 @@ from skonline.experts import (  # noqa: E402
 )
 from skonline.linear_model import ScaleInvariantRegressor  # noqa: E402
 
+from _common import run_header  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results"
 K = 10
 
@@ -269,7 +271,6 @@ def casp_ensembles(quick, chunk=100):
         rows.append((name, mse, elapsed))
         if expert_losses is None:
             expert_losses = ens.expert_cumulative_losses_.copy()
-            n_pred = T - chunk  # online experts sleep during the first chunk
         if name.startswith("PCS (default"):
             weights = np.vstack(W)
     names = [n for n, _ in experts]
@@ -344,7 +345,7 @@ def throughput(quick):
 
     configs = [("Hedge(eta=0.5)", Hedge(eta=0.5), c) for c in (10_000, 1000, 1)]
     configs += [("PCS()", PCS(), c) for c in (10_000, 1000, 1)]
-    for _, rule, chunk in configs:  # compile
+    for _, rule, _chunk in configs:  # compile
         OnlineEnsembleRegressor(experts, rule=rule, loss="squared_error").partial_fit(P[:100], y[:100])
     # interleaved repeats, best of 3 for each (the machine is shared: this keeps the ratio fair)
     agg = {}
@@ -389,10 +390,12 @@ def main(argv=None):
     thr, agg, river_rate, n_thr, n_ens, n_river = throughput(quick)
     thr_lines = ["| rule (K = 10) | rounds / s |", "|---|---|"]
     thr_lines += [f"| {name} | {rate:,.0f} |" for name, rate in thr]
-    agg_lines = ["| aggregation of K = 10 expert predictions | rows / s | ratio to river EWARegressor |", "|---|---|---|"]
+    agg_lines = ["| aggregation of K = 10 expert predictions | rows / s | ratio to river EWARegressor |",
+                 "|---|---|---|"]
     for (label, chunk), rate in agg.items():
         agg_lines.append(
-            f"| skonline OnlineEnsembleRegressor, rule={label}, chunks of {chunk} | {rate:,.0f} | {rate / river_rate:.1f}x |"
+            f"| skonline OnlineEnsembleRegressor, rule={label}, chunks of {chunk} | {rate:,.0f} | "
+            f"{rate / river_rate:.1f}x |"
         )
     agg_lines.append(f"| river EWARegressor (learn_predict_one per row) | {river_rate:,.0f} | 1.0x |")
     print("\n".join(thr_lines + [""] + agg_lines))
@@ -430,6 +433,7 @@ Date: {datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
 Machine: {machine()}
 Versions: numpy {np.__version__}, scikit-learn {sklearn.__version__}, river {river.__version__}
 Total time: {elapsed:.0f} s
+{run_header()}
 
 ## 1. Tracking regret on the synthetic suite (K = {K}, T = {T}, {seeds} seeds, mean ± std)
 

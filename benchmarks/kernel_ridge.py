@@ -26,7 +26,6 @@ import datetime
 import math
 import os
 import platform
-import subprocess
 import sys
 import time
 import zlib
@@ -46,6 +45,8 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 from skonline.datasets import load_dataset  # noqa: E402
 from skonline.kernel_ridge import KernelAWVRegressor, PKAWVClassifier, PKAWVRegressor  # noqa: E402
 from skonline.kernel_ridge._core import rank_one_loop  # noqa: E402
+
+from _common import git_commit, run_header  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 SEED = 0
@@ -272,7 +273,8 @@ def main():
                                 f"{r * r / 1e6:.0f}M per row: not run"))
                 print(f"  PKAWV-Taylor M={M}: skipped (r={r})")
                 continue
-            p, marks, _ = run_skonline(lambda M=M: Est(features="taylor", degree=M, alpha=LAMBDA, sigma=SIGMA, standardize=False),
+            p, marks, _ = run_skonline(lambda M=M: Est(features="taylor", degree=M, alpha=LAMBDA, sigma=SIGMA,
+                                                       standardize=False),
                                        X, y, task, budget)
             add(f"PKAWV-Taylor M={M}", p, marks, m=r)
         p, marks, est = run_skonline(
@@ -280,7 +282,8 @@ def main():
                         standardize=False, random_state=SEED), X, y, task, budget)
         add("PKAWV-Nyström (KORS)", p, marks, m=est.n_components_)
         nk = min(kawv_prefix, n)
-        p, marks, _ = run_skonline(lambda: KernelAWVRegressor(alpha=LAMBDA, sigma=SIGMA, standardize=False), X[:nk], y[:nk],
+        p, marks, _ = run_skonline(lambda: KernelAWVRegressor(alpha=LAMBDA, sigma=SIGMA, standardize=False),
+                                   X[:nk], y[:nk],
                                    "regression", 10 * budget)
         add("Kernel-AWV (exact, prefix)", p, marks, m=nk)
         p, marks = run_fogd(X, y, budget, n)
@@ -308,13 +311,6 @@ def main():
     print(f"wrote {RESULTS / 'kernel_ridge.md'}")
 
 
-def git_commit():
-    try:
-        return subprocess.check_output(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True).strip()
-    except Exception:
-        return "unknown"
-
-
 def write_report(results, speed, total, quick=False):
     import matplotlib
     import scipy
@@ -333,6 +329,7 @@ def write_report(results, speed, total, quick=False):
     L.append(f"- Versions: python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
              f"scikit-learn {sklearn.__version__}, numba {numba.__version__}, matplotlib {matplotlib.__version__}, "
              f"skonline commit {git_commit()}")
+    L.append(f"- Run: {run_header()}")
     L.append(f"- Data: `skonline.datasets.load_dataset` (SKONLINE_DATA={os.environ.get('SKONLINE_DATA')})\n")
     L.append("## Protocol\n")
     L.append("- As in the paper (Section 4): features min-max scaled to [-1, 1] per column (over the whole "
@@ -456,7 +453,8 @@ def write_report(results, speed, total, quick=False):
              "Sherman-Morrison loop of the same size (m up to 500), measured in the same run. *bare loop*: "
              "`skonline.kernel_ridge._core.rank_one_loop`, the paper's Algorithm 1 body (u = A^-1 v, "
              "A^-1 -= u u'/(1 + v'u), prediction, b += y v) compiled, on the same Taylor feature vectors "
-             "precomputed in memory. *PKAWV-Taylor*: `PKAWVRegressor(features="taylor", degree=M, sigma=1.0, standardize=False).fit(X, y)` on the raw rows "
+             "precomputed in memory. *PKAWV-Taylor*: `PKAWVRegressor(features='taylor', degree=M, sigma=1.0, "
+             "standardize=False).fit(X, y)` on the raw rows "
              "(validation, Taylor features computed in the pass, loss bookkeeping). Best of 3 after a "
              "warm-up; x uniform in [-1, 1]^d. *paper's numpy code*: the PhiAWV loop of the paper's "
              "Appendix H.2 on the same features (1,000 rows), for scale.\n")

@@ -19,8 +19,8 @@ import importlib
 import inspect
 import logging
 import os
-import re
 import pkgutil
+import re
 import sys
 import warnings
 from pathlib import Path

@@ -977,6 +977,27 @@ class OnlineRegressorMixin(RegressorMixin, OnlineMixin):
             return (y - pred) ** 2
         return get_loss(self.loss).value(y, pred, getattr(self, "epsilon", 0.1))
 
+    def predict(self, X):
+        """Predict each row as the next round of the stream would, without learning it.
+
+        Pure: the state is unchanged (``partial_fit_predict`` predicts each row, then learns it).
+        What is predicted is the family's own (the current model, the averaged model, the
+        selected kernel, the experts' mixture): see the class description.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Sparse input where the estimator accepts it for learning.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self._predict_output(self._predict_targets(X))
+
+    def _predict_targets(self, X):  # each regressor: its predictions (standardised units), (n_samples,)
+        raise NotImplementedError
+
     def _online_test_stream(self, rng, n_samples=60, n_features=4):
         X = rng.standard_normal((n_samples, n_features))
         y = X @ rng.standard_normal(n_features) + 0.1 * rng.standard_normal(n_samples)

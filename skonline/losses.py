@@ -29,8 +29,8 @@ Aliases: ``logistic`` for ``log_loss``, ``squared`` for ``squared_error``, ``abs
 ``absolute_error``.
 """
 
-from dataclasses import dataclass
 import math
+from dataclasses import dataclass
 
 import numba
 import numpy as np

@@ -21,6 +21,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skonline.utils import all_estimators
 
+from _helpers import assert_same_state, learned_state
+
 ESTIMATORS = all_estimators()
 
 # the shared checks fit GroupDRO without groups (a single-group model) on purpose: its warning
@@ -65,33 +67,6 @@ def _stream(est, seed=0, n=60):
     return est._online_test_stream(rng, n_samples=n)
 
 
-def _state(est):
-    """Every learned attribute (fitted ``*_`` and private state), as comparable python values."""
-    if hasattr(est, "steps"):  # an online pipeline: the state of every step
-        return {f"{name}__{k}": v for name, step in est.steps for k, v in _state(step).items()}
-    out = {}
-    for k, v in vars(est).items():
-        if k.endswith("_") or k in getattr(est, "_private_state", ()):
-            out[k] = v
-    return out
-
-
-def _assert_same_state(a, b):
-    sa, sb = _state(a), _state(b)
-    assert sa.keys() == sb.keys()
-    for k in sa:
-        va, vb = sa[k], sb[k]
-        if isinstance(va, np.random.Generator):
-            assert va.bit_generator.state == vb.bit_generator.state, k
-        elif isinstance(va, np.ndarray):
-            assert va.dtype == vb.dtype and va.shape == vb.shape, k
-            np.testing.assert_array_equal(va, vb, err_msg=k)
-        elif hasattr(va, "get_params") or isinstance(va, (list, tuple, dict)):
-            assert pickle.dumps(va) == pickle.dumps(vb), k
-        else:
-            assert va == vb or (va != va and vb != vb), k
-
-
 def _responses(est, X):
     out = {}
     for m in ("predict", "decision_function", "predict_proba", "transform"):
@@ -133,7 +108,7 @@ def test_chunking_invariance(est):
     ref = clone(est).set_params(**_rs(est))
     pred_ref = _pfp(ref, X, y, **first)
     full = clone(ref).fit(X, y, **first)
-    _assert_same_state(ref, full)
+    assert_same_state(ref, full)
     for sizes in ([1] * 7 + [13, 2], [30, 30], [59, 1]):
         e = clone(ref)
         preds = []
@@ -141,7 +116,7 @@ def test_chunking_invariance(est):
             preds.append(_pfp(e, X[sl], _sub(y, sl), **(first if k == 0 else {})))
         if pred_ref is not None:
             np.testing.assert_array_equal(np.concatenate(preds), pred_ref)
-        _assert_same_state(e, ref)
+        assert_same_state(e, ref)
 
 
 def _rs(est):
@@ -158,7 +133,7 @@ def test_pickle_mid_stream(est):
     pa = _pfp(a, X[25:], _sub(y, slice(25, None)))
     pb = _pfp(b, X[25:], _sub(y, slice(25, None)))
     np.testing.assert_array_equal(pa, pb)
-    _assert_same_state(a, b)
+    assert_same_state(a, b)
 
 
 @pytest.mark.parametrize("est", ONLINE, ids=_id)
@@ -166,14 +141,14 @@ def test_pure_prediction_and_reproducibility(est):
     """Invariants 4 and 5: predicting changes nothing; same random_state, same result."""
     X, y, first = _stream(est)
     a = clone(est).set_params(**_rs(est)).fit(X, y, **first)
-    before = pickle.dumps(_state(a))
+    before = pickle.dumps(learned_state(a))
     r1 = _responses(a, X)
     r2 = _responses(a, X)
-    assert pickle.dumps(_state(a)) == before
+    assert pickle.dumps(learned_state(a)) == before
     for k in r1:
         np.testing.assert_array_equal(r1[k], r2[k])
     b = clone(est).set_params(**_rs(est)).fit(X, y, **first)
-    _assert_same_state(a, b)
+    assert_same_state(a, b)
 
 
 def _bad_chunks(est, X, y):
@@ -213,7 +188,7 @@ def test_bad_input_changes_nothing(est):
         with pytest.raises((ValueError, TypeError, FloatingPointError)) as info:
             e.partial_fit(Xb, yb, **kw)
         assert str(info.value), what
-        _assert_same_state(e, ref)
+        assert_same_state(e, ref)
         assert pickle.dumps(e) == before, what
     # and a rejected first chunk leaves an unfitted estimator unfitted
     fresh = clone(est)
@@ -221,12 +196,12 @@ def test_bad_input_changes_nothing(est):
     Xn[0, 0] = np.inf
     with pytest.raises(ValueError):
         fresh.partial_fit(Xn, y, **first)
-    assert _state(fresh) == {}
+    assert learned_state(fresh) == {}
     # learning continues exactly as if the bad chunks never came
     np.testing.assert_array_equal(
         _pfp(e, X[30:], _sub(y, slice(30, None))), _pfp(ref, X[30:], _sub(y, slice(30, None)))
     )
-    _assert_same_state(e, ref)
+    assert_same_state(e, ref)
 
 
 @pytest.mark.parametrize("est", ONLINE, ids=_id)
@@ -370,7 +345,7 @@ def test_sample_weight_contract(est):
     ref = clone(est).set_params(**_rs(est))
     a = clone(ref).fit(X, y, **first)
     b = clone(ref).fit(X, y, sample_weight=np.ones(n), **first)
-    _assert_same_state(a, b)
+    assert_same_state(a, b)
     w = np.random.default_rng(1).uniform(0, 3, n)
     w[::7] = 0.0
     full = clone(ref)
@@ -379,7 +354,7 @@ def test_sample_weight_contract(est):
         e = clone(ref)
         preds = [_pfp(e, X[sl], y[sl], sample_weight=w[sl], **(first if k == 0 else {}))
                  for k, sl in enumerate(_chunks(n, [1] * 5 + [13, 2, 30]))]
-        _assert_same_state(e, full)
+        assert_same_state(e, full)
         if pred_full is not None:
             np.testing.assert_array_equal(np.concatenate(preds), pred_full)
     for bad, match in [(w[:-1], "shape"), (np.where(np.arange(n) == 3, np.nan, w), "finite"),

@@ -3,7 +3,8 @@ shown on the getting-started and linear_model pages runs and gives the values qu
 
 The sources (``docs/`` and ``examples/``) are copied to a temporary directory first, so the build
 starts from scratch (every example is executed, nothing is reused from an earlier build) and
-writes nothing into the working tree. skonline itself is imported from this repository.
+writes nothing into the working tree. skonline is the one these tests import (the installed
+package under .ci/run).
 """
 
 import os
@@ -15,7 +16,12 @@ from pathlib import Path
 
 import pytest
 
+import skonline
+
 ROOT = Path(__file__).resolve().parents[1]
+# The subprocesses import the skonline these tests import: the source tree in a checkout, the
+# installed package under .ci/run.
+SKONLINE_HOME = Path(skonline.__file__).resolve().parents[1]
 # what a build leaves in docs/ (all git-ignored): never copied
 _BUILD_OUTPUTS = ("_build", "auto_examples", "generated", "sg_execution_times.rst", "__pycache__")
 
@@ -23,6 +29,8 @@ _BUILD_OUTPUTS = ("_build", "auto_examples", "generated", "sg_execution_times.rs
 def _copy_sources(dest):
     shutil.copytree(ROOT / "docs", dest / "docs", ignore=shutil.ignore_patterns(*_BUILD_OUTPUTS))
     shutil.copytree(ROOT / "examples", dest / "examples", ignore=shutil.ignore_patterns("__pycache__"))
+    # the results the docs include (markdown-tables) and quote (:bench:), at ../benchmarks/results
+    shutil.copytree(ROOT / "benchmarks" / "results", dest / "benchmarks" / "results")
     return dest / "docs", dest / "examples"
 
 
@@ -32,7 +40,7 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
     docs, examples = _copy_sources(tmp_path / "src")
     html = tmp_path / "html"
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SKONLINE_HOME), env.get("PYTHONPATH")) if p)
     env["MPLBACKEND"] = "Agg"
     cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(docs), str(html)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)

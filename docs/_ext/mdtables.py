@@ -20,6 +20,15 @@ subset of Markdown those files use into docutils nodes:
   ``[text](url)`` links; everything else is plain text (no reST interpretation, so ``q_`` or
   ``|x|`` in the results need no escaping).
 
+The role ``:bench:`linear_model | <row label> | <column header>``` puts one cell of a results
+table into prose (``benchmarks/results/linear_model.md``; the row is found by its first cell in
+any table that has that column; ``linear_model#<text>`` searches only the tables whose heading or
+preceding paragraph contains ``<text>``), so a figure quoted in the text is read from the same file at build time.
+``:bench-range:`kernel_selection#<text> | ratio@2``` gives ``'<min> to <max>'`` of a column
+(the second column named ``ratio``) over the rows of one table (``| <prefix>`` leaves out the
+rows whose first cell starts with it). A missing file, row or column, or an ambiguous row, is an
+error.
+
 The path is relative to the document, like ``literalinclude``. When the file is not there
 (the documentation sources were copied elsewhere to be built), it is looked up in the
 repository that the imported ``skonline`` package comes from. A missing file is a warning
@@ -289,6 +298,133 @@ class MarkdownTables(SphinxDirective):
         return body + sections
 
 
+# --------------------------------------------------------------------------- role
+
+
+def _strip_markup(cell):
+    return re.sub(r"\*\*(.+?)\*\*", r"\1", cell).strip()
+
+
+def find_cell(text, row_label, column, section=None):
+    """The cell of the one pipe table row whose first cell is ``row_label``, in column ``column``.
+
+    With ``section``, only the tables whose heading, or the paragraph just before them, contains
+    that text are searched. A ``row_label`` ending with ``...`` matches rows starting with the rest;
+    one with ``' / '`` matches the row's first cells joined by ``' / '``.
+    Markup (``**bold**``) is ignored when matching and removed from the result. Raises
+    ``LookupError`` when no table, or more than one, has such a row and column.
+    """
+    found = []
+    heading = caption = ""
+    for kind, payload in parse_blocks(text):
+        if kind == "heading":
+            heading, caption = payload[1], ""
+        elif kind == "paragraph":
+            caption = payload
+        if kind != "table" or (section is not None and section not in heading and section not in caption):
+            caption = "" if kind == "table" else caption
+            continue
+        header, rows = payload
+        header = [_strip_markup(h) for h in header]
+        if column not in header:
+            continue
+        j = header.index(column)
+        for row in rows:
+            first = _strip_markup(row[0]) if row else None
+            if first is None or j >= len(row):
+                continue
+            if " / " in row_label:  # the first cells, joined by ' / '
+                first = " / ".join(_strip_markup(c) for c in row[: row_label.count(" / ") + 1])
+            if first == row_label or (row_label.endswith("...") and first.startswith(row_label[:-3])):
+                found.append(_strip_markup(row[j]))
+    if len(found) != 1:
+        raise LookupError(f"{len(found)} rows {row_label!r} with a column {column!r}")
+    return found[0]
+
+
+_LEADING_NUMBER = re.compile(r"^[-+]?\d[\d,]*(?:\.\d+)?(?:%|x)?")
+
+
+def find_range(text, column, section=None, exclude=None):
+    """``'<min> to <max>'`` over the rows of the one table with ``column`` (``name@k``: the k-th
+    column of that name), by the leading number of each cell, shown as written (``153x``);
+    rows whose first cell starts with ``exclude`` are left out. Raises ``LookupError``."""
+    name, _, k = column.partition("@")
+    k = int(k) if k else 1
+    tables = []
+    heading = caption = ""
+    for kind, payload in parse_blocks(text):
+        if kind == "heading":
+            heading, caption = payload[1], ""
+        elif kind == "paragraph":
+            caption = payload
+        elif kind == "table":
+            header = [_strip_markup(h) for h in payload[0]]
+            where = [j for j, h in enumerate(header) if h == name]
+            if len(where) >= k and (section is None or section in heading or section in caption):
+                tables.append((where[k - 1], payload[1]))
+            caption = ""
+    if len(tables) != 1:
+        raise LookupError(f"{len(tables)} tables with a column {column!r}")
+    j, rows = tables[0]
+    values = []
+    for row in rows:
+        if exclude and _strip_markup(row[0]).startswith(exclude):
+            continue
+        m = _LEADING_NUMBER.match(_strip_markup(row[j])) if j < len(row) else None
+        if m:
+            values.append((float(m.group(0).rstrip("%x").replace(",", "")), m.group(0)))
+    if not values:
+        raise LookupError(f"no number in column {column!r}")
+    return f"{min(values)[1]} to {max(values)[1]}"
+
+
+def bench_range_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``:bench-range:`<file>[#section] | <column>[@k] [| <exclude rows starting with>]```:
+    ``'<min> to <max>'`` of a results column, read at build time (see :func:`find_range`)."""
+    return _bench(rawtext, text, lineno, inliner, ranged=True)
+
+
+def bench_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """See the module docstring."""
+    return _bench(rawtext, text, lineno, inliner, ranged=False)
+
+
+def _bench(rawtext, text, lineno, inliner, ranged):
+    """One figure (``bench``) or a range (``bench-range``) from ``benchmarks/results/<stem>.md``,
+    read at build time (a prose figure can then not go stale). A file, row or column that is not
+    there (or a row that is ambiguous) is an error."""
+    env = inliner.document.settings.env
+    reporter = inliner.reporter
+    parts = [p.strip() for p in text.split("|")]
+    if len(parts) != 3 and not (ranged and len(parts) == 2):
+        want = "file | column [| exclude]" if ranged else "file | row | column"
+        msg = reporter.error(f"bench: expected '{want}', got {text!r}", line=lineno)
+        return [inliner.problematic(rawtext, rawtext, msg)], [msg]
+    stem = parts[0]
+    stem, _, section = (p.strip() for p in stem.partition("#"))
+    _, abs_path = env.relfn2path(f"/../benchmarks/results/{stem}.md", env.docname)
+    path = Path(abs_path)
+    if not path.is_file():
+        path = _repository_fallback(abs_path, env.srcdir)
+    if path is None:
+        msg = reporter.error(f"bench: file not found: benchmarks/results/{stem}.md", line=lineno)
+        return [inliner.problematic(rawtext, rawtext, msg)], [msg]
+    env.note_dependency(str(path))
+    try:
+        content = path.read_text(encoding="utf-8")
+        if ranged:
+            value = find_range(content, parts[1], section or None, parts[2] if len(parts) == 3 else None)
+        else:
+            value = find_cell(content, parts[1], parts[2], section or None)
+    except LookupError as exc:
+        msg = reporter.error(f"bench: {stem}.md: {exc}", line=lineno)
+        return [inliner.problematic(rawtext, rawtext, msg)], [msg]
+    return [nodes.Text(value)], []
+
+
 def setup(app):
     app.add_directive("markdown-tables", MarkdownTables)
+    app.add_role("bench", bench_role)
+    app.add_role("bench-range", bench_range_role)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -76,7 +76,7 @@ for ax, (name, q) in zip(axes[0], history.items()):
     ax.set_ylim(0, 1)
 axes[0, 0].set_ylabel("kernel probability q")
 axes[0, 2].legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
-for ax, (name, m) in zip(axes[1], mistakes.items()):
+for ax, m in zip(axes[1], mistakes.values()):
     ax.plot(t, m, color="k")
     ax.set_xlabel("rounds")
     ax.set_ylim(0, 0.5)

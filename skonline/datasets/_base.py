@@ -11,14 +11,14 @@ from sklearn.utils import Bunch
 
 from ..utils.validation import check_sparse_structure
 from ._builders import (
+    _BUILDERS,
     ADULT_RACES,
     ADULT_SEXES,
-    _BUILDERS,
     _has_matrix,
     _read_matrix,
     _write_npz_atomic,
 )
-from ._remote import DATA_ENV, _REMOTE_FILES, _fetch_remote, _offline_hint
+from ._remote import _REMOTE_FILES, DATA_ENV, _fetch_remote, _offline_hint
 
 __all__ = [
     "get_data_home",

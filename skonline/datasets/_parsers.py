@@ -15,7 +15,7 @@ import csv
 import gzip
 import io
 import os
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.datasets import load_svmlight_file
@@ -131,7 +131,7 @@ def _parse_csv(source, *, header=False, delimiter=",", comment=None,
 class ArffAttribute(NamedTuple):
     name: str
     kind: str  # "numeric" or "nominal"
-    values: Optional[tuple]  # the nominal values, in declaration order
+    values: tuple | None  # the nominal values, in declaration order
 
 
 class ArffData(NamedTuple):

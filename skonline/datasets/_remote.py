@@ -28,7 +28,7 @@ import socket
 import urllib.error
 import urllib.request
 import warnings
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 __all__ = []  # private module
@@ -67,7 +67,7 @@ class RemoteFile(NamedTuple):
 
     url: str
     filename: str
-    sha256: Optional[str]
+    sha256: str | None
     format: str
 
 

@@ -1127,15 +1127,6 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         return self._partial_fit_response(X, y, "predict", groups=groups,
                                           group_labels=group_labels, sample_weight=sample_weight)
 
-    def predict(self, X):
-        """Predicted targets of the averaged model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        return self._predict_output(self._raw_decision(X)[:, 0])
+    def _predict_targets(self, X):
+        """Predicted targets of the averaged model."""
+        return self._raw_decision(X)[:, 0]

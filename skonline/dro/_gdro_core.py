@@ -124,7 +124,8 @@ def _loss_grad(X, Y, row, W, d, fi, code, eps, inv_hb, dbuf, jj):
     """Head-averaged loss of row ``row`` at W (raw scale); dbuf[jj, h] = dl_h/dp * inv_hb.
 
     ``Y`` has one column per head plus, last, the row's sample weight, which multiplies the loss
-    and its derivative (weighted per-sample loss; 1 without weights). Also returns ``sum_h dbuf[jj, h] p_h`` and ``||[x, 1]||^2`` (for the incremental norm of W).
+    and its derivative (weighted per-sample loss; 1 without weights). Also returns
+    ``sum_h dbuf[jj, h] p_h`` and ``||[x, 1]||^2`` (for the incremental norm of W).
     Indexes the 2-D arrays directly: a row view per sample costs reference counting.
     """
     H = W.shape[0]
@@ -455,7 +456,7 @@ def _mp_half(X, Y, pool_ptr, pool_idx, seq_pos, batch, p_w, Wg, qg, Wout, logq_o
         b = batch[i]
         acc = 0.0
         coef = eta_w * qg[i] * p_w[i] / b
-        for j in range(b):
+        for _j in range(b):
             row = pool_idx[pool_ptr[i] + seq_pos[i] % n_i]
             seq_pos[i] += 1
             lv, _dp, _x2 = _loss_grad(X, Y, row, Wg, d, fi, code, eps, inv_hb, dvec, 0)

@@ -1,6 +1,6 @@
 """Online evaluation: progressive (prequential) validation, regret comparators."""
 
-from ._progressive import progressive_validation
+from ._progressive import prequential_predictions, progressive_validation
 from ._regret import (
     best_switching_sequence,
     interval_regret,
@@ -12,6 +12,7 @@ from ._regret import (
 
 __all__ = [
     "progressive_validation",
+    "prequential_predictions",
     "learner_losses",
     "static_regret",
     "best_switching_sequence",

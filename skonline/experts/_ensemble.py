@@ -20,22 +20,21 @@ sizes, e.g. BLAS kernels in ``predict``).
 """
 
 import copy
-import warnings
 import numbers
 import pickle
 import struct
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.metaestimators import _BaseComposition
-from sklearn.utils.validation import check_is_fitted
 from sklearn.exceptions import NotFittedError
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineClassifierMixin, OnlineRegressorMixin, running_sum
+from ..utils.validation import validate_X_predict
 from . import _ensemble_core as core
 from ._rules import FixedShare, _BaseRule
-from ..utils.validation import validate_X_predict
 
 __all__ = ["OnlineEnsembleRegressor", "OnlineEnsembleClassifier"]
 
@@ -146,13 +145,27 @@ class _OnlineEnsembleBase:
         -------
         params : dict
         """
-        return self._get_params("estimators", deep=deep)
+        out = super().get_params(deep=deep)
+        if not deep:
+            return out
+        try:
+            out.update(self.estimators)
+        except (TypeError, ValueError):
+            # estimators is not (yet) a list of (name, estimator) pairs: set_params calls
+            # get_params before the check in fit can say so.
+            return out
+        for name, estimator in self.estimators:
+            if hasattr(estimator, "get_params"):
+                for key, value in estimator.get_params(deep=True).items():
+                    out[f"{name}__{key}"] = value
+        return out
 
     def set_params(self, **params):
         """Set parameters, including the experts' (``<name>__<param>``) and the rule's.
 
-        With the default ``rule=None``, setting a ``rule__<param>`` first puts a fresh
-        :class:`PCS` (the rule ``None`` stands for) in ``rule``, then sets the parameter on it, so
+        With the default ``rule=None``, setting a ``rule__<param>`` first puts a fresh default
+        rule (:func:`default_rule`, the rule ``None`` stands for) in ``rule``, then sets the
+        parameter on it, so
         ``GridSearchCV(ens, {"rule__eta": [...]})`` works on the default rule. The new instance is
         the estimator's own (never shared with other estimators or with the default).
 
@@ -166,7 +179,17 @@ class _OnlineEnsembleBase:
         """
         if params.get("rule", self.rule) is None and any(k.startswith("rule__") for k in params):
             params["rule"] = self._default_rule()
-        self._set_params("estimators", **params)
+        # 1. the whole list, 2. experts replaced by name, 3. the experts' and our own parameters.
+        if "estimators" in params:
+            self.estimators = params.pop("estimators")
+        items = self.estimators
+        if isinstance(items, list) and items and all(isinstance(i, tuple) and len(i) == 2 for i in items):
+            names = [name for name, _ in items]
+            for key in list(params):
+                if "__" not in key and key in names:
+                    value = params.pop(key)
+                    self.estimators = [(n, value if n == key else e) for n, e in self.estimators]
+        super().set_params(**params)
         return self
 
     @staticmethod
@@ -182,7 +205,13 @@ class _OnlineEnsembleBase:
             if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)):
                 raise ValueError(f"estimators must be (name, estimator) pairs; got {item!r}.")
             names.append(item[0])
-        self._validate_names(names)
+        if len(set(names)) != len(names):
+            raise ValueError(f"Names provided are not unique: {names!r}")
+        clash = sorted(set(names).intersection(self.get_params(deep=False)))
+        if clash:
+            raise ValueError(f"Estimator names conflict with constructor arguments: {clash!r}")
+        if any("__" in name for name in names):
+            raise ValueError(f"Estimator names must not contain __: got {[n for n in names if '__' in n]!r}")
         if self.rule is not None and not isinstance(self.rule, _BaseRule):
             raise ValueError(
                 f"rule must be an expert-aggregation rule of skonline.experts (e.g. PCS()); got {self.rule!r}."
@@ -363,19 +392,19 @@ _DOC_PROTOCOL = """
     prediction of each row mixes the experts' predictions with the weights of that row), (3) the
     other online experts learn the chunk. A chunk of one row is the exact online protocol. An
     online expert without ``partial_fit_predict`` is *asleep* (the rule's sleeping experts) until
-    it has learned its first chunk, and so is an expert whose prediction is not finite. Rows where every expert is asleep get a
-    fallback prediction (regression: the mean of the past targets; classification: uniform
-    probabilities) and do not update the rule. With frozen and skonline experts only, every chunking
+    it has learned its first chunk, and so is an expert whose prediction is not finite. Rows where
+    every expert is asleep get a fallback prediction (regression: the mean of the past targets;
+    classification: uniform probabilities) and do not update the rule. With frozen and skonline experts only, every chunking
     gives the same result (up to the experts' own rounding differences between batch sizes)."""
 
 
-class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseComposition):
+class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEstimator):
     __doc__ = f"""Online aggregation of scikit-learn regressors by an expert rule.
 
     Each round the ensemble predicts ``sum_i w_t[i] f_i(x_t)`` with the weights ``w_t`` of an
     aggregation rule (default: :class:`FixedShare` with an adaptive learning rate, which tracks the
-    best expert when it changes over the stream), then charges each expert its loss on ``y_t``. For a convex loss the ensemble's loss is
-    at most the mixture loss ``<w_t, l_t>`` (Jensen), so the rule's tracking regret bound transfers
+    best expert when it changes over the stream), then charges each expert its loss on ``y_t``. For
+    a convex loss the ensemble's loss is at most the mixture loss ``<w_t, l_t>`` (Jensen), so the rule's tracking regret bound transfers
     to the ensemble's predictions (on the scaled losses).
 {_DOC_PROTOCOL}
 
@@ -523,17 +552,8 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
         self._expert_learn(X, y)
         return pred
 
-    def predict(self, X):
-        """Mix the experts' predictions with the current weights.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
+    def _predict_targets(self, X):
+        """Mix the experts' predictions with the current weights."""
         check_is_fitted(self, "estimators_")
         X = validate_X_predict(self, X, dtype=np.float64, order="C")
         P = self._expert_predictions(X)
@@ -551,13 +571,13 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, _BaseCo
         return np.where(n_awake > 0, pred, fallback)
 
 
-class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, _BaseComposition):
+class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseEstimator):
     __doc__ = f"""Online aggregation of scikit-learn classifiers by an expert rule (mixing probabilities).
 
     Each round the ensemble predicts the class probabilities ``sum_i w_t[i] p_i(x_t)`` (the one-hot
     vector of ``predict`` for an expert without ``predict_proba``) with the weights ``w_t`` of an
-    aggregation rule (default: :class:`FixedShare` with an adaptive learning rate), and the label of largest mixed probability; each expert
-    is then charged its loss on ``y_t``.
+    aggregation rule (default: :class:`FixedShare` with an adaptive learning rate), and the label of
+    largest mixed probability; each expert is then charged its loss on ``y_t``.
 {_DOC_PROTOCOL}
 
     Parameters
@@ -726,7 +746,9 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, _Base
         awake = ~np.isnan(P[:, :, 0])
         w = np.where(awake, self.weights_[None, :], 0.0)
         s = w.sum(axis=1)
-        w = np.where(s[:, None] > 0, w / np.where(s > 0, s, 1.0)[:, None], awake / np.maximum(awake.sum(axis=1), 1)[:, None])
+        w = np.where(
+            s[:, None] > 0, w / np.where(s > 0, s, 1.0)[:, None], awake / np.maximum(awake.sum(axis=1), 1)[:, None]
+        )
         proba = np.einsum("nk,nkc->nc", w, np.where(np.isnan(P), 0.0, P))
         none = ~awake.any(axis=1)
         proba[none] = 1.0 / self.classes_.shape[0]

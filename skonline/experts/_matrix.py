@@ -10,9 +10,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import OnlineMixin
+from ..utils.validation import readonly
 from . import _matrix_core as core
 from ._rules import _REF_LZ
-from ..utils.validation import readonly
 
 __all__ = ["PCSP"]
 

@@ -18,9 +18,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import OnlineMixin
+from ..utils.validation import readonly, validate_X_predict
 from . import _rules_core as core
-from ..utils.validation import validate_X_predict
-from ..utils.validation import readonly
 
 __all__ = [
     "Hedge",
@@ -601,7 +600,8 @@ class PCS(_ClippedRule):
         ``eta <= 1/2``); ``eta >= 1`` would make ``1 - eta l`` vanish and is rejected.
     l2_bound : float or None, default=None
         An upper bound on ``L_2`` used by ``eta='auto'``; ``None``: the worst case ``L_2 <= T``. A
-        parameter-free second-order tracking bound is an open problem (paper, Sec. 3.3).{_DOC_CLIP_PARAMS}{_DOC_COMMON_PARAMS}
+        parameter-free second-order tracking bound is an open problem (paper, Sec. 3.3).\
+{_DOC_CLIP_PARAMS}{_DOC_COMMON_PARAMS}
 
     Attributes
     ----------{_DOC_COMMON_ATTRS}
@@ -707,7 +707,8 @@ class OCS(_OptimisticRule):
         Learning rate (any ``eta > 0``). ``'auto'``: ``sqrt(S log(K T / S) / path_length_bound)``
         (Theorem 3). Without a bound on the path length use :class:`OCSPlus`.
     path_length_bound : float or None, default=None
-        Upper bound on ``P_inf`` for ``eta='auto'``; ``None``: the worst case ``P_inf <= T``.{_DOC_CLIP_PARAMS}{_DOC_COMMON_PARAMS}
+        Upper bound on ``P_inf`` for ``eta='auto'``; ``None``: the worst case ``P_inf <= T``.\
+{_DOC_CLIP_PARAMS}{_DOC_COMMON_PARAMS}
 
     Attributes
     ----------{_DOC_COMMON_ATTRS}

@@ -12,7 +12,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineMixin
 from ..utils._growing import GrowingStateMixin, first_capacity, grow, next_capacity, warn_growth
-from ..utils._online_kernel import CAP_COMPONENTS, kors_nystrom_decide, kors_nystrom_insert, rbf_matrix
+from ..utils._online_kernel import (
+    CAP_COMPONENTS,
+    KORSDictionaryMixin,
+    kors_nystrom_decide,
+    kors_nystrom_insert,
+    rbf_matrix,
+)
 from ..utils.validation import output_dtype, validate_X_chunk, validate_X_predict
 
 __all__ = ["OnlineNystroem"]
@@ -62,7 +68,8 @@ def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol
     return X.shape[0]
 
 
-class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, GrowingStateMixin, OnlineMixin, BaseEstimator):
+class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, GrowingStateMixin,
+                     OnlineMixin, BaseEstimator):
     r"""Nyström features of the Gaussian kernel; the dictionary grows online by KORS.
 
     Each row of the stream is offered to KORS (Kernel Online Row Sampling, Calandriello et al.
@@ -321,25 +328,8 @@ class OnlineNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, GrowingS
     def _n_features_out(self):
         return self.n_components_
 
-    def _view(self, name):
-        check_is_fitted(self, "_counts_")
-        return getattr(self, name)[: self.n_components_].copy()
-
-    @property
-    def components_(self):
-        return self._view("_dict_X_")
-
-    @property
-    def component_indices_(self):
-        return self._view("_dict_idx_")
-
-    @property
-    def component_weights_(self):
-        return self._view("_kors_w_")
-
-    @property
-    def component_probabilities_(self):
-        return self._view("_kors_p_")
+    def _dictionary_size(self):  # components_ and the other views (KORSDictionaryMixin)
+        return self.n_components_
 
     @property
     def n_skipped_components_(self):

@@ -6,7 +6,7 @@ import numpy as np
 from scipy.special import comb
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils._online_kernel import taylor_tables, taylor_transform
 from ..utils.validation import output_dtype, validate_X_predict
@@ -173,7 +173,20 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
         feature_names_out : ndarray of str objects
         """
         check_is_fitted(self, "powers_")
-        input_features = _check_feature_names_in(self, input_features)
+        if input_features is None:
+            input_features = getattr(self, "feature_names_in_", None)
+            if input_features is None:
+                input_features = [f"x{i}" for i in range(self.n_features_in_)]
+        else:
+            input_features = np.asarray(input_features, dtype=object)
+            if len(input_features) != self.n_features_in_:
+                raise ValueError(
+                    f"input_features should have length equal to number of features ({self.n_features_in_}), "
+                    f"got {len(input_features)}"
+                )
+            names_in = getattr(self, "feature_names_in_", None)
+            if names_in is not None and not np.array_equal(names_in, input_features):
+                raise ValueError("input_features is not equal to feature_names_in_")
         names = []
         for row in self.powers_:
             inds = np.flatnonzero(row)

@@ -10,7 +10,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineRegressorMixin, SampleWeightMixin, check_finite_output, raise_if_nonfinite
 from . import _core as core
-from ._base import STANDARDIZE_SAMPLE_WEIGHT_XFAIL, _DOC_ALGORITHM, _DOC_ALPHA, _DOC_CLIP, _DOC_STANDARDIZE, _LinearAWVMixin
+from ._base import (
+    _DOC_ALGORITHM,
+    _DOC_ALPHA,
+    _DOC_CLIP,
+    _DOC_STANDARDIZE,
+    STANDARDIZE_SAMPLE_WEIGHT_XFAIL,
+    _LinearAWVMixin,
+)
 
 __all__ = ["AWVRegressor"]
 
@@ -168,22 +175,14 @@ class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, Bas
         self.cumulative_loss_ = float(loss[0])
         return out
 
-    def predict(self, X):
+    def _predict_targets(self, X):
         """Predict each row as the next round of the stream, without learning it.
 
         AWV: :math:`\\hat y(x) = v^\\top A_t^{-1} b_t / (1 + v^\\top A_t^{-1} v)` with
         :math:`v = \\phi(x)`; ridge: :math:`v^\\top A_t^{-1} b_t`.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "_precision_")
         X = self._predict_input(X, dtype=np.float64, order="C")
         with np.errstate(over="ignore", invalid="ignore"):
             out = self._linear_predict(self._features(X))[:, 0]
-        return check_finite_output(self._predict_output(out), self, "predictions")
+        return check_finite_output(out, self, "predictions")

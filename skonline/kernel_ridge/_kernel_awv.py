@@ -11,13 +11,13 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
 from . import _core as core
 from ._base import (
-    STANDARDIZE_SAMPLE_WEIGHT_XFAIL,
     _CAP_ROWS,
     _DOC_ALGORITHM,
     _DOC_ALPHA,
     _DOC_CLIP,
     _DOC_SIGMA,
     _DOC_STANDARDIZE,
+    STANDARDIZE_SAMPLE_WEIGHT_XFAIL,
     _GrowingStateMixin,
     first_capacity,
     grow,
@@ -245,17 +245,8 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         return solve_triangular(self._chol_buf_[:t, :t], self._w_buf_[:t, 0], lower=True, trans="T",
                                 check_finite=False)
 
-    def predict(self, X):
-        """Predict each row as the next round of the stream, without learning it.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
+    def _predict_targets(self, X):
+        """Predict each row as the next round of the stream, without learning it."""
         check_is_fitted(self, "_X_buf_")
         X = self._predict_input(X, dtype=np.float64, order="C")
         out = np.zeros((X.shape[0], 1))
@@ -263,4 +254,4 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
             X, _KERNELS[self.kernel], self._gamma(), float(self.alpha), self.algorithm == "awv",
             self._clip_value(), self._X_buf_, int(self._n_buf_[0]), self._chol_buf_, self._w_buf_, out,
         )
-        return self._predict_output(out[:, 0])
+        return out[:, 0]

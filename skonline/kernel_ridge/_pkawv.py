@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
-from ..utils._online_kernel import rbf_matrix, taylor_tables, taylor_transform
+from ..utils._online_kernel import KORSDictionaryMixin, rbf_matrix, taylor_tables, taylor_transform
 from . import _core as core
 from ._base import (
     _CAP_COMPONENTS,
@@ -39,7 +39,7 @@ _WARN_N_COMPONENTS = 5000
 _AUTO_MAX_TAYLOR = 500
 
 
-class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
+class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
     """Feature maps (Taylor, Nyström/KORS), passes and predictions shared by the estimators."""
 
     _parameter_constraints = {
@@ -234,31 +234,12 @@ class _PKAWVBase(_GrowingStateMixin, _LinearAWVMixin):
         check_is_fitted(self, "_precision_")
         return self._n_active()
 
-    def _nystrom_view(self, name):
+    def _dictionary_size(self):  # components_ and the other views (KORSDictionaryMixin)
         check_is_fitted(self, "_precision_")
         if self.features_ != "nystrom":
-            raise AttributeError(f"{name} exists only for features='nystrom'.")
-        return getattr(self, name)[: self._n_active()].copy()
-
-    @property
-    def components_(self):
-        """Dictionary points (``features='nystrom'``), shape (``n_components_``, n_features)."""
-        return self._nystrom_view("_dict_X_")
-
-    @property
-    def component_indices_(self):
-        """Stream positions (0-based) of the dictionary points (``features='nystrom'``)."""
-        return self._nystrom_view("_dict_idx_")
-
-    @property
-    def component_weights_(self):
-        """KORS weights of the dictionary points (``features='nystrom'``)."""
-        return self._nystrom_view("_kors_w_")
-
-    @property
-    def component_probabilities_(self):
-        """KORS inclusion probabilities of the dictionary points (``features='nystrom'``)."""
-        return self._nystrom_view("_kors_p_")
+            raise AttributeError("the KORS dictionary (components_, component_*_) exists only for "
+                                 "features='nystrom'.")
+        return self._n_active()
 
     @property
     def n_skipped_components_(self):
@@ -478,18 +459,9 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
     def _learn(self, chunk):
         return self._run_pass(chunk["X"], chunk["y"].reshape(-1, 1), chunk["sample_weight"])
 
-    def predict(self, X):
-        """Predict each row as the next round of the stream, without learning it.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        return self._predict_output(self._raw_predict(X)[:, 0])
+    def _predict_targets(self, X):
+        """Predict each row as the next round of the stream, without learning it."""
+        return self._raw_predict(X)[:, 0]
 
 
 class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMixin, BaseEstimator):

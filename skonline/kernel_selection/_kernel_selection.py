@@ -7,14 +7,14 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from threadpoolctl import ThreadpoolController
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import ThreadpoolController
 
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
 from ..losses import get_loss
-from . import _core
 from ..utils._growing import GrowingStateMixin, warn_growth
+from . import _core
 
 __all__ = ["KernelSelectionClassifier", "KernelSelectionRegressor"]
 
@@ -112,7 +112,7 @@ class _KernelSelectionBase(GrowingStateMixin):
             if nu is None:
                 get_loss(_LOSSES[self.loss][0]).check(
                     smooth=True,
-                    estimator=f"algorithm='oks++' (OKS++)",
+                    estimator="algorithm='oks++' (OKS++)",
                     reason=(
                         "Theorem 3.1 needs |loss'|^nu <= C0 * loss (Assumption 1), which the "
                         f"{self.loss!r} loss does not satisfy. Use algorithm='ioks' (Lipschitz "
@@ -958,15 +958,6 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
             )
         return self._run_pass(chunk["X"], np.ascontiguousarray(y.reshape(-1, 1)), chunk["sample_weight"])
 
-    def predict(self, X):
-        """Predicted targets: the selected kernel's hypothesis (or the q-mixture).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        return self._predict_output(self._raw_decision(X)[:, 0])
+    def _predict_targets(self, X):
+        """Predicted targets: the selected kernel's hypothesis (or the q-mixture)."""
+        return self._raw_decision(X)[:, 0]

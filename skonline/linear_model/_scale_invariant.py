@@ -19,8 +19,8 @@ from ..base import (
     raise_if_nonfinite,
 )
 from ..losses import get_loss
-from . import _scale_invariant_core as core
 from ..utils.validation import readonly, validate_X_predict
+from . import _scale_invariant_core as core
 
 _ALPHA_MIN = 9.0 / 8.0
 #: invariance='auto' runs Algorithm 2 (O(D^2) per row) up to this many columns D (features plus
@@ -558,15 +558,6 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, SampleWeightMixin, OnlineRegr
     def _learn(self, chunk):
         return self._run_pass(chunk["X"], chunk["y"].reshape(-1, 1), chunk["sample_weight"])
 
-    def predict(self, X):
-        """Predicted targets.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        return self._predict_output(self._raw_decision(X)[:, 0])
+    def _predict_targets(self, X):
+        """Predicted targets."""
+        return self._raw_decision(X)[:, 0]

@@ -231,6 +231,26 @@ def coordinate_predict_online(X, t_next, d_aug, fit_intercept, alpha, s2, h, sca
 
 
 # --------------------------------------------------------------------------- Algorithm 2
+@numba.njit(cache=True, inline="always")
+def _project_out(z, U, r, xp):
+    """``xp = (I - U U') z`` over the first ``r`` columns of ``U``, applied twice (classical
+    Gram-Schmidt with one re-orthogonalisation pass); returns ``||xp||^2``."""
+    D = z.shape[0]
+    for a in range(D):
+        xp[a] = z[a]
+    for _ in range(2):
+        for c in range(r):
+            s = 0.0
+            for a in range(D):
+                s += U[a, c] * xp[a]
+            for a in range(D):
+                xp[a] -= s * U[a, c]
+    n2 = 0.0
+    for a in range(D):
+        n2 += xp[a] * xp[a]
+    return n2
+
+
 @numba.njit(cache=True)
 def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, code, epsilon, lip, rank_tol,
               P, U, rank, h, gamma, scale, out, clamped, loss_acc):
@@ -280,17 +300,7 @@ def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, code, epsilon, lip, r
         r = rank[0]
         n2 = 0.0
         if r < D:
-            for a in range(D):
-                xp[a] = z[a]
-            for _ in range(2):
-                for c in range(r):
-                    s = 0.0
-                    for a in range(D):
-                        s += U[a, c] * xp[a]
-                    for a in range(D):
-                        xp[a] -= s * U[a, c]
-            for a in range(D):
-                n2 += xp[a] * xp[a]
+            n2 = _project_out(z, U, r, xp)
         # a new direction when ||x_perp|| > rank_tol ||x|| (norms: rounding leaves ~1e-16 ||x||)
         new = r < D and n2 > rank_tol * rank_tol * zz
         for k in range(n_heads):
@@ -360,18 +370,7 @@ def full_predict_online(X, fit_intercept, alpha, rank_tol, P, U, rank, h, gamma,
         if fit_intercept:
             z[D - 1] = 1.0
             zz += 1.0
-        for a in range(D):
-            xp[a] = z[a]
-        for _ in range(2):
-            for c in range(r):
-                s = 0.0
-                for a in range(D):
-                    s += U[a, c] * xp[a]
-                for a in range(D):
-                    xp[a] -= s * U[a, c]
-        n2 = 0.0
-        for a in range(D):
-            n2 += xp[a] * xp[a]
+        n2 = _project_out(z, U, r, xp)
         if zz == 0.0 or (r < D and n2 > rank_tol * rank_tol * zz):
             for k in range(h.shape[0]):
                 out[i, k] = 0.0

@@ -4,5 +4,13 @@ matplotlib is imported inside the functions only, never when skonline is importe
 """
 
 from ._experts import plot_cumulative_losses, plot_regret, plot_weights
+from ._streams import plot_group_risks, plot_kernel_probabilities, plot_progressive_loss
 
-__all__ = ["plot_weights", "plot_cumulative_losses", "plot_regret"]
+__all__ = [
+    "plot_weights",
+    "plot_cumulative_losses",
+    "plot_regret",
+    "plot_progressive_loss",
+    "plot_kernel_probabilities",
+    "plot_group_risks",
+]

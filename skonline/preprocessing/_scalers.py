@@ -9,8 +9,8 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineTransformerMixin
-from ..utils.validation import validate_X_chunk, validate_X_predict
 from ..utils import _scaling as core
+from ..utils.validation import validate_X_chunk, validate_X_predict
 
 __all__ = ["OnlineStandardScaler", "OnlineMinMaxScaler"]
 

@@ -299,3 +299,39 @@ def rbf_matrix(A, B, gamma):
 #: stream, so any chunking of the stream gives the same buffers)
 CAP_ROWS = 256
 CAP_COMPONENTS = 16
+
+
+class KORSDictionaryMixin:
+    """Public views of a dictionary grown by KORS (OnlineNystroem, PKAWV with features='nystrom').
+
+    The estimator keeps the dictionary in preallocated buffers ``_dict_X_``, ``_dict_idx_``,
+    ``_kors_w_`` and ``_kors_p_``, of which the first ``_dictionary_size()`` rows are in use. The
+    hook ``_dictionary_size()`` checks that the estimator is fitted (and has a dictionary; raise
+    ``AttributeError`` otherwise) and returns that size. The views are copies.
+    """
+
+    def _dictionary_size(self):
+        raise NotImplementedError
+
+    def _dictionary_view(self, name):
+        return getattr(self, name)[: self._dictionary_size()].copy()
+
+    @property
+    def components_(self):
+        """Dictionary points, shape ``(n_components_, n_features)``."""
+        return self._dictionary_view("_dict_X_")
+
+    @property
+    def component_indices_(self):
+        """Stream positions (0-based) of the dictionary points."""
+        return self._dictionary_view("_dict_idx_")
+
+    @property
+    def component_weights_(self):
+        """KORS weights of the dictionary points."""
+        return self._dictionary_view("_kors_w_")
+
+    @property
+    def component_probabilities_(self):
+        """KORS inclusion probabilities of the dictionary points."""
+        return self._dictionary_view("_kors_p_")

@@ -22,7 +22,6 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-
 #: rows a column's statistics need before they scale anything (before: output 0)
 MIN_COUNT = 10.0
 

@@ -2,7 +2,8 @@
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import _assert_all_finite, validate_data
+from sklearn.utils import assert_all_finite
+from sklearn.utils.validation import validate_data
 
 
 def readonly(A):
@@ -250,7 +251,7 @@ def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_nume
             f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required by "
             f"{type(estimator).__name__}."
         )
-    _assert_all_finite(X, input_name="X", estimator_name=type(estimator).__name__)
+    assert_all_finite(X, input_name="X", estimator_name=type(estimator).__name__)
     X = readonly(X)
     if y is None:
         return X
@@ -265,7 +266,7 @@ def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_nume
         )
     if y_numeric:
         y = np.asarray(y, dtype=np.float64)
-        _assert_all_finite(y, input_name="y", estimator_name=type(estimator).__name__)
+        assert_all_finite(y, input_name="y", estimator_name=type(estimator).__name__)
     return X, y
 
 

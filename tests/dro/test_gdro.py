@@ -91,7 +91,28 @@ def _epigraph_gdro(X, y, g, m, R):
     res = minimize(lambda z: z[-1], np.r_[np.zeros(Xt.shape[1]), 1.0],
                    jac=lambda z: np.r_[np.zeros(Xt.shape[1]), 1.0], constraints=cons,
                    method="SLSQP", options={"ftol": 1e-12, "maxiter": 500})
-    return res.x[-1], np.asarray(res.multipliers[:m]), risks
+    if hasattr(res, "multipliers"):  # SLSQP reports its multipliers (recent scipy)
+        return res.x[-1], np.asarray(res.multipliers[:m]), risks
+    return res.x[-1], _kkt_multipliers(res.x, Xt, s, g, n, m, R, risks), risks
+
+
+def _kkt_multipliers(z, Xt, s, g, n, m, R, risks, tol=1e-6):
+    """The group multipliers from the KKT conditions at the epigraph solution ``z = (w, t)`` (for
+    scipy without SLSQP's ``multipliers``): nonnegative lam_i on the active groups and mu on the
+    ball with sum(lam) = 1 and sum_i lam_i grad risk_i(w) + 2 mu w = 0, by nonnegative least squares."""
+    from scipy.optimize import nnls
+
+    w, t = z[:-1], z[-1]
+    p = 1.0 / (1.0 + np.exp(s * (Xt @ w)))  # d/dm log(1 + exp(-m)) = -sigmoid(-m), m = s x'w
+    grads = np.array([-(Xt[g == i] * (s[g == i] * p[g == i])[:, None]).sum(0) / n[i] for i in range(m)])
+    active = np.flatnonzero(t - risks(w) < tol)
+    cols = [grads[i] for i in active] + ([2.0 * w] if R * R - w @ w < tol else [])
+    A = np.vstack([np.array(cols).T, [1.0] * len(active) + [0.0] * (len(cols) - len(active))])
+    b = np.r_[np.zeros(len(w)), 1.0]
+    sol, _ = nnls(A, b)
+    lam = np.zeros(m)
+    lam[active] = sol[: len(active)]
+    return lam
 
 
 def test_gdro_matches_exact_saddle_point():
@@ -258,7 +279,8 @@ def test_step_size_formulas():
     assert c(core.SMD, False, T, D, G, m, k) == pytest.approx((D * D * basek, math.log(m / k) * basek), rel=1e-14)
     any_ = math.sqrt(2 / (D * D * G * G + math.log(m)))
     assert c(core.SMD, True, T, D, G, m, 1) == pytest.approx((D * D * any_, math.log(m) * any_), rel=1e-14)
-    assert c(core.SMD_UNIFORM, False, T, D, G, m, 1) == pytest.approx((D * D * base / m, math.log(m) * base / m), rel=1e-14)
+    assert c(core.SMD_UNIFORM, False, T, D, G, m, 1) == pytest.approx(
+        (D * D * base / m, math.log(m) * base / m), rel=1e-14)
     assert c(core.ONLINE, False, T, D, G, m, 1) == pytest.approx(
         (2 * D / (G * math.sqrt(5 * T)), math.sqrt(math.log(m) / (m * T))), rel=1e-14)
     assert c(core.ONLINE, True, T, D, G, m, k) == pytest.approx((D / G, math.sqrt(math.log(m) / m)), rel=1e-14)

@@ -28,6 +28,8 @@ joblib = pytest.importorskip("joblib")
 
 from dask_ml.wrappers import Incremental  # noqa: E402
 
+from skonline.linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor  # noqa: E402
+
 from _ecosystem_helpers import (  # noqa: E402
     assert_same_responses,
     assert_same_state,
@@ -36,7 +38,6 @@ from _ecosystem_helpers import (  # noqa: E402
     estimator_stream,
     seeded,
 )
-from skonline.linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor  # noqa: E402
 
 #: uneven blocks of a few hundred rows
 BLOCKS = (250, 150, 200)

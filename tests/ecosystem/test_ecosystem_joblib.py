@@ -12,6 +12,8 @@ import pytest
 
 joblib = pytest.importorskip("joblib")
 
+from skonline.linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor  # noqa: E402
+
 from _ecosystem_helpers import (  # noqa: E402
     assert_same_responses,
     assert_same_state,
@@ -21,7 +23,6 @@ from _ecosystem_helpers import (  # noqa: E402
     seeded,
     sub,
 )
-from skonline.linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor  # noqa: E402
 
 FIRST = slice(0, 25)
 REST = slice(25, None)

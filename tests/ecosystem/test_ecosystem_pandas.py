@@ -20,6 +20,8 @@ from sklearn.pipeline import make_pipeline
 
 pd = pytest.importorskip("pandas")
 
+from skonline.linear_model import ScaleInvariantRegressor  # noqa: E402
+
 from _ecosystem_helpers import (  # noqa: E402
     assert_same_responses,
     assert_same_state,
@@ -31,7 +33,6 @@ from _ecosystem_helpers import (  # noqa: E402
     seeded,
     sub,
 )
-from skonline.linear_model import ScaleInvariantRegressor  # noqa: E402
 
 N = 60
 SPLIT = 30

@@ -27,6 +27,9 @@ river = pytest.importorskip("river")
 
 from river import compat, datasets, evaluate, metrics, stream  # noqa: E402
 
+from skonline.evaluation import progressive_validation  # noqa: E402
+from skonline.linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor  # noqa: E402
+
 from _ecosystem_helpers import (  # noqa: E402
     assert_same_state,
     dense_only,
@@ -34,8 +37,6 @@ from _ecosystem_helpers import (  # noqa: E402
     estimator_stream,
     seeded,
 )
-from skonline.evaluation import progressive_validation  # noqa: E402
-from skonline.linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor  # noqa: E402
 
 PHISHING_CLASSES = [False, True]
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from skonline.linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor
+
 from _ecosystem_helpers import (  # noqa: E402
     assert_same_state,
     dense_only,
@@ -20,7 +22,6 @@ from _ecosystem_helpers import (  # noqa: E402
     learn,
     seeded,
 )
-from skonline.linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor
 
 CHUNKS = (70, 40, 90)
 N = sum(CHUNKS)

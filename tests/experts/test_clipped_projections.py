@@ -193,3 +193,82 @@ def test_jacobi_eigh_matches_lapack():
     jacobi_eigh(D2, 3, V)
     np.testing.assert_array_equal(D2, D)
     np.testing.assert_array_equal(V, np.eye(3))
+
+
+# ----------------------------------------------------------------------------- the rules' copies
+def _fixed_point_passes(logp, gamma):
+    """Passes the compiled fixed point needs on ``logp`` (the last one finds nothing to clip)."""
+    p = np.exp(logp - np.max(logp))
+    lam, clipped, n = 1.0 / p.sum(), np.zeros(p.shape[0], bool), 0
+    while True:
+        n += 1
+        new = ~clipped & (p < 1.0) & (lam * p < gamma)
+        if not new.any():
+            return n
+        clipped |= new
+        lam = (1.0 - clipped.sum() * gamma) / p[~clipped].sum()
+
+
+def _fallback_stream():
+    """K = 130 experts, a floor close to 1/K (S = 199 segments in T = 200 rounds), each row a
+    shuffled ramp of losses: the projections need more fixed-point passes than the budget."""
+    from skonline.utils._projections import _MAX_FIXED_POINT_PASSES
+
+    K, T, S = 130, 200, 199
+    rng = np.random.default_rng(0)
+    L = np.array([rng.permutation(np.linspace(0.0, 1.0, K)) for _ in range(12)])
+    return L, dict(horizon=T, n_segments=S), S / (T * K), _MAX_FIXED_POINT_PASSES
+
+
+@pytest.mark.parametrize("prod", [False, True], ids=["ClippedHedge", "PCS"])
+def test_exponential_pass_sort_fallback_agrees_with_project_clipped_simplex(prod):
+    """The projection written out in _rules_core.exponential_pass, where the fixed point runs out
+    of passes and the exact sort takes over, equals project_clipped_simplex."""
+    from skonline.experts import PCS, ClippedHedge
+
+    L, kw, gamma, budget = _fallback_stream()
+    eta = 0.3
+    W = (PCS if prod else ClippedHedge)(eta=eta, **kw).partial_fit_predict(L)
+    w, expected, passes = np.full(L.shape[1], 1.0 / L.shape[1]), [], []
+    for row in L:
+        expected.append(w)
+        logp = np.log(w) - (-np.log1p(-eta * row) if prod else eta * row)
+        passes.append(_fixed_point_passes(logp, gamma))
+        w = project_clipped_simplex(logp, gamma)
+    assert max(passes) > budget  # the fallback is reached
+    np.testing.assert_allclose(W, np.array(expected), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("plus", [False, True], ids=["OCS", "OCSPlus"])
+def test_optimistic_pass_sort_fallbacks_agree_with_project_clipped_simplex(plus):
+    """Both projections written out in _rules_core.optimistic_pass (the optimistic play (17) and
+    the update (18)) reach the sort fallback here and equal project_clipped_simplex."""
+    from skonline.experts import OCS, OCSPlus
+
+    L, kw, gamma, budget = _fallback_stream()
+    K = L.shape[1]
+    if plus:  # OCS+ (Algorithm 4) sets eta itself: sqrt(c), halved by its path-length test
+        W = OCSPlus(**kw).partial_fit_predict(L)
+        c = kw["n_segments"] * math.log(K * kw["horizon"] / kw["n_segments"])
+        eta, P, prev, etas = math.sqrt(c), 0.0, np.zeros(K), []
+        for row in L:
+            etas.append(eta)
+            P += np.max(np.abs(row - prev)) ** 2
+            prev = row
+            if P > 0 and eta > math.sqrt(c / P):
+                eta, P = eta / 2, 0.0
+    else:
+        W = OCS(eta=0.3, **kw).partial_fit_predict(L)
+        etas = [0.3] * len(L)
+    wt, prev = np.full(L.shape[1], 1.0 / L.shape[1]), np.zeros(L.shape[1])
+    expected, passes17, passes18 = [], [], []
+    for row, eta_t in zip(L, etas):
+        logp17 = np.log(wt) - eta_t * prev
+        passes17.append(_fixed_point_passes(logp17, gamma))
+        expected.append(project_clipped_simplex(logp17, gamma))
+        logp18 = np.log(wt) - eta_t * row
+        passes18.append(_fixed_point_passes(logp18, gamma))
+        wt = project_clipped_simplex(logp18, gamma)
+        prev = row
+    assert max(passes17) > budget and max(passes18) > budget  # both fallbacks are reached
+    np.testing.assert_allclose(W, np.array(expected), rtol=1e-12, atol=1e-15)

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-import _experts_reference as ref
 from skonline.evaluation import best_switching_sequence, path_length
 from skonline.experts import (
     BOA,
@@ -22,6 +21,8 @@ from skonline.experts import (
     MLPoly,
     OCSPlus,
 )
+
+import _experts_reference as ref
 
 ALL_RULES = [Hedge, FixedShare, ClippedHedge, PCS, OCS, OCSPlus, MLPoly, BOA, AdaHedge]
 CLIPPED = [ClippedHedge, PCS, OCS, OCSPlus]
@@ -134,7 +135,9 @@ def test_clipped_step_is_the_mirror_step_of_eq12():
     g = 1 / (T * K)
     for t in (0, 7, 20):
         wt, l = W[t], L[t]
-        obj = lambda x: x @ (eta * l) + np.sum(x * np.log(np.maximum(x, 1e-300) / wt)) - x.sum() + wt.sum()
+        def obj(x):
+            return x @ (eta * l) + np.sum(x * np.log(np.maximum(x, 1e-300) / wt)) - x.sum() + wt.sum()
+
         res = minimize(
             obj, np.full(K, 1 / K), method="SLSQP", bounds=[(g, 1)] * K,
             jac=lambda x: eta * l + np.log(np.maximum(x, 1e-300) / wt),
@@ -231,7 +234,7 @@ def _check_bounds(L, S):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_theorem_bounds_hold(seed):
     worst = {}
-    for name, L in _sequences(T=240, K=4, seed=seed).items():
+    for _name, L in _sequences(T=240, K=4, seed=seed).items():
         for S in (1, 2, 4):
             for k, v in _check_bounds(L, S).items():
                 worst[k] = max(worst.get(k, -np.inf), v)
@@ -280,7 +283,7 @@ def test_fixed_share_and_hedge_bounds():
 
 
 def test_adahedge_bound():
-    for name, L in _sequences(T=240, K=4).items():
+    for _name, L in _sequences(T=240, K=4).items():
         T, K = L.shape
         r = AdaHedge()
         W = r.partial_fit_predict(L)
@@ -311,7 +314,8 @@ def test_doubling_horizon_bound():
     the tracking regret is at most the sum of the per-period bounds."""
     rng = np.random.default_rng(11)
     K, S, T = 3, 2, 500
-    L = (rng.uniform(size=(T, K)) < np.where(np.arange(T)[:, None] < 260, [0.2, 0.6, 0.6], [0.6, 0.6, 0.2])).astype(float)
+    p = np.where(np.arange(T)[:, None] < 260, [0.2, 0.6, 0.6], [0.6, 0.6, 0.2])
+    L = (rng.uniform(size=(T, K)) < p).astype(float)
     W = ClippedHedge(n_segments=S).partial_fit_predict(L)
     bound, lo = 0.0, 0
     Tk = S

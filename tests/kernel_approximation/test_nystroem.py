@@ -145,4 +145,5 @@ def test_budget_freezes_the_dictionary_and_memory():
     assert len(blob) < 8 * m * (2 * m + 5 + 3) + 20_000  # ... that the pickle does not hold
     back = pickle.loads(blob)
     np.testing.assert_array_equal(back.transform(X[:50]), small.transform(X[:50]))
-    np.testing.assert_array_equal(back.partial_fit(X[300:600]).transform(X[:50]), small.partial_fit(X[300:600]).transform(X[:50]))
+    np.testing.assert_array_equal(back.partial_fit(X[300:600]).transform(X[:50]),
+                                  small.partial_fit(X[300:600]).transform(X[:50]))

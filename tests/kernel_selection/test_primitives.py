@@ -44,7 +44,7 @@ def _kkt(q, q_new, eta, ct, alpha):
 @pytest.mark.parametrize("alpha", [8.0, 2.0, 3.5])
 def test_tsallis_step_properties(alpha):
     rng = np.random.default_rng(1)
-    for trial in range(300):
+    for _trial in range(300):
         K = rng.integers(2, 9)
         q = rng.dirichlet(np.full(K, 0.3)) + 1e-12
         q /= q.sum()

@@ -74,7 +74,8 @@ def logistic_g(y):
 
 # --------------------------------------------------------------------------- golden values
 GOLD = {
-    ("coordinate", "log_loss"): [0, 0.044251586798, 0.0335736920048, 0.00201750972744, -0.0381730282699, 0.00637340697284],
+    ("coordinate", "log_loss"): [0, 0.044251586798, 0.0335736920048, 0.00201750972744, -0.0381730282699,
+                                 0.00637340697284],
     ("full", "log_loss"): [0, 0, 0.0654217988139, 0.047860822318, -0.0701987557944, 0.110542409075],
     ("coordinate", "hinge"): [0, 0.0930408283391, 0.0672152117388, 0.0108567870814, -0.0994051982754, 0.0371543613594],
     ("full", "hinge"): [0, 0, 0.0828357591159, 0.0703947759834, -0.10525834874, 0.180387143913],
@@ -243,7 +244,8 @@ def test_intercept_constant_value_irrelevant():
     for inv in ("coordinate", "full"):
         p = ScaleInvariantClassifier(invariance=inv).partial_fit_decision_function(X, y, classes=[0, 1])
         Xc = np.hstack([X, np.full((200, 1), 37.5)])
-        q = ScaleInvariantClassifier(invariance=inv, fit_intercept=False).partial_fit_decision_function(Xc, y, classes=[0, 1])
+        clf = ScaleInvariantClassifier(invariance=inv, fit_intercept=False)
+        q = clf.partial_fit_decision_function(Xc, y, classes=[0, 1])
         np.testing.assert_allclose(q, p, rtol=1e-12, atol=1e-15)
 
 
@@ -435,7 +437,8 @@ def test_regret_slope_sublinear():
     from sklearn.linear_model import LogisticRegression
 
     for inv in ("coordinate", "full"):
-        p = ScaleInvariantClassifier(invariance=inv, fit_intercept=False).partial_fit_decision_function(X, y, classes=[-1, 1])
+        clf = ScaleInvariantClassifier(invariance=inv, fit_intercept=False)
+        p = clf.partial_fit_decision_function(X, y, classes=[-1, 1])
         losses = np.logaddexp(0, -y * p)
         regrets = []
         for n in (1000, 40000):
@@ -573,6 +576,7 @@ def test_full_invariance_lognormal_column_scales(seed, d):
 def test_sample_weight_scales_the_loss_derivative(invariance):
     import sklearn
     from sklearn.model_selection import KFold, cross_validate
+
     from skonline.linear_model import ScaleInvariantRegressor
 
     rng = np.random.default_rng(0)

@@ -1,6 +1,6 @@
 """``skonline tour``: every family on the public datasets, one prequential pass per learner.
 
-Private module behind the command line (:mod:`skonline.__main__`). Each family runs its learners
+Private module behind the command line (:mod:`skonline.cli`). Each family runs its learners
 on the benchmark datasets found in the data home (never downloaded here), on a prefix of at most
 ``MAX_ROWS`` rows, and on small synthetic data (fixed seed) for each dataset that is missing. The
 tour prints one results table and writes a few plots.
@@ -138,7 +138,7 @@ def load_real(name, data_home, max_rows=MAX_ROWS):
     """
     if not os.path.isfile(os.path.join(data_home, f"{name}.npz")):
         return None
-    from .datasets import load_dataset
+    from ..datasets import load_dataset
 
     try:
         bunch = load_dataset(name, data_home=data_home, download_if_missing=False)
@@ -274,21 +274,6 @@ def _log_loss(p, y1):
     return -(y1 * np.log(p) + (1 - y1) * np.log1p(-p))
 
 
-def _sigmoid(z):
-    return 0.5 * (1.0 + np.tanh(0.5 * z))
-
-
-def _minmax(X, low=-1.0, high=1.0):
-    lo, hi = X.min(axis=0), X.max(axis=0)
-    span = np.where(hi > lo, hi - lo, 1.0)
-    return np.ascontiguousarray(low + (high - low) * (X - lo) / span)
-
-
-def _scale_target(y, low, high):
-    lo, hi = float(np.min(y)), float(np.max(y))
-    return low + (high - low) * (y - lo) / (hi - lo if hi > lo else 1.0)
-
-
 def _timed(fn, *args, **kwargs):
     t0 = time.perf_counter()
     out = fn(*args, **kwargs)
@@ -303,37 +288,27 @@ def _warm_up(est, X, y, **kw):
     clone(est).partial_fit(X[:k], y[:k], **kw)
 
 
-def sklearn_prequential(est, X, y, *, classes=None, chunk=CHUNK, proba=False):
-    """The chunked prequential protocol for scikit-learn's ``partial_fit`` learners.
+def _baseline(est, X, y, response_method="predict"):
+    """A scikit-learn baseline's prequential outputs: chunks of ``CHUNK`` rows, each predicted
+    with the model learned on the chunks before it, then learned."""
+    from ..evaluation import prequential_predictions
 
-    Each chunk is predicted with the current model, then learned; the first chunk gets the
-    prediction of a model that has seen nothing (probability 1/2, class ``classes[0]``, or 0).
-    Returns the predictions (positive-class probabilities with ``proba=True``).
-    """
-    n = len(y)
-    if proba:
-        out = np.full(n, 0.5)
-    elif classes is not None:
-        out = np.empty(n, dtype=np.asarray(y).dtype)
-        out[:] = classes[0]
-    else:
-        out = np.zeros(n)
-    kw = {"classes": classes} if classes is not None else {}
-    for start in range(0, n, chunk):
-        rows = slice(start, start + chunk)
-        if start > 0:
-            out[rows] = est.predict_proba(X[rows])[:, 1] if proba else est.predict(X[rows])
-        est.partial_fit(X[rows], y[rows], **kw)
-    return out
+    pred, _ = prequential_predictions(est, X, y, response_method=response_method, chunk_size=CHUNK)
+    return pred
 
 
-def _nystroem_features(X, *, gamma=None, n_components=100):
-    """Nystroem features fitted (unsupervised) on the first rows of the stream."""
+def _nystroem_features(X, n_components=100):
+    """What a scikit-learn user would feed SGD for a kernel model: StandardScaler then Nystroem
+    (default gamma), both fitted (unsupervised) on the first rows of the stream."""
     from sklearn.kernel_approximation import Nystroem
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
 
     k = min(1000, len(X))
-    ny = Nystroem(gamma=gamma, n_components=min(n_components, k), random_state=0).fit(X[:k])
-    return ny.transform(X)
+    features = make_pipeline(
+        StandardScaler(), Nystroem(n_components=min(n_components, k), random_state=0)
+    ).fit(X[:k])
+    return features.transform(X)
 
 
 # --------------------------------------------------------------------------- families
@@ -343,7 +318,8 @@ def run_linear_model(data, ctx):
     """Scale-invariant linear learners vs SGDClassifier, on raw and rescaled features."""
     from sklearn.linear_model import SGDClassifier
 
-    from .linear_model import ScaleInvariantClassifier
+    from ..evaluation import prequential_predictions
+    from ..linear_model import ScaleInvariantClassifier
 
     X, y = data.X, data.y
     classes = np.unique(y)
@@ -355,9 +331,8 @@ def run_linear_model(data, ctx):
     sgd = []
     for variant, Xv in variants.items():
         ctx.progress.show(f"linear_model / {data.name} / SGDClassifier ({variant})")
-        p = sklearn_prequential(SGDClassifier(loss="log_loss", random_state=0), Xv, y,
-                                classes=classes, proba=True)
-        curves["SGDClassifier", variant] = losses = _log_loss(p, y1)
+        p = _baseline(SGDClassifier(loss="log_loss", random_state=0), Xv, y, "predict_proba")
+        curves["SGDClassifier", variant] = losses = _log_loss(p[:, -1], y1)
         sgd.append(float(losses.mean()))
     for invariance in ("coordinate", "full"):
         values, seconds = [], 0.0
@@ -366,8 +341,9 @@ def run_linear_model(data, ctx):
                 f"linear_model / {data.name} / ScaleInvariant({invariance}, {variant})")
             est = ScaleInvariantClassifier(invariance=invariance)
             _warm_up(est, Xv, y, classes=classes)
-            dec, sec = _timed(est.partial_fit_decision_function, Xv, y, classes=classes)
-            losses = _log_loss(_sigmoid(dec), y1)
+            (proba, _), sec = _timed(prequential_predictions, est, Xv, y,
+                                     response_method="predict_proba", chunk_size=len(y))
+            losses = _log_loss(proba[:, -1], y1)
             curves[f"ScaleInvariant({invariance})", variant] = losses
             values.append(float(losses.mean()))
             seconds += sec
@@ -384,8 +360,8 @@ def run_experts(data, ctx):
     from sklearn.frozen import FrozenEstimator
     from sklearn.linear_model import Ridge, SGDRegressor
 
-    from .experts import PCS, FixedShare, OCSPlus, OnlineEnsembleRegressor
-    from .linear_model import ScaleInvariantRegressor
+    from ..experts import PCS, FixedShare, OCSPlus, OnlineEnsembleRegressor
+    from ..linear_model import ScaleInvariantRegressor
 
     X, y = data.X, data.y.astype(float)
     name = data.name
@@ -394,13 +370,15 @@ def run_experts(data, ctx):
         X, y = X[order], y[order]
         name = "casp (ordered by F3)"
     n_warm = min(2000, max(20, len(y) // 10), len(y) // 2)
+    # the experts are the user's models: SGDRegressor needs standardised features, so the
+    # ensemble (and every expert) sees features standardised on the warm-up rows
     mu, sd = X[:n_warm].mean(axis=0), X[:n_warm].std(axis=0) + 1e-12
     Xs = np.ascontiguousarray((X - mu) / sd)
     Xw, yw, Xs_s, ys = Xs[:n_warm], y[:n_warm], Xs[n_warm:], y[n_warm:]
     ctx.progress.show(f"experts / {name} / fitting the warm-up experts")
     experts = [
         ("sgd", SGDRegressor(random_state=0)),
-        ("scale_invariant", ScaleInvariantRegressor(loss="huber", epsilon=1.0)),
+        ("scale_invariant", ScaleInvariantRegressor()),
         ("ridge_warmup", FrozenEstimator(Ridge().fit(Xw, yw))),
         ("hgb_warmup", FrozenEstimator(HistGradientBoostingRegressor(max_iter=50, random_state=0)
                                        .fit(Xw, yw))),
@@ -411,10 +389,10 @@ def run_experts(data, ctx):
     rows, weights = [], None
     for rule_name, rule in rules:
         ctx.progress.show(f"experts / {name} / OnlineEnsembleRegressor({rule_name})")
-        warm = OnlineEnsembleRegressor(experts, rule=rule, loss="squared_error")
+        warm = OnlineEnsembleRegressor(experts, rule=rule)
         for i in (0, CHUNK):  # compile the passes the timed loop runs (asleep, then awake)
             warm.partial_fit_predict(Xs_s[i:i + CHUNK], ys[i:i + CHUNK])
-        ens = OnlineEnsembleRegressor(experts, rule=rule, loss="squared_error")
+        ens = OnlineEnsembleRegressor(experts, rule=rule)
         preds, W = [], []
         t0 = time.perf_counter()
         for i in range(0, T, CHUNK):
@@ -436,32 +414,30 @@ def run_experts(data, ctx):
 
 
 def run_kernel_selection(data, ctx):
-    """Online kernel selection (RF-OKS++, D = 100) vs a fixed-bandwidth Nystroem + SGD."""
+    """Online kernel selection (OKS++, default settings) vs Nystroem + SGD."""
     from sklearn.linear_model import SGDClassifier, SGDRegressor
 
-    from .kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor
+    from ..kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor
 
-    X = _minmax(data.X)  # the paper's protocol: features in [-1, 1]
-    n = len(data.y)
+    X, n = data.X, len(data.y)
     chunk = max(CHUNK, n // 100)
     if data.task == "binary":
         y = data.y
-        classes = np.unique(y)
-        est = KernelSelectionClassifier(algorithm="oks++", n_components=100, random_state=0)
-        kw = {"classes": classes}
+        est = KernelSelectionClassifier(random_state=0)
+        kw = {"classes": np.unique(y)}
         metric = "error rate"
     else:
-        y = _scale_target(data.y.astype(float), 0.0, 1.0)  # targets in [0, 1]
-        est = KernelSelectionRegressor(algorithm="oks++", n_components=100, random_state=0)
+        y = data.y.astype(float)
+        est = KernelSelectionRegressor(random_state=0)
         kw = {}
-        metric = "MSE (y in [0, 1])"
-    ctx.progress.show(f"kernel_selection / {data.name} / RF-OKS++")
+        metric = "MSE"
+    ctx.progress.show(f"kernel_selection / {data.name} / {type(est).__name__}")
     _warm_up(est, X, y, **kw)
     qs, preds = [], []
     t0 = time.perf_counter()
-    for start in range(0, n, chunk):
+    for start in range(0, n, chunk):  # chunk by chunk, to record the kernel probabilities
         rows_ = slice(start, start + chunk)
-        preds.append(est.partial_fit_predict(X[rows_], y[rows_], **kw))
+        preds.append(est.partial_fit_predict(X[rows_], y[rows_], **(kw if start == 0 else {})))
         q = np.asarray(est.q_)
         qs.append(q if q.ndim == 1 else q.mean(axis=0))
     sec = time.perf_counter() - t0
@@ -470,16 +446,15 @@ def run_kernel_selection(data, ctx):
     Z = _nystroem_features(X)
     if data.task == "binary":
         value = float(np.mean(pred != y))
-        base = sklearn_prequential(SGDClassifier(loss="log_loss", random_state=0), Z, y,
-                                   classes=classes)
+        base = _baseline(SGDClassifier(loss="log_loss", random_state=0), Z, y)
         base_value = float(np.mean(base != y))
-        base_name = "Nystroem+SGDClassifier"
+        base_name = "StandardScaler+Nystroem+SGDClassifier"
     else:
         value = float(np.mean((pred - y) ** 2))
-        base = sklearn_prequential(SGDRegressor(random_state=0), Z, y)
+        base = _baseline(SGDRegressor(random_state=0), Z, y)
         base_value = float(np.mean((base - y) ** 2))
-        base_name = "Nystroem+SGDRegressor"
-    learner = f"{type(est).__name__}(oks++, D=100), sigma={est.selected_sigma_:g}"
+        base_name = "StandardScaler+Nystroem+SGDRegressor"
+    learner = f"{type(est).__name__}({est.algorithm}), sigma={est.selected_sigma_:g}"
     if data.task == "binary" or "kernel_selection" not in ctx.plot_data:
         ctx.plot_data.setdefault("kernel_selection",
                                  (data.name, np.array(est.sigmas), np.array(qs), chunk, n))
@@ -488,51 +463,39 @@ def run_kernel_selection(data, ctx):
 
 
 def run_kernel_ridge(data, ctx):
-    """PKAWV (Taylor M=2 and Nystrom/KORS) vs Nystroem + SGD on the same kernel."""
+    """PKAWV (Taylor and online Nystrom features, default settings) vs Nystroem + SGD."""
     from sklearn.linear_model import SGDClassifier, SGDRegressor
 
-    from .kernel_ridge import PKAWVClassifier, PKAWVRegressor
+    from ..evaluation import prequential_predictions
+    from ..kernel_ridge import PKAWVClassifier, PKAWVRegressor
 
-    X = _minmax(data.X)  # the paper's protocol: features in [-1, 1], sigma = 1
-    n = len(data.y)
-    Z = None
+    X, n = data.X, len(data.y)
     rows, curves = [], {}
     if data.task == "binary":
         y = data.y
-        classes = np.unique(y)
-        learners = [(f"PKAWVClassifier(taylor, M={M})", PKAWVClassifier(degree=M)) for M in (2, 3)]
-        learners.append(("PKAWVClassifier(nystrom)",
-                         PKAWVClassifier(features="nystrom", random_state=0)))
-        kw = {"classes": classes}
-        metric = "error rate"
+        Est, metric = PKAWVClassifier, "error rate"
+        base_est, base_name = SGDClassifier(loss="log_loss", random_state=0), "StandardScaler+Nystroem+SGDClassifier"
 
         def score(pred):
             return pred != y
     else:
-        y = _scale_target(data.y.astype(float), -1.0, 1.0)  # targets in [-1, 1]
-        learners = [(f"PKAWVRegressor(taylor, M={M})", PKAWVRegressor(degree=M)) for M in (2, 3)]
-        learners.append(("PKAWVRegressor(nystrom)",
-                         PKAWVRegressor(features="nystrom", random_state=0)))
-        kw = {}
-        metric = "MSE (y in [-1, 1])"
+        y = data.y.astype(float)
+        Est, metric = PKAWVRegressor, "MSE"
+        base_est, base_name = SGDRegressor(random_state=0), "StandardScaler+Nystroem+SGDRegressor"
 
         def score(pred):
             return (pred - y) ** 2
+    learners = [(f"{Est.__name__}()", Est()),
+                (f"{Est.__name__}(features='nystrom')", Est(features="nystrom", random_state=0))]
+    kw = {"classes": np.unique(y)} if data.task == "binary" else {}
     ctx.progress.show(f"kernel_ridge / {data.name} / Nystroem+SGD")
-    Z = _nystroem_features(X, gamma=0.5)  # sigma = 1: the same kernel as PKAWV
-    if data.task == "binary":
-        base = sklearn_prequential(SGDClassifier(loss="log_loss", random_state=0), Z, y,
-                                   classes=classes)
-        base_name = "Nystroem+SGDClassifier"
-    else:
-        base = sklearn_prequential(SGDRegressor(random_state=0), Z, y)
-        base_name = "Nystroem+SGDRegressor"
-    base_losses = score(base).astype(float)
+    base_losses = score(_baseline(base_est, _nystroem_features(X), y)).astype(float)
     curves[base_name] = base_losses
     for name, est in learners:
         ctx.progress.show(f"kernel_ridge / {data.name} / {name}")
         _warm_up(est, X, y, **kw)
-        pred, sec = _timed(est.partial_fit_predict, X, y, **kw)
+        (pred, _), sec = _timed(prequential_predictions, est, X, y, chunk_size=len(y),
+                                clone_estimator=False)
         losses = score(pred).astype(float)
         curves[name] = losses
         m = getattr(est, "n_components_", None)
@@ -545,27 +508,19 @@ def run_kernel_ridge(data, ctx):
 
 
 def run_dro(data, ctx):
-    """Group DRO (worst group) vs ERM LogisticRegression, per-group held-out log-loss."""
+    """Group DRO (worst group, default settings) vs ERM LogisticRegression, per-group held-out
+    log-loss."""
+    from sklearn.base import clone
     from sklearn.linear_model import LogisticRegression
 
     try:
-        from .dro import GroupDROClassifier
+        from ..dro import GroupDROClassifier
     except ImportError as exc:  # the family is optional in the tour
         ctx.notes.append(f"dro: skipped (skonline.dro does not import: {exc}).")
         return []
     X, y, g = data.X, data.y, data.extra["groups"]
     Xt, yt, gt = data.extra["X_test"], data.extra["y_test"], data.extra["groups_test"]
     names = data.extra["group_names"]
-    if data.real:  # adult: standardise the 6 numeric columns, keep the one-hot ones at 0/1
-        mu, sd = X[:, :6].mean(axis=0), X[:, :6].std(axis=0) + 1e-12
-        X, Xt = X.copy(), Xt.copy()
-        X[:, :6] = (X[:, :6] - mu) / sd
-        Xt[:, :6] = (Xt[:, :6] - mu) / sd
-        # the setting benchmarks/dro.py chose by worst-group validation risk
-        params = dict(algorithm="smd", radius=10.0, eta_w_scale=10.0, eta_q_scale=10.0,
-                      n_epochs=20)
-    else:
-        params = dict(algorithm="smd", radius=5.0, eta_q_scale=10.0, n_epochs=10)
     classes = np.unique(y)
     y1t = (yt == classes[-1]).astype(float)
 
@@ -575,10 +530,9 @@ def run_dro(data, ctx):
                          for k in range(len(names))])
 
     ctx.progress.show(f"dro / {data.name} / GroupDROClassifier")
-    est = GroupDROClassifier(random_state=0, **params)
+    est = GroupDROClassifier(random_state=0)
     small = np.concatenate([np.flatnonzero(g == k)[:5] for k in np.unique(g)])
-    GroupDROClassifier(random_state=0, **{**params, "n_epochs": 1}).fit(X[small], y[small],
-                                                                       groups=g[small])
+    clone(est).fit(X[small], y[small], groups=g[small])  # compile before timing
     _, sec = _timed(est.fit, X, y, groups=g)
     ctx.progress.show(f"dro / {data.name} / LogisticRegression (ERM)")
     erm = LogisticRegression(max_iter=5000).fit(X, y)
@@ -589,8 +543,9 @@ def run_dro(data, ctx):
     ctx.notes.append(f"dro on {data.name}: worst group {names[worst]} (GroupDROClassifier), "
                      f"{names[worst_erm]} (LogisticRegression); group weights q_ = "
                      f"{np.round(est.q_, 2).tolist()}.")
-    return [Row("dro", data.name, "GroupDROClassifier(smd)", len(y), "worst-group log-loss",
-                float(r_dro[worst]), "LogisticRegression (ERM)", float(r_erm[worst_erm]), sec)]
+    return [Row("dro", data.name, f"GroupDROClassifier({est.algorithm})", len(y),
+                "worst-group log-loss", float(r_dro[worst]), "LogisticRegression (ERM)",
+                float(r_erm[worst_erm]), sec)]
 
 
 RUNNERS = {
@@ -605,89 +560,77 @@ RUNNERS = {
 # --------------------------------------------------------------------------- plots
 
 
-def _plot_linear_model(plt, payload, path):
-    name, curves = payload
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    colors = {}
-    for (learner, variant), losses in curves.items():
-        color = colors.setdefault(learner, f"C{len(colors)}")
-        t = np.arange(1, len(losses) + 1)
-        style = "-" if variant == "raw" else "--"
-        ax.plot(t, np.cumsum(losses) / t, style, color=color, lw=1.6 if variant == "raw" else 1.2,
-                label=f"{learner}, {variant}")
-    ax.set_xscale("log")
-    ax.set_ylim(0, 2.0)
-    ax.set_xlabel("rows seen")
-    ax.set_ylabel("running mean log-loss (clipped at 2)")
-    ax.set_title(f"{name}: raw features (solid) vs rescaled by 10^U(-3,3) (dashed)")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
+def _save(fig, path):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+
+
+def _plot_linear_model(plt, payload, path):
+    from ..plotting import plot_progressive_loss
+
+    name, curves = payload
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    losses, styles, colors = {}, {}, {}
+    for (learner, variant), values in curves.items():
+        label = f"{learner}, {variant}"
+        losses[label] = values
+        styles[label] = {"color": colors.setdefault(learner, f"C{len(colors)}"),
+                         "ls": "-" if variant == "raw" else "--",
+                         "lw": 1.6 if variant == "raw" else 1.2}
+    plot_progressive_loss(losses, styles=styles, ylim=(0, 2.0), ax=ax)
+    ax.set_ylabel("running mean log-loss (clipped at 2)")
+    ax.set_title(f"{name}: raw features (solid) vs rescaled by 10^U(-3,3) (dashed)")
+    _save(fig, path)
     plt.close(fig)
 
 
 def _plot_experts(plt, payload, path):
-    from .plotting import plot_weights
+    from ..plotting import plot_weights
 
     name, names, W, n_warm = payload
     fig, ax = plt.subplots(figsize=(8, 4))
     plot_weights(W, expert_names=names, ax=ax)
     ax.set_title(f"{name}: expert weights of OnlineEnsembleRegressor(PCS)\n"
                  f"(frozen experts fitted on a {n_warm}-row warm-up)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
 
 
 def _plot_kernel_selection(plt, payload, path):
+    from ..plotting import plot_kernel_probabilities
+
     name, sigmas, qs, chunk, n = payload
-    t = np.minimum(np.arange(1, len(qs) + 1) * chunk, n)
     fig, ax = plt.subplots(figsize=(8, 4))
-    colors = plt.cm.viridis(np.linspace(0, 0.95, len(sigmas)))
-    ax.stackplot(t, qs.T, colors=colors, labels=[f"sigma = {s:g}" for s in sigmas])
-    ax.set_ylim(0, 1)
-    ax.set_xlabel("rows seen")
-    ax.set_ylabel("kernel probability q")
-    ax.set_title(f"{name}: RF-OKS++ distribution over the Gaussian bandwidths")
-    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    plot_kernel_probabilities(qs, sigmas, rows_seen=np.minimum(np.arange(1, len(qs) + 1) * chunk, n),
+                              ax=ax)
+    ax.set_title(f"{name}: OKS++ distribution over the Gaussian bandwidths")
+    _save(fig, path)
     plt.close(fig)
 
 
 def _plot_kernel_ridge(plt, payload, path):
+    from ..plotting import plot_progressive_loss
+
     name, metric, curves = payload
     fig, ax = plt.subplots(figsize=(8, 4))
-    for label, losses in curves.items():
-        t = np.arange(1, len(losses) + 1)
-        ax.plot(t, np.cumsum(losses) / t, label=label, lw=1.4)
-    ax.set_xscale("log")
-    ax.set_xlabel("rows seen")
-    ax.set_ylabel(f"running {metric}")
     top = max(np.mean(v) for v in curves.values())
-    ax.set_ylim(0, 2.5 * top)
+    plot_progressive_loss(curves, ylim=(0, 2.5 * top), ax=ax)
+    ax.set_ylabel(f"running {metric}")
     ax.set_title(f"{name}: progressive loss of PKAWV and Nystroem+SGD")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
 
 
 def _plot_dro(plt, payload, path):
+    from ..plotting import plot_group_risks
+
     name, names, r_dro, r_erm = payload
-    xs = np.arange(len(names))
     fig, ax = plt.subplots(figsize=(8, 4))
-    ax.bar(xs - 0.2, r_dro, width=0.4, label="GroupDROClassifier (worst group)")
-    ax.bar(xs + 0.2, r_erm, width=0.4, label="ERM LogisticRegression")
-    ax.set_xticks(xs)
-    ax.set_xticklabels(names, rotation=20, fontsize=8)
+    plot_group_risks({"GroupDROClassifier (worst group)": r_dro, "ERM LogisticRegression": r_erm},
+                     names, ax=ax)
     ax.set_ylabel("held-out log-loss")
     ax.set_title(f"{name}: per-group risk")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
 
 
@@ -758,13 +701,14 @@ def format_table(rows):
 LEGEND = """\
 Lower is better everywhere. Every score is progressive (prequential): each row is predicted,
 then learned, in one pass. Real datasets: a fixed random permutation, at most {max_rows:,} rows.
-Baselines: what a scikit-learn user would pick instead, learned with partial_fit in chunks of
-100 rows (each chunk is predicted with the current model, then learned).
+Every skonline learner runs with its default settings on the raw data. Baselines: what a
+scikit-learn user would pick instead, learned with partial_fit in chunks of 100 rows (each chunk
+is predicted with the current model, then learned; skonline.evaluation.prequential_predictions).
 - linear_model: log-loss on the raw features / on features multiplied by 10^U(-3, 3).
-- experts: chunks of 100 rows; the best single expert is chosen in hindsight (an oracle).
-- kernel_selection, kernel_ridge: features min-max scaled to [-1, 1] (the papers' protocol);
-  Nystroem: 100 components fitted on the first 1,000 rows, default gamma for
-  kernel_selection (no bandwidth selection), gamma = 0.5 (PKAWV's kernel) for kernel_ridge.
+- experts: chunks of 100 rows; the experts (SGDRegressor among them) see features standardised
+  on the warm-up rows; the best single expert is chosen in hindsight (an oracle).
+- kernel_selection, kernel_ridge: the baseline is StandardScaler + Nystroem (100 components,
+  default gamma), both fitted on the first 1,000 rows, then SGD.
 - dro: fitted on the training rows, log-loss per group on held-out rows (the worst group).
 seconds: the skonline learner (numba compilation excluded)."""
 
