@@ -15,6 +15,8 @@ from skonline.kernel_selection import KernelSelectionRegressor, OnlineKernelSele
 from skonline.linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor
 from skonline.utils.validation import canonical_csr, check_sparse_structure
 
+from _helpers import assert_same_state
+
 
 def _data(n=20, d=4, seed=0):
     rng = np.random.default_rng(seed)
@@ -426,7 +428,13 @@ def test_gdro_real_sigint_during_partial_fit_is_a_keyboard_interrupt():
                 if in_call:  # unchanged, or the call had just completed when the signal came
                     done = pickle.loads(before)
                     done.partial_fit(X, y, groups=g)
-                    assert pickle.dumps(clf) in (before, pickle.dumps(done))
+                    # compared attribute by attribute: when the signal lands just after the call
+                    # completed, the state is the completed one but the attribute order of the
+                    # instance may differ from a freshly unpickled one (so may its pickle bytes)
+                    try:
+                        assert_same_state(clf, pickle.loads(before))
+                    except AssertionError:
+                        assert_same_state(clf, done)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)

@@ -46,7 +46,9 @@ algorithms = {
 chunk = 100
 history, mistakes = {}, {}
 for name, params in algorithms.items():
-    clf = KernelSelectionClassifier(n_components=200, random_state=0, **params)
+    # the paper's setting: its six bandwidths on features in [-1, 1], no online standardisation
+    clf = KernelSelectionClassifier(n_components=200, sigmas=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
+                                    standardize=False, random_state=0, **params)
     qs, wrong = [], []
     for start in range(0, n_samples, chunk):
         rows = slice(start, start + chunk)
@@ -66,7 +68,7 @@ for name, params in algorithms.items():
 # there more slowly; IOKS, whose Tsallis-entropy update is more conservative, is still moving
 # towards it at the end of the stream. Bottom: the online mistake rate.
 
-sigmas = clf.sigmas
+sigmas = clf.sigmas_
 t = np.arange(chunk, n_samples + 1, chunk)
 fig, axes = plt.subplots(2, 3, figsize=(11, 5.5), sharex=True, gridspec_kw={"height_ratios": [2, 1]})
 colors = plt.cm.viridis(np.linspace(0, 0.95, len(sigmas)))

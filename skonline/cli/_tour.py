@@ -457,7 +457,7 @@ def run_kernel_selection(data, ctx):
     learner = f"{type(est).__name__}({est.algorithm}), sigma={est.selected_sigma_:g}"
     if data.task == "binary" or "kernel_selection" not in ctx.plot_data:
         ctx.plot_data.setdefault("kernel_selection",
-                                 (data.name, np.array(est.sigmas), np.array(qs), chunk, n))
+                                 (data.name, est.sigmas_, np.array(qs), chunk, n))
     return [Row("kernel_selection", data.name, learner, n, metric, value, base_name, base_value,
                 sec)]
 

@@ -394,8 +394,9 @@ _DOC_PROTOCOL = """
     online expert without ``partial_fit_predict`` is *asleep* (the rule's sleeping experts) until
     it has learned its first chunk, and so is an expert whose prediction is not finite. Rows where
     every expert is asleep get a fallback prediction (regression: the mean of the past targets;
-    classification: uniform probabilities) and do not update the rule. With frozen and skonline experts only, every chunking
-    gives the same result (up to the experts' own rounding differences between batch sizes)."""
+    classification: uniform probabilities) and do not update the rule. With frozen and skonline
+    experts only, every chunking gives the same result (up to the experts' own rounding
+    differences between batch sizes)."""
 
 
 class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEstimator):
@@ -404,8 +405,8 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
     Each round the ensemble predicts ``sum_i w_t[i] f_i(x_t)`` with the weights ``w_t`` of an
     aggregation rule (default: :class:`FixedShare` with an adaptive learning rate, which tracks the
     best expert when it changes over the stream), then charges each expert its loss on ``y_t``. For
-    a convex loss the ensemble's loss is at most the mixture loss ``<w_t, l_t>`` (Jensen), so the rule's tracking regret bound transfers
-    to the ensemble's predictions (on the scaled losses).
+    a convex loss the ensemble's loss is at most the mixture loss ``<w_t, l_t>`` (Jensen), so the
+    rule's tracking regret bound transfers to the ensemble's predictions (on the scaled losses).
 {_DOC_PROTOCOL}
 
     Parameters

@@ -455,6 +455,12 @@ class _KernelSelectionBase(GrowingStateMixin):
         return int(s[0]) if s.shape[0] == 1 else s
 
     @property
+    def sigmas_(self):
+        """The candidate bandwidths in use (``sigmas='auto'`` resolved), shape (n_kernels,)."""
+        check_is_fitted(self, "_sigmas_")
+        return self._sigmas_.copy()
+
+    @property
     def selected_sigma_(self):
         """Bandwidth of the selected kernel (per class for multiclass)."""
         check_is_fitted(self, "_q_")

@@ -912,7 +912,7 @@ def test_crafted_npz_in_the_data_home_is_rejected(tmp_path, monkeypatch, case, m
         ds.load_a9a(data_home=home, download_if_missing=False)
     assert "a9a.npz" in str(info.value)
 
-    from skonline import _tour
+    from skonline.cli import _tour
 
     assert _tour.load_real("a9a", str(home)) is None  # reported, treated as missing: no crash
 
