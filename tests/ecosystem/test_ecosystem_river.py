@@ -168,10 +168,12 @@ def test_trump_approval_mae(trump, params):
     res = progressive_validation(est, X, y, metrics={"mae": mean_absolute_error})
     assert_same_state(model.estimator, res.estimator)
     assert_same_state(loop, res.estimator)
-    # 'full': predict() recomputes w_t(x_t) in its own compiled function; TrumpApproval's Gram matrix
-    # is ill-conditioned, and since the rank test keeps directions down to 1e-10 of a row's norm
-    # (issue 11) the two computations differ by up to 5e-3 relative there (rounding, amplified)
-    rtol = 1e-12 if params.get("invariance", "coordinate") == "coordinate" else 1e-2
+    # 'full': predict() recomputes w_t(x_t) in its own compiled function. Since the rank test keeps
+    # directions down to 1e-10 of a row's norm (issue 11; it used to drop those below ~1e-5),
+    # TrumpApproval's pseudo-inverse is ill-conditioned and the two algebraically equal computations
+    # differ by up to 2.6e-2 relative (3.6e-5 with the old test): rounding, amplified. A known limit
+    # of Algorithm 2's pseudo-inverse update (a square-root form would remove it).
+    rtol = 1e-12 if params.get("invariance", "coordinate") == "coordinate" else 5e-2
     np.testing.assert_allclose(preds, res.predictions, rtol=rtol, atol=1e-12)
     assert metric.get() == pytest.approx(res.final["mae"], rel=rtol)
     assert res.final["mae"] < 0.25 * np.mean(np.abs(y))  # it learns: far better than predicting 0
