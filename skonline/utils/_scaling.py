@@ -48,6 +48,21 @@ def _standardize_value(x, mu, m2, count, clip):
 
 
 @numba.njit(cache=True, inline="always")
+def _scale_only(x, s, clip):
+    """``x / s`` clipped to ``[-clip, clip]`` (no centring); a column without spread gives 0 for
+    0 and ``+-clip`` otherwise."""
+    if s > 0.0:
+        z = x / s
+    else:
+        z = 0.0 if x == 0.0 else (clip if x > 0.0 else -clip)
+    if z > clip:
+        return clip
+    if z < -clip:
+        return -clip
+    return z
+
+
+@numba.njit(cache=True, inline="always")
 def _welford_update(j, x, s, count, mean, m2, clip):
     """Add ``x`` (winsorised to ``mean +- clip * s`` when ``s > 0``) to column ``j``'s statistics."""
     mu = mean[j]
@@ -82,14 +97,7 @@ def standardize_dense(X, count, mean, m2, clip, with_mean, learn, out):
             x = X[i, j]
             z, s = _standardize_value(x, mean[j], m2[j], c, clip)
             if not with_mean and c >= MIN_COUNT:
-                if s > 0.0:
-                    z = x / s
-                else:
-                    z = 0.0 if x == 0.0 else (clip if x > 0.0 else -clip)
-                if z > clip:
-                    z = clip
-                elif z < -clip:
-                    z = -clip
+                z = _scale_only(x, s, clip)
             out[i, j] = z
             if learn:
                 _welford_update(j, x, s, c, mean, m2, clip)
@@ -115,14 +123,7 @@ def standardize_dense_frozen(X, count, mean, m2, clip, with_mean, out):
             if with_mean:
                 z, _ = _standardize_value(x, mu, m2[j], c, clip)
             else:
-                if s > 0.0:
-                    z = x / s
-                else:
-                    z = 0.0 if x == 0.0 else (clip if x > 0.0 else -clip)
-                if z > clip:
-                    z = clip
-                elif z < -clip:
-                    z = -clip
+                z = _scale_only(x, s, clip)
             out[i, j] = z
 
 
