@@ -38,6 +38,9 @@ def test_trivial_baseline_is_majority_so_far(bench):
 
 
 def test_evaluate_on_a_tiny_stream(bench):
+    # the baselines: river and Vowpal Wabbit (the bench extra; not installed by the test extras)
+    pytest.importorskip("river")
+    pytest.importorskip("vowpalwabbit")
     from sklearn.dummy import DummyClassifier
 
     class Majority(DummyClassifier):  # the trivial predictor as an online estimator

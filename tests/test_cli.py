@@ -234,21 +234,26 @@ def test_reproduce_locates_the_script(tmp_path, monkeypatch):
     script = ROOT / "benchmarks" / "linear_model.py"
     # next to the imported package in a checkout; an installed package (.ci/run) has no clone
     # next to it, so there the clone is found from the current directory
-    where = tmp_path if SKONLINE_HOME == ROOT else ROOT
+    # (an installed package, as in .ci/run, has no repository next to it: the clone is named)
+    where = tmp_path
+    repo = [] if SKONLINE_HOME == ROOT else ["--repo", str(ROOT)]
     monkeypatch.chdir(where)
-    assert find_benchmark("linear_model") == script
+    assert find_benchmark("linear_model", None if SKONLINE_HOME == ROOT else ROOT) == script
     # dry run: prints the script and the command with the forwarded arguments, runs nothing
-    proc, _ = _skonline(["reproduce", "--dry-run", "linear_model", "--quick"], cwd=where)
+    proc, _ = _skonline(["reproduce", "--dry-run", *repo, "linear_model", "--quick"], cwd=where)
     assert proc.returncode == 0, proc.stderr
     assert str(script) in proc.stdout and "--quick" in proc.stdout
     # the arguments after the family go to the script: its own --help
-    proc, _ = _skonline(["reproduce", "linear_model", "--help"], cwd=where)
+    proc, _ = _skonline(["reproduce", *repo, "linear_model", "--help"], cwd=where)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "usage: linear_model.py" in proc.stdout
 
 
 def test_reproduce_from_a_subfolder_uses_the_package_repository(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT / "docs")
+    if SKONLINE_HOME != ROOT:  # an installed package: there is no repository next to it
+        assert find_benchmark("experts") is None
+        return
     assert find_benchmark("experts") == ROOT / "benchmarks" / "experts.py"
 
 
@@ -268,8 +273,12 @@ def test_reproduce_never_runs_scripts_found_from_the_current_directory(tmp_path,
     work = planted / "sub"
     work.mkdir()
     monkeypatch.chdir(work)
-    assert find_benchmark("experts") == ROOT / "benchmarks" / "experts.py"
     proc, _ = _skonline(["reproduce", "--dry-run", "experts"], cwd=work)
+    assert str(planted) not in proc.stdout and "PLANTED SCRIPT RAN" not in proc.stdout
+    if SKONLINE_HOME != ROOT:  # an installed package (.ci/run): no repository, nothing runs
+        assert find_benchmark("experts") is None and proc.returncode == 2
+        return
+    assert find_benchmark("experts") == ROOT / "benchmarks" / "experts.py"
     assert proc.returncode == 0, proc.stderr
     assert str(ROOT / "benchmarks" / "experts.py") in proc.stdout
     assert str(planted) not in proc.stdout
