@@ -37,9 +37,17 @@ def git_commit():
 
 
 def machine():
-    """Processor, cores, operating system and Python version."""
-    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-            f"{platform.system()} {platform.release()}, Python {platform.python_version()}")
+    """Processor (its model name where the OS says it), cores, operating system and Python version."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+            f"Python {platform.python_version()}")
 
 
 def _loads(values):

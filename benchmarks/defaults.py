@@ -62,6 +62,10 @@ import scipy.sparse as sp  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+if str(ROOT / "benchmarks") not in sys.path:
+    sys.path.insert(0, str(ROOT / "benchmarks"))  # _common, linear_model (also when imported by a test)
+
+from _common import machine  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 CACHE = ROOT / "benchmarks" / "_cache"
@@ -901,16 +905,6 @@ def versions():
     return v
 
 
-def machine():
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
 
 
 def _f(x, fmt=".4f"):

@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 from skonline.datasets import load_dataset  # noqa: E402
 from skonline.linear_model import ScaleInvariantClassifier  # noqa: E402
 
-from _common import run_header  # noqa: E402
+from _common import machine, run_header  # noqa: E402
 
 DATASETS = ["phishing", "magic04", "a9a", "ijcnn1", "cod-rna"]
 SEED = 0
@@ -425,16 +425,6 @@ def versions():
     return v
 
 
-def machine():
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
 
 
 def fmt_cell(r, key, fmt):
