@@ -119,15 +119,8 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
         X = chunk["X"]
         if bool(sp.issparse(X)) != self._sparse_:
             raise ValueError("OnlineStandardScaler cannot mix dense and sparse chunks in one stream.")
-        f32 = chunk.get("float32", False)
-        if self._sparse_:
-            out = np.empty_like(X.data)
-            core.scale_csr(X.indptr, X.indices, X.data, self._count_, self._m2_, float(self.clip), True, out)
-            return sp.csr_matrix((_as_out(out, f32), X.indices.copy(), X.indptr.copy()), shape=X.shape)
-        out = np.empty(X.shape)
-        core.standardize_dense(X, self._count_, self._mean_, self._m2_, float(self.clip),
-                               bool(self.with_mean), True, out)
-        return _as_out(out, f32)
+        Z = core.learn_transform(X, self._count_, self._mean_, self._m2_, float(self.clip), bool(self.with_mean))
+        return _as_out(Z, chunk.get("float32", False))
 
     def _concat(self, raws):
         return sp.vstack(raws, format="csr") if sp.issparse(raws[0]) else np.concatenate(raws)
@@ -149,20 +142,12 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
         return _as_out(self._transform64(X), f32)
 
     def _transform64(self, X):
-        if sp.issparse(X):
-            if not self._sparse_:
-                X = X.toarray()
-            else:
-                out = np.empty_like(X.data)
-                core.scale_csr(X.indptr, X.indices, X.data, self._count_.copy(), self._m2_.copy(),
-                               float(self.clip), False, out)
-                return sp.csr_matrix((out, X.indices.copy(), X.indptr.copy()), shape=X.shape)
-        elif self._sparse_:
+        if sp.issparse(X) and not self._sparse_:
+            X = X.toarray()
+        elif not sp.issparse(X) and self._sparse_:
             return self._transform64(sp.csr_matrix(X)).toarray()
-        out = np.empty(X.shape)
-        core.standardize_dense_frozen(np.ascontiguousarray(X), self._count_, self._mean_, self._m2_,
-                                      float(self.clip), bool(self.with_mean), out)
-        return out
+        return core.frozen_transform(X, self._count_, self._mean_, self._m2_, float(self.clip),
+                                     bool(self.with_mean))
 
     @property
     def mean_(self):

@@ -203,8 +203,9 @@ def _target_pass(y, count, mean, m2, clip, z, shift, scale):
     count[0] = c
 
 
-def learn_transform(X, count, mean, m2, clip):
-    """Prequential transform of a validated chunk (dense: standardised; CSR: scaled, same structure).
+def learn_transform(X, count, mean, m2, clip, with_mean=True):
+    """Prequential transform of a validated chunk (dense: standardised, or only scaled with
+    ``with_mean=False``; CSR: scaled, same structure, on copies of ``indices`` and ``indptr``).
 
     Row ``t`` is transformed with the statistics of rows ``< t``; ``count`` (length-1 array),
     ``mean`` and ``m2`` are updated in place (for CSR ``m2`` holds sums of squares).
@@ -212,18 +213,18 @@ def learn_transform(X, count, mean, m2, clip):
     if sp.issparse(X):
         out = np.empty_like(X.data)
         scale_csr(X.indptr, X.indices, X.data, count, m2, clip, True, out)
-        return sp.csr_matrix((out, X.indices, X.indptr), shape=X.shape)
+        return sp.csr_matrix((out, X.indices.copy(), X.indptr.copy()), shape=X.shape)
     out = np.empty(X.shape)
-    standardize_dense(X, count, mean, m2, clip, True, True, out)
+    standardize_dense(X, count, mean, m2, clip, with_mean, True, out)
     return out
 
 
-def frozen_transform(X, count, mean, m2, clip):
+def frozen_transform(X, count, mean, m2, clip, with_mean=True):
     """Every row with the current statistics; nothing is updated."""
     if sp.issparse(X):
         out = np.empty_like(X.data)
         scale_csr(X.indptr, X.indices, X.data, count.copy(), m2.copy(), clip, False, out)
-        return sp.csr_matrix((out, X.indices, X.indptr), shape=X.shape)
+        return sp.csr_matrix((out, X.indices.copy(), X.indptr.copy()), shape=X.shape)
     out = np.empty(X.shape)
-    standardize_dense_frozen(np.ascontiguousarray(X), count, mean, m2, clip, True, out)
+    standardize_dense_frozen(np.ascontiguousarray(X), count, mean, m2, clip, with_mean, out)
     return out
