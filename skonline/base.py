@@ -610,7 +610,7 @@ class OnlineMixin:
             Z = _scaling.learn_transform(X, count, self._x_mean_, self._x_m2_, clip)
             if chunk.get("batch", False):
                 Z = _scaling.frozen_transform(X, count, self._x_mean_, self._x_m2_, clip)
-            chunk["X"] = readonly(Z) if isinstance(Z, np.ndarray) else Z
+            chunk["X"] = readonly(Z)
         if self._standardizes_target():
             y = chunk["y"]
             count = np.array([float(self.n_samples_seen_)])
@@ -667,7 +667,7 @@ class OnlineMixin:
         if self._standardizes() and hasattr(self, "_x_mean_"):
             count = np.array([float(self.n_samples_seen_)])
             Z = _scaling.frozen_transform(X, count, self._x_mean_, self._x_m2_, float(self._standardize_clip))
-            X = readonly(Z) if isinstance(Z, np.ndarray) else Z
+            X = readonly(Z)
         return X
 
     def _predict_output(self, pred):
