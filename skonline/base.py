@@ -293,7 +293,7 @@ class OnlineMixin:
 
     #: attribute names (besides fitted ``*_`` ones) that belong to the learned state
     #: (``_validated_params``, a cache of the last validated parameters, is not state: never reset)
-    _private_state = ("_rng",)
+    _private_state = ()
 
     # ------------------------------------------------------------------ public API
     def fit(self, X, y=None, **fit_params):
@@ -391,7 +391,7 @@ class OnlineMixin:
                 )
             if reset:
                 if "random_state" in self._param_names():
-                    self._rng = make_generator(self.random_state)
+                    self._rng_ = make_generator(self.random_state)
                 self.n_samples_seen_ = 0
                 if self._has_loss:
                     self.cumulative_loss_ = 0.0
@@ -680,9 +680,9 @@ class OnlineMixin:
     def _draw(self, n_samples, n_per_row, kind="uniform"):
         """Random numbers for a chunk: ``n_per_row`` per row, from the estimator's Generator."""
         if kind == "uniform":
-            return self._rng.random((n_samples, n_per_row))
+            return self._rng_.random((n_samples, n_per_row))
         if kind == "normal":
-            return self._rng.standard_normal((n_samples, n_per_row))
+            return self._rng_.standard_normal((n_samples, n_per_row))
         raise ValueError(kind)
 
     def _update_metrics(self, chunk, raw):

@@ -40,13 +40,13 @@ def test_rejected_pass_restores_everything_including_the_generator():
     y = np.arange(10.0)
     a = NoisyMean(random_state=0)
     a.partial_fit(X[:5], y[:5])
-    before = (a.sum_.copy(), a.n_samples_seen_, a._rng.bit_generator.state)
+    before = (a.sum_.copy(), a.n_samples_seen_, a._rng_.bit_generator.state)
     y_bad = y[5:].copy()
     y_bad[3] = 13.0
     with pytest.raises(FloatingPointError, match="Row 3"):
         a.partial_fit(X[5:], y_bad)
     assert np.array_equal(a.sum_, before[0]) and a.n_samples_seen_ == before[1]
-    assert a._rng.bit_generator.state == before[2]
+    assert a._rng_.bit_generator.state == before[2]
     b = NoisyMean(random_state=0).fit(X[:5], y[:5])
     np.testing.assert_array_equal(a.partial_fit_predict(X[5:], y[5:]), b.partial_fit_predict(X[5:], y[5:]))
 

@@ -390,19 +390,19 @@ def test_gdro_keyboard_interrupt_in_a_draw_propagates_and_changes_nothing(monkey
         def __getattr__(self, name):
             return getattr(self.rng, name)
 
-    rng = clf._rng
+    rng = clf._rng_
     real_snapshot = type(clf)._snapshot
 
     def snapshot_then_patch(self):
         snap = real_snapshot(self)
-        self._rng = Interrupting(rng)
+        self._rng_ = Interrupting(rng)
         return snap
 
     monkeypatch.setattr(type(clf), "_snapshot", snapshot_then_patch)
     with pytest.raises(KeyboardInterrupt):
         clf.partial_fit(X, y, groups=g)
     monkeypatch.undo()
-    assert clf._rng is rng
+    assert clf._rng_ is rng
     assert pickle.dumps(clf) == before
 
 

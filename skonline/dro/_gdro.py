@@ -52,7 +52,7 @@ class _BaseGroupDRO:
     }
 
     _private_state = (
-        "_rng", "_W", "_w_sum", "_logq", "_qlin", "_q_sum", "_sc", "_order",
+        "_rng_", "_W", "_w_sum", "_logq", "_qlin", "_q_sum", "_sc", "_order",
         "_g_loss", "_stats", "_bX", "_bY", "_bstate", "_uq", "_ustate", "_pend",
         "_pstate",
     )
@@ -349,7 +349,7 @@ class _BaseGroupDRO:
         alg = self._alg_code()
         n = X.shape[0]
         c = core.uniforms_per_row(alg, m, self.k_)
-        Ur = self._rng.random((n, c)) if c > 0 else np.zeros((n, 0))
+        Ur = self._rng_.random((n, c)) if c > 0 else np.zeros((n, 0))
         u_need = core.uniforms_per_decision(alg, m, self.k_)
         max_uq = max(1, u_need * (m * int(self.max_buffer) + 1))
         loss, lip_kind, lip = self._loss_info()
@@ -405,7 +405,7 @@ class _BaseGroupDRO:
             for i in range(m):
                 rows_i = order[starts[i]:starts[i + 1]]
                 for _ in range(n_perm):
-                    pieces.append(self._rng.permutation(rows_i))
+                    pieces.append(self._rng_.permutation(rows_i))
                 ptr.append(ptr[-1] + n_perm * counts[i])
             pool_idx = np.concatenate(pieces).astype(np.int64)
             pool_ptr = np.asarray(ptr, dtype=np.int64)
@@ -429,7 +429,7 @@ class _BaseGroupDRO:
             done = 0
             while done < T and status < 0:
                 nb = min(_ROUND_BLOCK, T - done)
-                U = self._rng.random((nb, upr))
+                U = self._rng_.random((nb, upr))
                 status = core.pool_pass(
                     alg, X, YW, pool_ptr, pool_idx, seq_pos, p_incl, U, t0 + done, self.anytime_,
                     k, self.fit_intercept, code, clip, par, self._W, self._w_sum, self._logq,

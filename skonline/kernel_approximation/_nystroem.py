@@ -242,7 +242,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
 
     def _learn(self, chunk):
         X = chunk["X"]
-        draws = self._rng.random(X.shape[0])
+        draws = self._rng_.random(X.shape[0])
         before = int(self._counts_[1])
         budget = np.iinfo(np.int64).max if self.max_components is None else int(self.max_components)
         start = 0

@@ -150,7 +150,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
             )
             raise_if_nonfinite(status, what="predictions")
         else:
-            draws = self._rng.random(n)  # one uniform per row: the KORS Bernoulli draw
+            draws = self._rng_.random(n)  # one uniform per row: the KORS Bernoulli draw
             budget = np.iinfo(np.int64).max if self.max_components is None else int(self.max_components)
             m0, t0 = int(self._counts_[1]), int(self._counts_[0])
             start = 0

@@ -223,7 +223,7 @@ class _KernelSelectionBase(GrowingStateMixin):
             B = 1 if self.shared_base else K
             # one number from the estimator's stream seeds the frequencies, so that the sequence of
             # sampled kernels does not depend on n_components
-            feat_rng = np.random.default_rng(self._rng.integers(2**63))
+            feat_rng = np.random.default_rng(self._rng_.integers(2**63))
             self._omega_ = np.ascontiguousarray(feat_rng.standard_normal((B, d, D)))
             self._W_ = np.zeros((H, K, 2 * D))
         else:

@@ -110,7 +110,7 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
                     "n_components set (an integer), not None (exact kernel expansion)."
                 )
         if self.random_state is not None:
-            est.set_params(random_state=int(self._rng.integers(2**31 - 1)))
+            est.set_params(random_state=int(self._rng_.integers(2**31 - 1)))
         if isinstance(est, KernelSelectionRegressor):
             chunk["kw"].pop("classes", None)
         self.estimator_ = est

@@ -399,7 +399,7 @@ STREAM_PARAMS = [
 def _state_bytes(est):
     keep = {k: v for k, v in vars(est).items()
             if k.endswith("_") or k in est._private_state}
-    keep["_rng"] = est._rng.bit_generator.state
+    keep["_rng_"] = est._rng_.bit_generator.state
     return [(k, pickle.dumps(keep[k])) for k in sorted(keep)]
 
 

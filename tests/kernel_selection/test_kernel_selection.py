@@ -127,13 +127,13 @@ def test_chunk_invariance_across_doublings(algo, n_components, horizon):
             va, vb = getattr(full, k), getattr(est, k)
             if isinstance(va, np.ndarray):
                 np.testing.assert_array_equal(va, vb, err_msg=k)
-    assert full._rng.bit_generator.state == est._rng.bit_generator.state
+    assert full._rng_.bit_generator.state == est._rng_.bit_generator.state
 
 
 def test_sampling_stream_does_not_depend_on_n_components():
     X, yc, _ = _c5_data(4, 300)
     states = [
-        KernelSelectionClassifier(n_components=D, random_state=3).fit(X, yc)._rng.bit_generator.state
+        KernelSelectionClassifier(n_components=D, random_state=3).fit(X, yc)._rng_.bit_generator.state
         for D in (8, 64, 100)
     ]
     assert states[0] == states[1] == states[2]
