@@ -300,12 +300,14 @@ _DOC_COMMON = """
         below its later values (e.g. Nyström features, ~1e-20 far from the dictionary) makes the
         internal rows badly scaled, and the pseudo-inverse update can break down (the chunk is
         then rejected with a ``FloatingPointError``); use ``invariance='coordinate'`` there.
-    rank_tol : float, default=1e-10
+    rank_tol : float, default=1e-6
         ``invariance='full'`` only: a row brings a new direction when
         ``||x_perp|| > rank_tol * ||x||`` (norms, not squared norms), with ``x_perp`` its component
-        orthogonal to the rows seen so far (internal coordinates, projected twice). Rounding leaves
-        ``||x_perp|| / ||x||`` near 1e-16 for a row in the span, so the default keeps every
-        direction down to a relative size of 1e-10 (the exact algorithm keeps all of them).
+        orthogonal to the rows seen so far (internal coordinates, projected twice). A new
+        direction adds a term of order ``1 / ||x_perp||^2`` to the pseudo-inverse, so a direction
+        that is new only by rounding (two near-duplicate columns that part by 1e-9, as on
+        ailerons) would swamp it; the default treats anything within a relative 1e-6 of the span as
+        in it. (The default was 1e-10 before; it broke down on such data.)
     verbose : int, default=0
         If positive, long passes print progress (rows seen, rows/s, average online loss) every
         100,000 rows (every 10,000 rows for ``verbose >= 2``). The result does not change.
@@ -430,7 +432,7 @@ class ScaleInvariantClassifier(_ScaleInvariantBase, SampleWeightMixin, OnlineDec
         fit_intercept=True,
         predict_mode="linear",
         internal_scaling="first",
-        rank_tol=1e-10,
+        rank_tol=1e-6,
         verbose=0,
     ):
         self.loss = loss
@@ -515,7 +517,7 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, SampleWeightMixin, OnlineRegr
         fit_intercept=True,
         predict_mode="linear",
         internal_scaling="first",
-        rank_tol=1e-10,
+        rank_tol=1e-6,
         standardize=True,
         verbose=0,
     ):

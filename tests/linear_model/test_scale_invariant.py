@@ -608,3 +608,22 @@ def test_sample_weight_scales_the_loss_derivative(invariance):
 # These tests check the algorithms against their paper: run them with the paper's settings
 # (tests/_paper_settings.py).
 pytestmark = pytest.mark.usefixtures("paper_settings")
+
+
+def test_full_near_duplicate_columns_do_not_break_the_pseudo_inverse():
+    # two columns equal for 300 rows, then apart by 1e-9 (as ailerons' standardised columns are):
+    # at the old rank_tol=1e-10 that tiny difference counted as a new direction, its 1 / ratio^2
+    # term blew up the pseudo-inverse, and the chunk was rejected; the default treats it as in
+    # the span and keeps learning
+    rng = np.random.default_rng(0)
+    n, d = 600, 6
+    X = rng.standard_normal((n, d))
+    X[:, 5] = X[:, 4]
+    X[300:, 5] += 1e-9 * rng.standard_normal(n - 300)
+    y = X @ rng.standard_normal(d) + 0.1 * rng.standard_normal(n)
+    with pytest.raises(FloatingPointError):
+        ScaleInvariantRegressor(invariance="full", rank_tol=1e-10).fit(X, y)
+    est = ScaleInvariantRegressor(invariance="full").fit(X, y)
+    assert est.rank_[0] == d  # the d - 1 distinct columns and the intercept
+    assert np.all(np.isfinite(est.pinv_))
+    assert np.mean(np.abs(est.predict(X[-100:]) - y[-100:])) < 0.5
