@@ -37,6 +37,12 @@ A subclass implements four hooks:
     Turn raw outputs into what ``predict`` (or ``decision_function``, ``predict_proba``) returns.
 
 and optionally ``_update_metrics(chunk, raw)``.
+
+Learned state is every instance attribute whose name ends with an underscore: public ``name_``
+when it is documented (the *Attributes* section), private ``_name_`` otherwise (buffers, the
+generator ``_rng_``). The mixin finds the state by that suffix alone, to reset, snapshot and
+restore it; caches that can be rebuilt from the parameters are plain ``_name``. See
+CONTRIBUTING.md.
 """
 
 import contextvars
