@@ -59,7 +59,7 @@ def test_okspp_concentrates_on_the_right_bandwidth(n_components, T):
 # ------------------------------------------------------------------------- invariants (C4)
 def _exact_norms(est):
     out = []
-    for k, s in enumerate(est._sigmas_):
+    for k, s in enumerate(est.sigmas_):
         V, a = est.support_vectors(kernel=k)
         if len(a) == 0:
             out.append(0.0)
@@ -339,9 +339,9 @@ def test_exact_pickle_holds_only_the_used_support():
     y = np.where(X[:, 0] > 0, 1, -1)
     est = KernelSelectionClassifier("oks++", random_state=0).fit(X[:520], y[:520])
     assert est._store_.shape[0] == 1024  # capacity: a power of two above the rows seen
-    n, m = int(est._nstore_[0]), int(est._nsv_.max())
+    n, m = int(est._nstore_[0]), int(est.n_support_.max())
     blob = pickle.dumps(est)
-    assert len(blob) < 8 * n * 4 + 16 * est._nsv_.size * m + 20_000
+    assert len(blob) < 8 * n * 4 + 16 * est.n_support_.size * m + 20_000
     back = pickle.loads(blob)
     assert back._store_.shape == est._store_.shape
     np.testing.assert_array_equal(back.partial_fit_decision_function(X[520:], y[520:]),
