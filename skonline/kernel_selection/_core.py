@@ -262,7 +262,7 @@ def _dot(a, b, n):
     return acc
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def expansion_value(x, store, idx, coef, n, inv2s2, ebuf, vbuf, kbuf):
     """sum_{j<n} coef[j] exp(-||x - store[idx[j]]||^2 * inv2s2) (the Gaussian expansion at x)."""
     for j in range(n):
@@ -272,91 +272,20 @@ def expansion_value(x, store, idx, coef, n, inv2s2, ebuf, vbuf, kbuf):
     return _dot(coef, vbuf, n)
 
 
-@numba.njit(cache=True)
-def _project_dense(X, row, base, proj):
-    """proj = x . base  (base of shape (d, D)); fixed summation order over features."""
-    D = proj.shape[0]
-    for j in range(D):
-        proj[j] = 0.0
-    for k in range(X.shape[1]):
-        v = X[row, k]
-        for j in range(D):
-            proj[j] += v * base[k, j]
-
-
-@numba.njit(cache=True)
-def _project_sparse(rows, row, base, proj):
-    """proj = x . base for a CSR row (its entries in stored order)."""
-    D = proj.shape[0]
-    for j in range(D):
-        proj[j] = 0.0
-    for jj in range(rows.indptr[row], rows.indptr[row + 1]):
-        v = rows.data[jj]
-        col = rows.indices[jj]
-        for j in range(D):
-            proj[j] += v * base[col, j]
-
-
-@numba.njit(cache=True)
-def _projection_of_row(rows, row, model, k):
-    """x_row . omega_b for kernel k's base b, computed once per row and base."""
-    b = k if model.omega.shape[0] > 1 else 0
-    if not model.proj_done[b]:
-        _projection(rows, row, model.omega[b], model.proj[b])
-        model.proj_done[b] = True
-    return model.proj[b]
-
-
-def _projection(rows, row, base, proj):
-    """proj = x_row . base (dispatched on the row format)."""
-
-
-@overload(_projection)
-def _projection_impl(rows, row, base, proj):
-    if _is(rows, DenseRows):
-        return lambda rows, row, base, proj: _project_dense(rows.X, row, base, proj)
-    if _is(rows, SparseRows):
-        return lambda rows, row, base, proj: _project_sparse(rows, row, base, proj)
-
-
-def _rf_projection(rows, row, model, k):
-    """x_row . omega_b of kernel k: precomputed (:class:`ProjectedRows`) or computed now."""
-
-
-@overload(_rf_projection)
-def _rf_projection_impl(rows, row, model, k):
-    if _is(rows, ProjectedRows):
-        return lambda rows, row, model, k: rows.P[row]
-    return lambda rows, row, model, k: _projection_of_row(rows, row, model, k)
-
-
-@numba.njit(cache=True)
-def _rf_features(model, rows, row, k):
-    """sqrt(D) z_k(x_row) = [cos, sin](x . omega_b / sigma_k) into z[k] (once per row and kernel)."""
-    if model.z_done[k]:
-        return
-    D = model.proj.shape[1]
-    z = model.z[k]
-    proj = _rf_projection(rows, row, model, k)
-    sincos_buffer(proj, 1.0 / model.sigmas[k], z[:D], z[D:], D)  # sqrt(D) z_k(x), scaled by the callers
-    model.z_done[k] = True
-
-
 # ----------------------------------------------------------------------------------- backends
-@numba.njit(cache=True)
+# Each backend has three operations, written as inline functions and handed to the algorithms by
+# the entry points (so each entry point compiles its backend's code, and only that):
+#   begin_row(model)                         forget the previous row's cached features / store slot
+#   value(model, rows, row, h, k)            f_{h,k}(x_row)
+#   step(model, rows, row, h, k, step, pred, radius)
+#                                            f_{h,k} <- Proj(f_{h,k} - step phi_k(x_row)); False if
+#                                            the state became non-finite
+@numba.njit(inline="always")
 def _exact_begin_row(model):
     model.cur[0] = -1  # the current row is not in the store yet
 
 
-@numba.njit(cache=True)
-def _rf_begin_row(model):
-    for b in range(model.proj_done.shape[0]):
-        model.proj_done[b] = False
-    for k in range(model.z_done.shape[0]):
-        model.z_done[k] = False
-
-
-@numba.njit(cache=True)
+@numba.njit(inline="always")
 def _exact_value(model, rows, row, h, k):
     n = model.n_support[h, k]
     if n == 0:
@@ -367,23 +296,16 @@ def _exact_value(model, rows, row, h, k):
     )
 
 
-@numba.njit(cache=True)
-def _rf_value(model, rows, row, h, k):
-    _rf_features(model, rows, row, k)
-    W = model.W
-    return _dot(W[h, k], model.z[k], W.shape[2]) * (1.0 / math.sqrt(W.shape[2] // 2))
-
-
-@numba.njit(cache=True)
+@numba.njit(inline="always")
 def _exact_step(model, rows, row, h, k, step, pred, radius):
     if step == 0.0:
         return True
     store = model.store
     cur = model.cur
     scale = model.scale
-    coef = model.alpha
+    alpha = model.alpha
     beta = -step
-    if cur[0] < 0:
+    if cur[0] < 0:  # the first step of this row: store it
         s = model.n_store[0]
         if s == store.shape[0]:  # budget reached (the store is allocated at the budget): no step
             model.n_dropped[0] += 1
@@ -395,7 +317,7 @@ def _exact_step(model, rows, row, h, k, step, pred, radius):
         model.n_store[0] = s + 1
     n = model.n_support[h, k]
     model.idx[h, k, n] = cur[0]
-    coef[h, k, n] = beta / scale[h, k]
+    alpha[h, k, n] = beta / scale[h, k]
     model.n_support[h, k] = n + 1
     nn = model.norm2[h, k] + 2.0 * beta * pred + beta * beta
     if nn < 0.0:
@@ -408,13 +330,32 @@ def _exact_step(model, rows, row, h, k, step, pred, radius):
         if scale[h, k] < _SCALE_MIN:
             sc = scale[h, k]
             for j in range(n + 1):
-                coef[h, k, j] *= sc
+                alpha[h, k, j] *= sc
             scale[h, k] = 1.0
     model.norm2[h, k] = nn
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(inline="always")
+def _rf_begin_row(model):
+    for b in range(model.proj_done.shape[0]):
+        model.proj_done[b] = False
+    for k in range(model.z_done.shape[0]):
+        model.z_done[k] = False
+
+
+@numba.njit(inline="always")
+def _rf_value(model, rows, row, h, k):
+    D = model.proj.shape[1]
+    z = model.z[k]
+    if not model.z_done[k]:  # sqrt(D) z_k(x) = [cos, sin](x . omega_b / sigma_k), once per row and kernel
+        sincos_buffer(_projection(rows, row, model, k), 1.0 / model.sigmas[k], z[:D], z[D:], D)
+        model.z_done[k] = True
+    W = model.W
+    return _dot(W[h, k], z, W.shape[2]) * (1.0 / math.sqrt(W.shape[2] // 2))
+
+
+@numba.njit(inline="always")
 def _rf_step(model, rows, row, h, k, step, pred, radius):
     z = model.z[k]
     w = model.W[h, k]
@@ -438,47 +379,62 @@ def _rf_step(model, rows, row, h, k, step, pred, radius):
     return ok
 
 
-def _begin_row(model):
-    """Forget the previous row's cached features / store slot."""
+# Random features read the rows through x_row . omega_b, chosen from the type of the rows record.
+def _projection(rows, row, model, k):
+    """x_row . omega_b of kernel k's base b: precomputed, or computed once per row and base."""
 
 
-@overload(_begin_row)
-def _begin_row_impl(model):
-    if _is(model, ExactExpansion):
-        return lambda model: _exact_begin_row(model)
-    if _is(model, RandomFeatures):
-        return lambda model: _rf_begin_row(model)
+def _precomputed_projection(rows, row, model, k):
+    return rows.P[row]
 
 
-def _value(model, rows, row, h, k):
-    """f_{h,k}(x_row)."""
+def _dense_projection(rows, row, model, k):
+    b = k if model.omega.shape[0] > 1 else 0
+    proj = model.proj[b]
+    if not model.proj_done[b]:  # fixed summation order over the features
+        X = rows.X
+        base = model.omega[b]
+        D = proj.shape[0]
+        for j in range(D):
+            proj[j] = 0.0
+        for c in range(X.shape[1]):
+            v = X[row, c]
+            for j in range(D):
+                proj[j] += v * base[c, j]
+        model.proj_done[b] = True
+    return proj
 
 
-@overload(_value)
-def _value_impl(model, rows, row, h, k):
-    if _is(model, ExactExpansion):
-        return lambda model, rows, row, h, k: _exact_value(model, rows, row, h, k)
-    if _is(model, RandomFeatures):
-        return lambda model, rows, row, h, k: _rf_value(model, rows, row, h, k)
+def _sparse_projection(rows, row, model, k):
+    b = k if model.omega.shape[0] > 1 else 0
+    proj = model.proj[b]
+    if not model.proj_done[b]:  # the row's entries in stored order
+        base = model.omega[b]
+        D = proj.shape[0]
+        for j in range(D):
+            proj[j] = 0.0
+        for jj in range(rows.indptr[row], rows.indptr[row + 1]):
+            v = rows.data[jj]
+            col = rows.indices[jj]
+            for j in range(D):
+                proj[j] += v * base[col, j]
+        model.proj_done[b] = True
+    return proj
 
 
-def _step(model, rows, row, h, k, step, pred, radius):
-    """f_{h,k} <- Proj(f_{h,k} - step * phi_k(x_row)); returns False if the state became non-finite."""
-
-
-@overload(_step)
-def _step_impl(model, rows, row, h, k, step, pred, radius):
-    if _is(model, ExactExpansion):
-        return lambda model, rows, row, h, k, step, pred, radius: _exact_step(
-            model, rows, row, h, k, step, pred, radius)
-    if _is(model, RandomFeatures):
-        return lambda model, rows, row, h, k, step, pred, radius: _rf_step(
-            model, rows, row, h, k, step, pred, radius)
+@overload(_projection)
+def _projection_impl(rows, row, model, k):
+    if _is(rows, ProjectedRows):
+        return _precomputed_projection
+    if _is(rows, DenseRows):
+        return _dense_projection
+    if _is(rows, SparseRows):
+        return _sparse_projection
 
 
 # ----------------------------------------------------------------------------------- one round
-@numba.njit(cache=True)
-def _play(rows, rounds, settings, state, model, r, h, out, loss_sum):
+@numba.njit(inline="always")
+def _play(value, rows, rounds, settings, state, model, r, h, out, loss_sum):
     """Sample I ~ p_h, predict f_{h,I}(x_r) into ``out``, observe the weighted loss and derivative.
 
     Returns (I, prediction, loss, derivative, ok); ``ok`` is False if the prediction, the loss
@@ -489,7 +445,7 @@ def _play(rows, rounds, settings, state, model, r, h, out, loss_sum):
         I = forced[r, h]
     else:
         I = sample_index(state.p[h], rounds.u[r, h])
-    pred = _value(model, rows, r, h, I)
+    pred = value(model, rows, r, h, I)
     out[r, h] = pred
     if not abs(pred) < math.inf:
         return I, pred, 0.0, 0.0, False
@@ -524,9 +480,11 @@ def ioks_constants(T, K, U, G1, loss_bound, eta_scale):
     return delta, eta, ups
 
 
-# ----------------------------------------------------------------------------------- passes
-@numba.njit(cache=True)
-def oks_pass(rows, rounds, settings, state, model, out, loss_sum):
+# ----------------------------------------------------------------------------------- algorithms
+# One body per algorithm, over any backend (begin_row, value, step); the entry points below
+# instantiate each with one backend.
+@numba.njit(inline="always")
+def _oks(begin_row, value, step, rows, rounds, settings, state, model, out, loss_sum):
     """OKS (Yang et al. 2012; Algorithm 1 of the paper with the constants of Remark 1)."""
     q, p, L, C, T = state.q, state.p, state.L, state.C, state.T
     n = rounds.y.shape[0]
@@ -540,9 +498,9 @@ def oks_pass(rows, rounds, settings, state, model, out, loss_sum):
             while t > T[0]:
                 T[0] *= 2.0
             d_, e_, l_ = oks_constants(T[0], K, s.loss_bound, s.G, s.step_scale)
-        _begin_row(model)
+        begin_row(model)
         for h in range(H):
-            I, pred, lv, g, ok = _play(rows, rounds, s, state, model, r, h, out, loss_sum)
+            I, pred, lv, g, ok = _play(value, rows, rounds, s, state, model, r, h, out, loss_sum)
             if not ok:
                 return r
             pI = p[h, I]
@@ -550,7 +508,7 @@ def oks_pass(rows, rounds, settings, state, model, out, loss_sum):
             C[h] += lv / pI
             state.counts[h, I] += 1
             state.lam[h, I] = l_
-            if not _step(model, rows, r, h, I, l_ * g / pI, pred, s.radius):
+            if not step(model, rows, r, h, I, l_ * g / pI, pred, s.radius):
                 return r
             exp_weights(L[h], e_, q[h])
             mix_uniform(q[h], d_, p[h])
@@ -559,8 +517,8 @@ def oks_pass(rows, rounds, settings, state, model, out, loss_sum):
     return -1
 
 
-@numba.njit(cache=True)
-def okspp_pass(rows, rounds, settings, state, model, out, loss_sum):
+@numba.njit(inline="always")
+def _okspp(begin_row, value, step, rows, rounds, settings, state, model, out, loss_sum):
     """OKS++ (Theorem 3.1; Algorithm 3 for random features), FTRL form of the weights."""
     q, p, L, C, S = state.q, state.p, state.L, state.C, state.S
     n = rounds.y.shape[0]
@@ -569,9 +527,9 @@ def okspp_pass(rows, rounds, settings, state, model, out, loss_sum):
     s = settings
     two_ln_k = 2.0 * math.log(K)
     for r in range(n):
-        _begin_row(model)
+        begin_row(model)
         for h in range(H):
-            I, pred, lv, g, ok = _play(rows, rounds, s, state, model, r, h, out, loss_sum)
+            I, pred, lv, g, ok = _play(value, rows, rounds, s, state, model, r, h, out, loss_sum)
             if not ok:
                 return r
             pI = p[h, I]
@@ -585,7 +543,7 @@ def okspp_pass(rows, rounds, settings, state, model, out, loss_sum):
                 m = s.b
             lam_t = s.lam_num * m ** (-1.0 / 6.0) / (s.lam_den * math.sqrt(1.0 + L[h, I]))
             state.lam[h, I] = lam_t
-            if not _step(model, rows, r, h, I, lam_t * g / pI, pred, s.radius):
+            if not step(model, rows, r, h, I, lam_t * g / pI, pred, s.radius):
                 return r
             c3 = 2.0 * C[h] ** (1.0 / 3.0)
             d_ = s.a / (2.0 * (s.a if s.a > c3 else c3))
@@ -597,8 +555,8 @@ def okspp_pass(rows, rounds, settings, state, model, out, loss_sum):
     return -1
 
 
-@numba.njit(cache=True)
-def ioks_pass(rows, rounds, settings, state, model, out, loss_sum):
+@numba.njit(inline="always")
+def _ioks(begin_row, value, step, rows, rounds, settings, state, model, out, loss_sum):
     """IOKS (Algorithm 2; Algorithm 4 for random features)."""
     q, p, L, C, T, eta, rho = state.q, state.p, state.L, state.C, state.T, state.eta, state.rho
     n = rounds.y.shape[0]
@@ -618,9 +576,9 @@ def ioks_pass(rows, rounds, settings, state, model, out, loss_sum):
                 for i in range(K):
                     eta[h, i] *= e1 / e0  # keep the increases already applied
             e0 = e1
-        _begin_row(model)
+        begin_row(model)
         for h in range(H):
-            I, pred, lv, g, ok = _play(rows, rounds, s, state, model, r, h, out, loss_sum)
+            I, pred, lv, g, ok = _play(value, rows, rounds, s, state, model, r, h, out, loss_sum)
             if not ok:
                 return r
             pI = p[h, I]
@@ -629,7 +587,7 @@ def ioks_pass(rows, rounds, settings, state, model, out, loss_sum):
             state.counts[h, I] += 1
             lam_t = s.radius / (math.sqrt(2.0) * math.sqrt(1.0 + state.Gamma[h, I]))
             state.lam[h, I] = lam_t
-            if not _step(model, rows, r, h, I, lam_t * gp, pred, s.radius):
+            if not step(model, rows, r, h, I, lam_t * gp, pred, s.radius):
                 return r
             c = lv / s.loss_bound
             m = eta[h, 0]
@@ -652,6 +610,52 @@ def ioks_pass(rows, rounds, settings, state, model, out, loss_sum):
                     rho[h, i] = 2.0 / p[h, i]
                     eta[h, i] *= ups
     return -1
+
+
+# ----------------------------------------------------------------------------------- passes
+# pass(rows, rounds, settings, state, model, out, loss_sum): one per algorithm and backend.
+@numba.njit(cache=True)
+def oks_exact_pass(rows, rounds, settings, state, model, out, loss_sum):
+    """OKS with exact kernel expansions."""
+    return _oks(_exact_begin_row, _exact_value, _exact_step, rows, rounds, settings, state, model, out, loss_sum)
+
+
+@numba.njit(cache=True)
+def oks_rf_pass(rows, rounds, settings, state, model, out, loss_sum):
+    """RF-OKS: OKS with random features."""
+    return _oks(_rf_begin_row, _rf_value, _rf_step, rows, rounds, settings, state, model, out, loss_sum)
+
+
+@numba.njit(cache=True)
+def okspp_exact_pass(rows, rounds, settings, state, model, out, loss_sum):
+    """OKS++ with exact kernel expansions."""
+    return _okspp(_exact_begin_row, _exact_value, _exact_step, rows, rounds, settings, state, model, out, loss_sum)
+
+
+@numba.njit(cache=True)
+def okspp_rf_pass(rows, rounds, settings, state, model, out, loss_sum):
+    """RF-OKS++ (Algorithm 3)."""
+    return _okspp(_rf_begin_row, _rf_value, _rf_step, rows, rounds, settings, state, model, out, loss_sum)
+
+
+@numba.njit(cache=True)
+def ioks_exact_pass(rows, rounds, settings, state, model, out, loss_sum):
+    """IOKS with exact kernel expansions (Algorithm 2)."""
+    return _ioks(_exact_begin_row, _exact_value, _exact_step, rows, rounds, settings, state, model, out, loss_sum)
+
+
+@numba.njit(cache=True)
+def ioks_rf_pass(rows, rounds, settings, state, model, out, loss_sum):
+    """RF-IOKS (Algorithm 4)."""
+    return _ioks(_rf_begin_row, _rf_value, _rf_step, rows, rounds, settings, state, model, out, loss_sum)
+
+
+#: the compiled pass of each algorithm and backend (``rf``: random features)
+PASSES = {
+    ("oks", False): oks_exact_pass, ("oks", True): oks_rf_pass,
+    ("oks++", False): okspp_exact_pass, ("oks++", True): okspp_rf_pass,
+    ("ioks", False): ioks_exact_pass, ("ioks", True): ioks_rf_pass,
+}
 
 
 # ----------------------------------------------------------------------------------- predict

@@ -58,7 +58,6 @@ _LOSSES = {
 _ALGO_NAMES = {"oks": "OKS", "oks++": "OKS++", "ioks": "IOKS"}
 #: public learned state the passes update (the backend-specific ones exist with their backend)
 _PUBLIC_STATE = ("q_", "p_", "loss_estimates_", "kernel_counts_", "step_sizes_", "coef_", "n_support_")
-_PASSES = {"oks": _core.oks_pass, "oks++": _core.okspp_pass, "ioks": _core.ioks_pass}
 
 
 def _heads(a, ndim):
@@ -372,7 +371,7 @@ class _KernelSelectionBase(GrowingStateMixin):
         if not self._rf:
             self._grow(self.n_samples_seen_ + n)
         settings, state, model = self._records()
-        run = _PASSES[self.algorithm]
+        run = _core.PASSES[self.algorithm, self._rf]
         out = np.zeros((n, H))
         loss_sum = np.array([self.cumulative_loss_])
         t0 = int(self.n_samples_seen_)
