@@ -1,9 +1,8 @@
 """Compiled passes of online kernel selection under bandit feedback (Li & Liao, ECML-PKDD 2022).
 
-One pass per algorithm (:func:`oks_pass`, :func:`okspp_pass`, :func:`ioks_pass`), each written once
-as the paper's round (sample I ~ p, predict with f_I, observe the loss, step f_I, update q and p)
-and called as ``pass_(rows, rounds, settings, state, model, out, loss_sum)`` with named records
-(below). The hypotheses are one of two backends, told apart by the type of ``model``:
+Each algorithm is written once, as the paper's round (sample I ~ p, predict with f_I, observe the
+loss, step f_I, update q and p): :func:`_oks`, :func:`_okspp`, :func:`_ioks`. Its hypotheses are one
+of two backends, each a record plus three operations (``begin_row``, ``value``, ``step``):
 
 * :class:`ExactExpansion` (``n_components=None``): f_{h,k} = scale[h,k] * sum_j alpha[h,k,j]
   kappa_k(store[idx[h,k,j]], .), the support rows in one shared store (a row is stored once even
@@ -13,12 +12,12 @@ and called as ``pass_(rows, rounds, settings, state, model, out, loss_sum)`` wit
   sqrt(D) with W_k = omega_b / sigma_k, projection = coordinate clipping at ``thr``. With one
   shared base the projections x . omega of the rows do not depend on the state; the estimator
   computes them for the chunk beforehand (:class:`ProjectedRows`) and the pass only evaluates the
-  sampled kernel's cos/sin.
+  sampled kernel's cos/sin (otherwise the rows are :class:`DenseRows` or :class:`SparseRows`).
 
-The rows are :class:`DenseRows`, :class:`SparseRows` (random features only) or
-:class:`ProjectedRows`. The backend and the row format are resolved when a pass is compiled
-(``_begin_row``, ``_value``, ``_step`` and ``_projection`` dispatch on the record types), so a
-configuration compiles one algorithm with one backend and one row format, nothing else.
+The compiled entry points are one per algorithm and backend (``okspp_exact_pass``,
+``okspp_rf_pass``, ...; :data:`PASSES`), all called as ``pass_(rows, rounds, settings, state,
+model, out, loss_sum)`` with the named records below, so a configuration compiles its own
+algorithm, backend and row format and nothing else.
 
 State arrays are updated in place; all randomness is in the uniforms ``rounds.u`` (one per row and
 head) drawn by the estimator. A pass returns -1, or the first row at which a prediction or the
@@ -245,6 +244,8 @@ def _is(typ, record):
 
 
 # ----------------------------------------------------------------------------------- kernels
+# The fastmath reductions stay functions of their own (inlined, they would take their caller's
+# flags); the rest of the exact backend is inlined into the passes (fewer functions to compile).
 @numba.njit(cache=True, fastmath=_FM)
 def _sq_dist(x, store, j):
     acc = 0.0
