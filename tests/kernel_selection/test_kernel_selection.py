@@ -383,6 +383,32 @@ def test_sample_weight_multiplies_the_loss(algorithm, n_components):
     assert est.cumulative_loss_ == before[2]
 
 
+
+@pytest.mark.parametrize("n_components", [None, 8])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_public_state_is_attributes_and_held_arrays_keep_their_values(n_components, n_classes):
+    """Documented state is plain attributes in the documented shape; a call replaces them, so an
+    array taken from the estimator (``qs.append(est.q_)``) keeps its values (issue 13)."""
+    X, _, yr = _c5_data(11, 90)
+    y = np.minimum((yr * n_classes).astype(int), n_classes - 1)
+    est = KernelSelectionClassifier("oks++", n_components=n_components, random_state=0)
+    est.partial_fit(X[:30], y[:30], classes=np.arange(n_classes))
+    names = ["q_", "p_", "loss_estimates_", "kernel_counts_", "step_sizes_", "sigmas_",
+             "coef_" if n_components else "n_support_"]
+    assert set(names) <= set(vars(est))
+    K = est.sigmas_.shape[0]
+    shape = (K,) if n_classes == 2 else (n_classes, K)
+    assert all(getattr(est, n).shape[: len(shape)] == shape for n in names if n != "sigmas_")
+    held = {n: getattr(est, n) for n in names}
+    saved = {n: a.copy() for n, a in held.items()}
+    est.partial_fit(X[30:], y[30:])
+    for n in names:
+        np.testing.assert_array_equal(held[n], saved[n], err_msg=n)
+    assert not np.array_equal(est.loss_estimates_, saved["loss_estimates_"])
+    with pytest.raises(AttributeError, match="exists only"):
+        getattr(est, "n_support_" if n_components else "coef_")
+
+
 # These tests check the algorithms against their paper: run them with the paper's settings
 # (tests/_paper_settings.py).
 pytestmark = pytest.mark.usefixtures("paper_settings")
