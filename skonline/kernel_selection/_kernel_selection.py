@@ -14,6 +14,7 @@ from threadpoolctl import ThreadpoolController
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
 from ..losses import get_loss
 from ..utils._growing import GrowingStateMixin, warn_growth
+from ..utils.validation import readonly
 from . import _core
 
 __all__ = ["KernelSelectionClassifier", "KernelSelectionRegressor"]
@@ -362,12 +363,14 @@ class _KernelSelectionBase(GrowingStateMixin):
         Y = np.ascontiguousarray(Y, dtype=np.float64)
         SW = np.ascontiguousarray(SW, dtype=np.float64)
         sparse = sp.issparse(X)
+        # the pass only reads its inputs: read-only views give one type whatever the caller passed
         if self._rf and sparse:
-            rows = _core.SparseRows(np.ascontiguousarray(X.data, dtype=np.float64),
-                                    np.ascontiguousarray(X.indices, dtype=np.int64),
-                                    np.ascontiguousarray(X.indptr, dtype=np.int64))
+            rows = _core.SparseRows(readonly(np.ascontiguousarray(X.data, dtype=np.float64)),
+                                    readonly(np.ascontiguousarray(X.indices, dtype=np.int64)),
+                                    readonly(np.ascontiguousarray(X.indptr, dtype=np.int64)))
         else:  # the exact expansion stores dense rows
-            rows = _core.DenseRows(np.ascontiguousarray(X.toarray() if sparse else X, dtype=np.float64))
+            rows = _core.DenseRows(readonly(np.ascontiguousarray(X.toarray() if sparse else X, dtype=np.float64)))
+        Y, SW, U, forced = readonly(Y), readonly(SW), readonly(U), readonly(forced)
         if not self._rf:
             self._grow(self.n_samples_seen_ + n)
         settings, state, model = self._records()
@@ -381,7 +384,7 @@ class _KernelSelectionBase(GrowingStateMixin):
         for a in range(0, n, block):
             b = min(n, a + block)
             if precompute:  # the pass reads only the projections of the rows
-                rows = _core.ProjectedRows(self._projections(X[a:b], t0 + a))
+                rows = _core.ProjectedRows(readonly(self._projections(X[a:b], t0 + a)))
             rounds = _core.Rounds(y=Y[a:b], weight=SW[a:b], u=U[a:b],
                                   forced=forced[a:b] if forced.shape[0] else forced, t0=t0 + a)
             status = run(rows, rounds, settings, state, model, out[a:b], loss_sum)
@@ -441,7 +444,7 @@ class _KernelSelectionBase(GrowingStateMixin):
         if not self._rf:
             Xd = X.toarray() if sp.issparse(X) else X
             _core.expansion_decision(
-                np.ascontiguousarray(Xd), weights, 1.0 / (2.0 * sigmas**2), self._store_, self._idx_,
+                readonly(np.ascontiguousarray(Xd)), weights, 1.0 / (2.0 * sigmas**2), self._store_, self._idx_,
                 self._alpha_, _heads(self.n_support_, 2), self._scale_, out,
             )
             return out
