@@ -3,6 +3,7 @@
 import math
 import warnings
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -42,18 +43,28 @@ _PROJ_BLOCK = 256
 #: below this many features the compiled pass projects each row itself (cheaper than BLAS blocks)
 _PRECOMPUTE_MIN_FEATURES = 48
 
-# loss name -> (catalogue name, multiplier, nu, C0). The paper's square loss is (f - y)^2, twice
-# the catalogue's squared_error; the multiplier is applied to the value and the derivative.
+
+class _LossSpec(NamedTuple):
+    """A loss of the paper: its catalogue name, the multiplier of its value and derivative, and
+    Assumption 1's nu and C0 (None: not smooth)."""
+
+    name: str
+    mult: float
+    nu: int | None
+    C0: float | None
+
+
+# The paper's square loss is (f - y)^2, twice the catalogue's squared_error.
 _LOSSES = {
-    "logistic": ("log_loss", 1.0, 1, 1.0),
-    "log_loss": ("log_loss", 1.0, 1, 1.0),
-    "squared_hinge": ("squared_hinge", 1.0, 2, 4.0),
-    "hinge": ("hinge", 1.0, None, None),
-    "squared_error": ("squared_error", 2.0, 2, 4.0),
-    "absolute_error": ("absolute_error", 1.0, None, None),
+    "logistic": _LossSpec("log_loss", 1.0, 1, 1.0),
+    "log_loss": _LossSpec("log_loss", 1.0, 1, 1.0),
+    "squared_hinge": _LossSpec("squared_hinge", 1.0, 2, 4.0),
+    "hinge": _LossSpec("hinge", 1.0, None, None),
+    "squared_error": _LossSpec("squared_error", 2.0, 2, 4.0),
+    "absolute_error": _LossSpec("absolute_error", 1.0, None, None),
     # aliases (the names of earlier versions)
-    "squared": ("squared_error", 2.0, 2, 4.0),
-    "absolute": ("absolute_error", 1.0, None, None),
+    "squared": _LossSpec("squared_error", 2.0, 2, 4.0),
+    "absolute": _LossSpec("absolute_error", 1.0, None, None),
 }
 
 _ALGO_NAMES = {"oks": "OKS", "oks++": "OKS++", "ioks": "IOKS"}
@@ -135,9 +146,9 @@ class _KernelSelectionBase(GrowingStateMixin):
             raise ValueError(f"sigmas must be a non-empty sequence of positive bandwidths; got {self.sigmas!r}.")
         name = _ALGO_NAMES[self.algorithm]
         if self.algorithm == "oks++":
-            nu = _LOSSES[self.loss][2]
+            nu = _LOSSES[self.loss].nu
             if nu is None:
-                get_loss(_LOSSES[self.loss][0]).check(
+                get_loss(_LOSSES[self.loss].name).check(
                     smooth=True,
                     estimator="algorithm='oks++' (OKS++)",
                     reason=(
@@ -160,8 +171,8 @@ class _KernelSelectionBase(GrowingStateMixin):
 
     def _resolved(self):
         """The constants of the algorithm, with every 'auto' replaced by the paper's value."""
-        code_name, mult, nu, c0 = _LOSSES[self.loss]
-        loss = get_loss(code_name)
+        spec = _LOSSES[self.loss]
+        loss = get_loss(spec.name)
         if self.radius == "auto":
             if self.algorithm == "oks":
                 U = None
@@ -171,17 +182,17 @@ class _KernelSelectionBase(GrowingStateMixin):
                 U = 15.0
         else:
             U = None if self.radius is None else float(self.radius)
-        r = {"loss_code": loss.code, "loss_mult": mult, "radius": -1.0 if U is None else U}
+        r = {"loss_code": loss.code, "loss_mult": spec.mult, "radius": -1.0 if U is None else U}
         algo = self.algorithm
         if algo == "oks":
             r["G"] = 1.0 if self.gradient_bound == "auto" else float(self.gradient_bound)
             if self.step_scale == "auto":
-                r["step_scale"] = 25.0 if nu is not None else 5.0
+                r["step_scale"] = 25.0 if spec.nu is not None else 5.0
             else:
                 r["step_scale"] = float(self.step_scale)
         elif algo == "oks++":
             G = 1.0 if self.gradient_bound == "auto" else float(self.gradient_bound)
-            C0 = c0 if self.smoothness == "auto" else float(self.smoothness)
+            C0 = spec.C0 if self.smoothness == "auto" else float(self.smoothness)
             K = self._sigmas().size
             if self.exploration_constant == "auto" and self.standardize:
                 a = AUTO_STANDARDIZED_EXPLORATION
