@@ -1,26 +1,36 @@
 """Compiled passes of online kernel selection under bandit feedback (Li & Liao, ECML-PKDD 2022).
 
-One pass per algorithm (:func:`oks_pass`, :func:`okspp_pass`, :func:`ioks_pass`); each handles both
-hypothesis backends, chosen by the literal flag ``rf``:
+Each algorithm is written once, as the paper's round (sample I ~ p, predict with f_I, observe the
+loss, step f_I, update q and p): :func:`_oks`, :func:`_okspp`, :func:`_ioks`. Its hypotheses are one
+of two backends, each a record plus three operations (``begin_row``, ``value``, ``step``):
 
-* exact kernel expansion (``rf=False``): f_{h,k} = scale[h,k] * sum_j coef[h,k,j] kappa_k(x_{idx[h,k,j]}, .),
-  the support rows in one shared store (a row is stored once even when several heads add it), the
-  RKHS norm tracked exactly (||f + b kappa(x,.)||^2 = ||f||^2 + 2 b f(x) + b^2) and the projection
-  onto the U-ball done lazily through ``scale``;
-* random Fourier features (``rf=True``): f_{h,k}(x) = w[h,k] . z_k(x), z_k(x) = [cos(W_k x), sin(W_k x)]
-  / sqrt(D) with W_k = base_b / sigma_k, projection = coordinate clipping at ``thr``. With one shared
-  base the projections x . base of the rows do not depend on the state; the estimator computes
-  them for the chunk beforehand (``pre``) and the pass only evaluates the sampled kernel's cos/sin.
+* :class:`ExactExpansion` (``n_components=None``): f_{h,k} = scale[h,k] * sum_j alpha[h,k,j]
+  kappa_k(store[idx[h,k,j]], .), the support rows in one shared store (a row is stored once even
+  when several heads add it), the RKHS norm tracked exactly (||f + b kappa(x,.)||^2 = ||f||^2 +
+  2 b f(x) + b^2) and the projection onto the U-ball done lazily through ``scale``;
+* :class:`RandomFeatures`: f_{h,k}(x) = W[h,k] . z_k(x), z_k(x) = [cos(W_k x), sin(W_k x)] /
+  sqrt(D) with W_k = omega_b / sigma_k, projection = coordinate clipping at ``thr``. With one
+  shared base the projections x . omega of the rows do not depend on the state; the estimator
+  computes them for the chunk beforehand (:class:`ProjectedRows`) and the pass only evaluates the
+  sampled kernel's cos/sin (otherwise the rows are :class:`DenseRows` or :class:`SparseRows`).
 
-State arrays are updated in place; all randomness is in the uniforms ``U`` (one per row and head)
-drawn by the estimator. A pass returns -1, or the first row at which a prediction or the state
-would become non-finite (the estimator then restores its snapshot and raises).
+The compiled entry points are one per algorithm and backend (``okspp_exact_pass``,
+``okspp_rf_pass``, ...; :data:`PASSES`), all called as ``pass_(rows, rounds, settings, state,
+model, out, loss_sum)`` with the named records below, so a configuration compiles its own
+algorithm, backend and row format and nothing else.
+
+State arrays are updated in place; all randomness is in the uniforms ``rounds.u`` (one per row and
+head) drawn by the estimator. A pass returns -1, or the first row at which a prediction or the
+state would become non-finite (the estimator then restores its snapshot and raises).
 """
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
+from numba.core import types
+from numba.extending import overload
 
 from ..losses import loss_and_derivative
 from ..utils._bandit import exp_weights, mix_uniform, sample_index, tsallis_omd_step
@@ -31,7 +41,211 @@ _FM = {"reassoc", "contract"}  # reductions only: the order is fixed by the comp
 _SCALE_MIN = 1e-100
 
 
+# ----------------------------------------------------------------------------------- records
+class DenseRows(NamedTuple):
+    """The chunk's rows as a dense matrix.
+
+    X : ndarray of shape (n, d), float64, C order.
+    """
+
+    X: np.ndarray
+
+
+class SparseRows(NamedTuple):
+    """The chunk's rows in CSR form (random features only; validated before the pass).
+
+    data : ndarray of shape (nnz,), float64; indices : ndarray of shape (nnz,), int64, the column
+    of each entry; indptr : ndarray of shape (n + 1,), int64, row r is ``data[indptr[r]:indptr[r + 1]]``.
+    """
+
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+
+
+class ProjectedRows(NamedTuple):
+    """Random features with one shared base: the rows' projections, computed by the estimator.
+
+    P : ndarray of shape (n, D), float64, ``P[r] = x_r . omega[0]``.
+    """
+
+    P: np.ndarray
+
+
+class Rounds(NamedTuple):
+    """What the chunk's rounds observe besides the rows (H heads: one-vs-rest classes, else 1).
+
+    y : ndarray of shape (n, H), float64
+        Targets (labels -1/+1 per head for classification).
+    weight : ndarray of shape (n,), float64
+        Sample weights: each multiplies its row's loss and derivative.
+    u : ndarray of shape (n, H), float64
+        Uniforms in [0, 1) of the kernel draws I_t ~ p_t.
+    forced : ndarray of shape (n, H) or (0, H), int64
+        Kernel choices imposed on the pass (a test hook; -1 or an empty array: sample).
+    t0 : int
+        Rounds learned before the chunk (the first row is round t0 + 1).
+    """
+
+    y: np.ndarray
+    weight: np.ndarray
+    u: np.ndarray
+    forced: np.ndarray
+    t0: int
+
+
+class BanditState(NamedTuple):
+    """State of the kernel distribution, per head h and kernel k (the paper's symbols).
+
+    q, p : ndarray of shape (H, K)
+        Exploitation and sampling distributions, p = (1 - delta) q + delta / K.
+    L : ndarray of shape (H, K)
+        Importance-weighted cumulative loss estimates L~_{t,k}.
+    C : ndarray of shape (H,)
+        Their sum C~_t (OKS, OKS++: sum of l / p; IOKS: sum of the clipped estimates c~).
+    S : ndarray of shape (H,)
+        OKS++: S_t = sum of q_{I} c~^2 (sets eta_t).
+    counts : ndarray of shape (H, K), int64
+        Rounds in which each kernel was sampled.
+    lam : ndarray of shape (H, K)
+        Last step size lambda applied to each hypothesis.
+    delta : ndarray of shape (H,)
+        Exploration rate of the current p.
+    eta : ndarray of shape (H, K)
+        Learning rate of the distribution (one value repeated for OKS and OKS++; per kernel for IOKS).
+    rho : ndarray of shape (H, K)
+        IOKS: thresholds 2 / p of the learning-rate increases.
+    Gamma : ndarray of shape (H, K)
+        IOKS: sums of squared gradient-estimate norms (AdaGrad steps, eq. (6)).
+    T : ndarray of shape (1,)
+        OKS, IOKS: the horizon of the constants (doubled when a round passes it).
+    """
+
+    q: np.ndarray
+    p: np.ndarray
+    L: np.ndarray
+    C: np.ndarray
+    S: np.ndarray
+    counts: np.ndarray
+    lam: np.ndarray
+    delta: np.ndarray
+    eta: np.ndarray
+    rho: np.ndarray
+    Gamma: np.ndarray
+    T: np.ndarray
+
+
+class OKSSettings(NamedTuple):
+    """OKS (Remark 1): loss code and multiplier, radius U (< 0: no projection), l_max, G, step scale."""
+
+    loss: int
+    loss_mult: float
+    radius: float
+    loss_bound: float
+    G: float
+    step_scale: float
+
+
+class OKSPPSettings(NamedTuple):
+    """OKS++ (Theorem 3.1): loss code and multiplier, radius U, a, b = a^3 and lambda = lam_num *
+    max(b, 8 C~)^(-1/6) / (lam_den sqrt(1 + L~_I))."""
+
+    loss: int
+    loss_mult: float
+    radius: float
+    a: float
+    b: float
+    lam_num: float
+    lam_den: float
+
+
+class IOKSSettings(NamedTuple):
+    """IOKS (Algorithm 2): loss code and multiplier, radius U, l_max, G1, c_eta, Tsallis alpha."""
+
+    loss: int
+    loss_mult: float
+    radius: float
+    loss_bound: float
+    G1: float
+    eta_scale: float
+    alpha: float
+
+
+class ExactExpansion(NamedTuple):
+    """Exact Gaussian-kernel expansions of the H x K hypotheses, and their work buffers.
+
+    inv2s2 : ndarray of shape (K,)
+        1 / (2 sigma_k^2).
+    store : ndarray of shape (capacity, d)
+        Support rows (shared by every head and kernel); ``n_store[0]`` are used.
+    n_store : ndarray of shape (1,), int64
+    idx, alpha : ndarray of shape (H, K, capacity), int64 and float64
+        Store row and coefficient of each support vector; ``n_support[h, k]`` are used.
+    n_support : ndarray of shape (H, K), int64
+    scale : ndarray of shape (H, K)
+        Lazy multiplier of the coefficients (projections onto the ball).
+    norm2 : ndarray of shape (H, K)
+        Tracked squared RKHS norms.
+    n_dropped : ndarray of shape (1,), int64
+        Steps skipped because the store was full.
+    cur : ndarray of shape (1,), int64
+        Work: store row of the current round's x (-1: not stored yet).
+    ebuf, vbuf : ndarray of shape (capacity,); kbuf : ndarray of shape (capacity,), int64
+        Work: exponents, kernel values and the exponent bits of :func:`exp_buffer`.
+    """
+
+    inv2s2: np.ndarray
+    store: np.ndarray
+    n_store: np.ndarray
+    idx: np.ndarray
+    alpha: np.ndarray
+    n_support: np.ndarray
+    scale: np.ndarray
+    norm2: np.ndarray
+    n_dropped: np.ndarray
+    cur: np.ndarray
+    ebuf: np.ndarray
+    vbuf: np.ndarray
+    kbuf: np.ndarray
+
+
+class RandomFeatures(NamedTuple):
+    """Random Fourier features of the K kernels, the H x K weight vectors, and work buffers.
+
+    sigmas : ndarray of shape (K,)
+        Bandwidths.
+    omega : ndarray of shape (B, d, D)
+        Gaussian bases (B = 1: shared by the kernels; B = K: one per kernel).
+    W : ndarray of shape (H, K, 2 D)
+        Weights of the hypotheses.
+    thr : float
+        Clipping threshold of the projection (U / sqrt(D) or U / sqrt(2 D); inf: none).
+    proj : ndarray of shape (B, D)
+        Work: x . omega_b of the current row.
+    z : ndarray of shape (K, 2 D)
+        Work: sqrt(D) z_k(x) of the current row.
+    proj_done : ndarray of shape (B,), bool; z_done : ndarray of shape (K,), bool
+        Work: which of ``proj`` and ``z`` hold the current row.
+    """
+
+    sigmas: np.ndarray
+    omega: np.ndarray
+    W: np.ndarray
+    thr: float
+    proj: np.ndarray
+    z: np.ndarray
+    proj_done: np.ndarray
+    z_done: np.ndarray
+
+
+def _is(typ, record):
+    """Whether the numba type ``typ`` is that of the named tuple class ``record``."""
+    return isinstance(typ, types.BaseNamedTuple) and typ.instance_class is record
+
+
 # ----------------------------------------------------------------------------------- kernels
+# The fastmath reductions stay functions of their own (inlined, they would take their caller's
+# flags); the rest of the exact backend is inlined into the passes (fewer functions to compile).
 @numba.njit(cache=True, fastmath=_FM)
 def _sq_dist(x, store, j):
     acc = 0.0
@@ -49,7 +263,7 @@ def _dot(a, b, n):
     return acc
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def expansion_value(x, store, idx, coef, n, inv2s2, ebuf, vbuf, kbuf):
     """sum_{j<n} coef[j] exp(-||x - store[idx[j]]||^2 * inv2s2) (the Gaussian expansion at x)."""
     for j in range(n):
@@ -59,117 +273,54 @@ def expansion_value(x, store, idx, coef, n, inv2s2, ebuf, vbuf, kbuf):
     return _dot(coef, vbuf, n)
 
 
-@numba.njit(cache=True)
-def _rf_project(X, row, sparse, Xdata, Xind, Xptr, base, proj):
-    """proj = x . base  (base of shape (d, D)); fixed summation order over features."""
-    D = proj.shape[0]
-    for j in range(D):
-        proj[j] = 0.0
-    if sparse:
-        for jj in range(Xptr[row], Xptr[row + 1]):
-            v = Xdata[jj]
-            col = Xind[jj]
-            for j in range(D):
-                proj[j] += v * base[col, j]
-    else:
-        for k in range(X.shape[1]):
-            v = X[row, k]
-            for j in range(D):
-                proj[j] += v * base[k, j]
+# ----------------------------------------------------------------------------------- backends
+# Each backend has three operations, written as inline functions and handed to the algorithms by
+# the entry points (so each entry point compiles its backend's code, and only that):
+#   begin_row(model)                         forget the previous row's cached features / store slot
+#   value(model, rows, row, h, k)            f_{h,k}(x_row)
+#   step(model, rows, row, h, k, step, pred, radius)
+#                                            f_{h,k} <- Proj(f_{h,k} - step phi_k(x_row)); False if
+#                                            the state became non-finite
+@numba.njit(inline="always")
+def _exact_begin_row(model):
+    model.cur[0] = -1  # the current row is not in the store yet
 
 
-@numba.njit(cache=True, inline="always")
-def _rf_features(k, X, row, sparse, Xdata, Xind, Xptr, sigmas, RF):
-    """sqrt(D) z_k(x_row) = [cos, sin](x . base_b / sigma_k) into zbuf[k] (once per row and kernel)."""
-    omega, W, proj, zbuf, pdone, zdone, pre = RF
-    if zdone[k]:
-        return
-    D = proj.shape[1]
-    z = zbuf[k]
-    if pre.shape[0] > 0:  # shared base: projections of the rows precomputed by the estimator
-        sincos_buffer(pre[row], 1.0 / sigmas[k], z[:D], z[D:], D)
-        zdone[k] = True
-        return
-    b = k if omega.shape[0] > 1 else 0
-    if not pdone[b]:
-        _rf_project(X, row, sparse, Xdata, Xind, Xptr, omega[b], proj[b])
-        pdone[b] = True
-    sincos_buffer(proj[b], 1.0 / sigmas[k], z[:D], z[D:], D)  # sqrt(D) z_k(x), scaled by the callers
-    zdone[k] = True
-
-
-# ----------------------------------------------------------------------------------- backend
-@numba.njit(cache=True, inline="always")
-def _begin_row(rf, RF, EX):
-    if rf:
-        pdone = RF[4]
-        zdone = RF[5]
-        for b in range(pdone.shape[0]):
-            pdone[b] = False
-        for k in range(zdone.shape[0]):
-            zdone[k] = False
-    else:
-        EX[7][0] = -1  # the current row is not in the store yet
-
-
-@numba.njit(cache=True, inline="always")
-def _predict(rf, h, k, X, row, sparse, Xdata, Xind, Xptr, sigmas, inv2s2, RF, EX, SCR):
-    if rf:
-        _rf_features(k, X, row, sparse, Xdata, Xind, Xptr, sigmas, RF)
-        W = RF[1]
-        zbuf = RF[3]
-        return _dot(W[h, k], zbuf[k], W.shape[2]) * (1.0 / math.sqrt(W.shape[2] // 2))
-    store, nstore, idx, coef, nsv, scale, norm2, cur, _ = EX
-    n = nsv[h, k]
+@numba.njit(inline="always")
+def _exact_value(model, rows, row, h, k):
+    n = model.n_support[h, k]
     if n == 0:
         return 0.0
-    return scale[h, k] * expansion_value(
-        X[row], store, idx[h, k], coef[h, k], n, inv2s2[k], SCR[0], SCR[1], SCR[2]
+    return model.scale[h, k] * expansion_value(
+        rows.X[row], model.store, model.idx[h, k], model.alpha[h, k], n, model.inv2s2[k],
+        model.ebuf, model.vbuf, model.kbuf,
     )
 
 
-@numba.njit(cache=True, inline="always")
-def _gradient_step(rf, h, k, X, row, step, pred, radius, thr, RF, EX):
-    """f_{h,k} <- Proj(f_{h,k} - step * phi_k(x_row)); returns False if the state became non-finite."""
-    if rf:
-        W = RF[1]
-        z = RF[3][k]
-        w = W[h, k]
-        step = step * (1.0 / math.sqrt(w.shape[0] // 2))  # z_k(x) = zbuf[k] / sqrt(D)
-        ok = True
-        if radius > 0.0:
-            for j in range(w.shape[0]):
-                v = w[j] - step * z[j]
-                if v > thr:
-                    v = thr
-                elif v < -thr:
-                    v = -thr
-                w[j] = v
-        else:
-            for j in range(w.shape[0]):
-                v = w[j] - step * z[j]
-                w[j] = v
-                if not abs(v) < math.inf:
-                    ok = False
-        return ok
+@numba.njit(inline="always")
+def _exact_step(model, rows, row, h, k, step, pred, radius):
     if step == 0.0:
         return True
-    store, nstore, idx, coef, nsv, scale, norm2, cur, dropped = EX
+    store = model.store
+    cur = model.cur
+    scale = model.scale
+    alpha = model.alpha
     beta = -step
-    if cur[0] < 0:
-        s = nstore[0]
+    if cur[0] < 0:  # the first step of this row: store it
+        s = model.n_store[0]
         if s == store.shape[0]:  # budget reached (the store is allocated at the budget): no step
-            dropped[0] += 1
+            model.n_dropped[0] += 1
             return True
+        X = rows.X
         for c in range(X.shape[1]):
             store[s, c] = X[row, c]
         cur[0] = s
-        nstore[0] = s + 1
-    n = nsv[h, k]
-    idx[h, k, n] = cur[0]
-    coef[h, k, n] = beta / scale[h, k]
-    nsv[h, k] = n + 1
-    nn = norm2[h, k] + 2.0 * beta * pred + beta * beta
+        model.n_store[0] = s + 1
+    n = model.n_support[h, k]
+    model.idx[h, k, n] = cur[0]
+    alpha[h, k, n] = beta / scale[h, k]
+    model.n_support[h, k] = n + 1
+    nn = model.norm2[h, k] + 2.0 * beta * pred + beta * beta
     if nn < 0.0:
         nn = 0.0
     if not nn < math.inf:
@@ -180,17 +331,132 @@ def _gradient_step(rf, h, k, X, row, step, pred, radius, thr, RF, EX):
         if scale[h, k] < _SCALE_MIN:
             sc = scale[h, k]
             for j in range(n + 1):
-                coef[h, k, j] *= sc
+                alpha[h, k, j] *= sc
             scale[h, k] = 1.0
-    norm2[h, k] = nn
+    model.norm2[h, k] = nn
     return True
 
 
-@numba.njit(cache=True, inline="always")
-def _choose(p, U, forced, r, h):
+@numba.njit(inline="always")
+def _rf_begin_row(model):
+    for b in range(model.proj_done.shape[0]):
+        model.proj_done[b] = False
+    for k in range(model.z_done.shape[0]):
+        model.z_done[k] = False
+
+
+@numba.njit(inline="always")
+def _rf_value(model, rows, row, h, k):
+    D = model.proj.shape[1]
+    z = model.z[k]
+    if not model.z_done[k]:  # sqrt(D) z_k(x) = [cos, sin](x . omega_b / sigma_k), once per row and kernel
+        sincos_buffer(_projection(rows, row, model, k), 1.0 / model.sigmas[k], z[:D], z[D:], D)
+        model.z_done[k] = True
+    W = model.W
+    return _dot(W[h, k], z, W.shape[2]) * (1.0 / math.sqrt(W.shape[2] // 2))
+
+
+@numba.njit(inline="always")
+def _rf_step(model, rows, row, h, k, step, pred, radius):
+    z = model.z[k]
+    w = model.W[h, k]
+    thr = model.thr
+    step = step * (1.0 / math.sqrt(w.shape[0] // 2))  # z_k(x) = z[k] / sqrt(D)
+    ok = True
+    if radius > 0.0:
+        for j in range(w.shape[0]):
+            v = w[j] - step * z[j]
+            if v > thr:
+                v = thr
+            elif v < -thr:
+                v = -thr
+            w[j] = v
+    else:
+        for j in range(w.shape[0]):
+            v = w[j] - step * z[j]
+            w[j] = v
+            if not abs(v) < math.inf:
+                ok = False
+    return ok
+
+
+# Random features read the rows through x_row . omega_b, chosen from the type of the rows record.
+def _projection(rows, row, model, k):
+    """x_row . omega_b of kernel k's base b: precomputed, or computed once per row and base."""
+
+
+def _precomputed_projection(rows, row, model, k):
+    return rows.P[row]
+
+
+def _dense_projection(rows, row, model, k):
+    b = k if model.omega.shape[0] > 1 else 0
+    proj = model.proj[b]
+    if not model.proj_done[b]:  # fixed summation order over the features
+        X = rows.X
+        base = model.omega[b]
+        D = proj.shape[0]
+        for j in range(D):
+            proj[j] = 0.0
+        for c in range(X.shape[1]):
+            v = X[row, c]
+            for j in range(D):
+                proj[j] += v * base[c, j]
+        model.proj_done[b] = True
+    return proj
+
+
+def _sparse_projection(rows, row, model, k):
+    b = k if model.omega.shape[0] > 1 else 0
+    proj = model.proj[b]
+    if not model.proj_done[b]:  # the row's entries in stored order
+        base = model.omega[b]
+        D = proj.shape[0]
+        for j in range(D):
+            proj[j] = 0.0
+        for jj in range(rows.indptr[row], rows.indptr[row + 1]):
+            v = rows.data[jj]
+            col = rows.indices[jj]
+            for j in range(D):
+                proj[j] += v * base[col, j]
+        model.proj_done[b] = True
+    return proj
+
+
+@overload(_projection)
+def _projection_impl(rows, row, model, k):
+    if _is(rows, ProjectedRows):
+        return _precomputed_projection
+    if _is(rows, DenseRows):
+        return _dense_projection
+    if _is(rows, SparseRows):
+        return _sparse_projection
+
+
+# ----------------------------------------------------------------------------------- one round
+@numba.njit(inline="always")
+def _play(value, rows, rounds, settings, state, model, r, h, out, loss_sum):
+    """Sample I ~ p_h, predict f_{h,I}(x_r) into ``out``, observe the weighted loss and derivative.
+
+    Returns (I, prediction, loss, derivative, ok); ``ok`` is False if the prediction, the loss
+    sum or the derivative is not finite (the row is then rejected before any state changes).
+    """
+    forced = rounds.forced
     if forced.shape[0] > 0 and forced[r, h] >= 0:
-        return forced[r, h]
-    return sample_index(p, U[r, h])
+        I = forced[r, h]
+    else:
+        I = sample_index(state.p[h], rounds.u[r, h])
+    pred = value(model, rows, r, h, I)
+    out[r, h] = pred
+    if not abs(pred) < math.inf:
+        return I, pred, 0.0, 0.0, False
+    lv, g = loss_and_derivative(settings.loss, rounds.y[r, h], pred, 0.0)
+    wm = settings.loss_mult * rounds.weight[r]  # the row's weight multiplies its loss and derivative
+    lv *= wm
+    g *= wm
+    loss_sum[0] += lv
+    ok = abs(loss_sum[0]) < math.inf and abs(g) < math.inf  # else the loss overflows
+    return I, pred, lv, g, ok
 
 
 # ----------------------------------------------------------------------------------- horizons
@@ -215,144 +481,116 @@ def ioks_constants(T, K, U, G1, loss_bound, eta_scale):
     return delta, eta, ups
 
 
-# ----------------------------------------------------------------------------------- passes
-@numba.njit(cache=True)
-def oks_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, SW, U, forced, t0, sigmas, inv2s2,
-             loss_code, loss_mult, radius, thr, loss_bound, G, step_scale,
-             ST, RF, EX, SCR, out, loss_acc):
+# ----------------------------------------------------------------------------------- algorithms
+# One body per algorithm, over any backend (begin_row, value, step); the entry points below
+# instantiate each with one backend.
+@numba.njit(inline="always")
+def _oks(begin_row, value, step, rows, rounds, settings, state, model, out, loss_sum):
     """OKS (Yang et al. 2012; Algorithm 1 of the paper with the constants of Remark 1)."""
-    q, p, L, C, S, counts, lam, delta, eta, rho, gam, T = ST
-    n = Y.shape[0]
-    H = Y.shape[1]
+    q, p, L, C, T = state.q, state.p, state.L, state.C, state.T
+    n = rounds.y.shape[0]
+    H = rounds.y.shape[1]
     K = q.shape[1]
-    d_, e_, l_ = oks_constants(T[0], K, loss_bound, G, step_scale)
+    s = settings
+    d_, e_, l_ = oks_constants(T[0], K, s.loss_bound, s.G, s.step_scale)
     for r in range(n):
-        t = t0 + r + 1
+        t = rounds.t0 + r + 1
         if t > T[0]:
             while t > T[0]:
                 T[0] *= 2.0
-            d_, e_, l_ = oks_constants(T[0], K, loss_bound, G, step_scale)
-        _begin_row(rf, RF, EX)
+            d_, e_, l_ = oks_constants(T[0], K, s.loss_bound, s.G, s.step_scale)
+        begin_row(model)
         for h in range(H):
-            I = _choose(p[h], U, forced, r, h)
-            pred = _predict(rf, h, I, X, r, sparse, Xdata, Xind, Xptr, sigmas, inv2s2, RF, EX, SCR)
-            out[r, h] = pred
-            if not abs(pred) < math.inf:
+            I, pred, lv, g, ok = _play(value, rows, rounds, s, state, model, r, h, out, loss_sum)
+            if not ok:
                 return r
-            lv, g = loss_and_derivative(loss_code, Y[r, h], pred, 0.0)
-            wm = loss_mult * SW[r]  # the row's weight multiplies its loss and derivative
-            lv *= wm
-            g *= wm
-            loss_acc[0] += lv
-            if not (abs(loss_acc[0]) < math.inf and abs(g) < math.inf):
-                return r  # the loss overflows: reject the row before any state changes
             pI = p[h, I]
             L[h, I] += lv / pI
             C[h] += lv / pI
-            counts[h, I] += 1
-            lam[h, I] = l_
-            if not _gradient_step(rf, h, I, X, r, l_ * g / pI, pred, radius, thr, RF, EX):
+            state.counts[h, I] += 1
+            state.lam[h, I] = l_
+            if not step(model, rows, r, h, I, l_ * g / pI, pred, s.radius):
                 return r
             exp_weights(L[h], e_, q[h])
             mix_uniform(q[h], d_, p[h])
-            delta[h] = d_
-            eta[h, :] = e_
+            state.delta[h] = d_
+            state.eta[h, :] = e_
     return -1
 
 
-@numba.njit(cache=True)
-def okspp_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, SW, U, forced, t0, sigmas, inv2s2,
-               loss_code, loss_mult, radius, thr, a, b, lam_num, lam_den,
-               ST, RF, EX, SCR, out, loss_acc):
+@numba.njit(inline="always")
+def _okspp(begin_row, value, step, rows, rounds, settings, state, model, out, loss_sum):
     """OKS++ (Theorem 3.1; Algorithm 3 for random features), FTRL form of the weights."""
-    q, p, L, C, S, counts, lam, delta, eta, rho, gam, T = ST
-    n = Y.shape[0]
-    H = Y.shape[1]
+    q, p, L, C, S = state.q, state.p, state.L, state.C, state.S
+    n = rounds.y.shape[0]
+    H = rounds.y.shape[1]
     K = q.shape[1]
+    s = settings
     two_ln_k = 2.0 * math.log(K)
     for r in range(n):
-        _begin_row(rf, RF, EX)
+        begin_row(model)
         for h in range(H):
-            I = _choose(p[h], U, forced, r, h)
-            pred = _predict(rf, h, I, X, r, sparse, Xdata, Xind, Xptr, sigmas, inv2s2, RF, EX, SCR)
-            out[r, h] = pred
-            if not abs(pred) < math.inf:
+            I, pred, lv, g, ok = _play(value, rows, rounds, s, state, model, r, h, out, loss_sum)
+            if not ok:
                 return r
-            lv, g = loss_and_derivative(loss_code, Y[r, h], pred, 0.0)
-            wm = loss_mult * SW[r]  # the row's weight multiplies its loss and derivative
-            lv *= wm
-            g *= wm
-            loss_acc[0] += lv
-            if not (abs(loss_acc[0]) < math.inf and abs(g) < math.inf):
-                return r  # the loss overflows: reject the row before any state changes
             pI = p[h, I]
             ct = lv / pI
             C[h] += ct
             S[h] += q[h, I] * ct * ct
             L[h, I] += ct
-            counts[h, I] += 1
+            state.counts[h, I] += 1
             m = 8.0 * C[h]
-            if b > m:
-                m = b
-            lam_t = lam_num * m ** (-1.0 / 6.0) / (lam_den * math.sqrt(1.0 + L[h, I]))
-            lam[h, I] = lam_t
-            if not _gradient_step(rf, h, I, X, r, lam_t * g / pI, pred, radius, thr, RF, EX):
+            if s.b > m:
+                m = s.b
+            lam_t = s.lam_num * m ** (-1.0 / 6.0) / (s.lam_den * math.sqrt(1.0 + L[h, I]))
+            state.lam[h, I] = lam_t
+            if not step(model, rows, r, h, I, lam_t * g / pI, pred, s.radius):
                 return r
             c3 = 2.0 * C[h] ** (1.0 / 3.0)
-            d_ = a / (2.0 * (a if a > c3 else c3))
+            d_ = s.a / (2.0 * (s.a if s.a > c3 else c3))
             e_ = math.sqrt(two_ln_k) / math.sqrt(1.0 + S[h])
             exp_weights(L[h], e_, q[h])
             mix_uniform(q[h], d_, p[h])
-            delta[h] = d_
-            eta[h, :] = e_
+            state.delta[h] = d_
+            state.eta[h, :] = e_
     return -1
 
 
-@numba.njit(cache=True)
-def ioks_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, SW, U, forced, t0, sigmas, inv2s2,
-              loss_code, loss_mult, radius, thr, loss_bound, G1, eta_scale, alpha,
-              ST, RF, EX, SCR, out, loss_acc):
+@numba.njit(inline="always")
+def _ioks(begin_row, value, step, rows, rounds, settings, state, model, out, loss_sum):
     """IOKS (Algorithm 2; Algorithm 4 for random features)."""
-    q, p, L, C, S, counts, lam, delta, eta, rho, gam, T = ST
-    n = Y.shape[0]
-    H = Y.shape[1]
+    q, p, L, C, T, eta, rho = state.q, state.p, state.L, state.C, state.T, state.eta, state.rho
+    n = rounds.y.shape[0]
+    H = rounds.y.shape[1]
     K = q.shape[1]
-    cvec = SCR[3]
-    qnew = SCR[4]
-    d_, e0, ups = ioks_constants(T[0], K, radius, G1, loss_bound, eta_scale)
+    s = settings
+    cvec = np.zeros(K)
+    qnew = np.zeros(K)
+    d_, e0, ups = ioks_constants(T[0], K, s.radius, s.G1, s.loss_bound, s.eta_scale)
     for r in range(n):
-        t = t0 + r + 1
+        t = rounds.t0 + r + 1
         if t > T[0]:
             while t > T[0]:
                 T[0] *= 2.0
-            d_, e1, ups = ioks_constants(T[0], K, radius, G1, loss_bound, eta_scale)
+            d_, e1, ups = ioks_constants(T[0], K, s.radius, s.G1, s.loss_bound, s.eta_scale)
             for h in range(H):
                 for i in range(K):
                     eta[h, i] *= e1 / e0  # keep the increases already applied
             e0 = e1
-        _begin_row(rf, RF, EX)
+        begin_row(model)
         for h in range(H):
-            I = _choose(p[h], U, forced, r, h)
-            pred = _predict(rf, h, I, X, r, sparse, Xdata, Xind, Xptr, sigmas, inv2s2, RF, EX, SCR)
-            out[r, h] = pred
-            if not abs(pred) < math.inf:
+            I, pred, lv, g, ok = _play(value, rows, rounds, s, state, model, r, h, out, loss_sum)
+            if not ok:
                 return r
-            lv, g = loss_and_derivative(loss_code, Y[r, h], pred, 0.0)
-            wm = loss_mult * SW[r]  # the row's weight multiplies its loss and derivative
-            lv *= wm
-            g *= wm
-            loss_acc[0] += lv
-            if not (abs(loss_acc[0]) < math.inf and abs(g) < math.inf):
-                return r  # the loss overflows: reject the row before any state changes
             pI = p[h, I]
             gp = g / pI
-            gam[h, I] += gp * gp
-            counts[h, I] += 1
-            lam_t = radius / (math.sqrt(2.0) * math.sqrt(1.0 + gam[h, I]))
-            lam[h, I] = lam_t
-            if not _gradient_step(rf, h, I, X, r, lam_t * gp, pred, radius, thr, RF, EX):
+            state.Gamma[h, I] += gp * gp
+            state.counts[h, I] += 1
+            lam_t = s.radius / (math.sqrt(2.0) * math.sqrt(1.0 + state.Gamma[h, I]))
+            state.lam[h, I] = lam_t
+            if not step(model, rows, r, h, I, lam_t * gp, pred, s.radius):
                 return r
-            c = lv / loss_bound
+            c = lv / s.loss_bound
             m = eta[h, 0]
             for i in range(1, K):
                 if eta[h, i] > m:
@@ -363,16 +601,62 @@ def ioks_pass(rf, X, sparse, Xdata, Xind, Xptr, Y, SW, U, forced, t0, sigmas, in
             for i in range(K):
                 cvec[i] = 0.0
             cvec[I] = ct
-            tsallis_omd_step(q[h], eta[h], cvec, alpha, qnew)
+            tsallis_omd_step(q[h], eta[h], cvec, s.alpha, qnew)
             for i in range(K):
                 q[h, i] = qnew[i]
             mix_uniform(q[h], d_, p[h])
-            delta[h] = d_
+            state.delta[h] = d_
             for i in range(K):
                 if 1.0 / p[h, i] > rho[h, i]:
                     rho[h, i] = 2.0 / p[h, i]
                     eta[h, i] *= ups
     return -1
+
+
+# ----------------------------------------------------------------------------------- passes
+# pass(rows, rounds, settings, state, model, out, loss_sum): one per algorithm and backend.
+@numba.njit(cache=True)
+def oks_exact_pass(rows, rounds, settings, state, model, out, loss_sum):
+    """OKS with exact kernel expansions."""
+    return _oks(_exact_begin_row, _exact_value, _exact_step, rows, rounds, settings, state, model, out, loss_sum)
+
+
+@numba.njit(cache=True)
+def oks_rf_pass(rows, rounds, settings, state, model, out, loss_sum):
+    """RF-OKS: OKS with random features."""
+    return _oks(_rf_begin_row, _rf_value, _rf_step, rows, rounds, settings, state, model, out, loss_sum)
+
+
+@numba.njit(cache=True)
+def okspp_exact_pass(rows, rounds, settings, state, model, out, loss_sum):
+    """OKS++ with exact kernel expansions."""
+    return _okspp(_exact_begin_row, _exact_value, _exact_step, rows, rounds, settings, state, model, out, loss_sum)
+
+
+@numba.njit(cache=True)
+def okspp_rf_pass(rows, rounds, settings, state, model, out, loss_sum):
+    """RF-OKS++ (Algorithm 3)."""
+    return _okspp(_rf_begin_row, _rf_value, _rf_step, rows, rounds, settings, state, model, out, loss_sum)
+
+
+@numba.njit(cache=True)
+def ioks_exact_pass(rows, rounds, settings, state, model, out, loss_sum):
+    """IOKS with exact kernel expansions (Algorithm 2)."""
+    return _ioks(_exact_begin_row, _exact_value, _exact_step, rows, rounds, settings, state, model, out, loss_sum)
+
+
+@numba.njit(cache=True)
+def ioks_rf_pass(rows, rounds, settings, state, model, out, loss_sum):
+    """RF-IOKS (Algorithm 4)."""
+    return _ioks(_rf_begin_row, _rf_value, _rf_step, rows, rounds, settings, state, model, out, loss_sum)
+
+
+#: the compiled pass of each algorithm and backend (``rf``: random features)
+PASSES = {
+    ("oks", False): oks_exact_pass, ("oks", True): oks_rf_pass,
+    ("oks++", False): okspp_exact_pass, ("oks++", True): okspp_rf_pass,
+    ("ioks", False): ioks_exact_pass, ("ioks", True): ioks_rf_pass,
+}
 
 
 # ----------------------------------------------------------------------------------- predict

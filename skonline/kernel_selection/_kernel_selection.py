@@ -3,6 +3,7 @@
 import math
 import warnings
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -14,6 +15,7 @@ from threadpoolctl import ThreadpoolController
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
 from ..losses import get_loss
 from ..utils._growing import GrowingStateMixin, warn_growth
+from ..utils.validation import readonly
 from . import _core
 
 __all__ = ["KernelSelectionClassifier", "KernelSelectionRegressor"]
@@ -41,21 +43,57 @@ _PROJ_BLOCK = 256
 #: below this many features the compiled pass projects each row itself (cheaper than BLAS blocks)
 _PRECOMPUTE_MIN_FEATURES = 48
 
-# loss name -> (catalogue name, multiplier, nu, C0). The paper's square loss is (f - y)^2, twice
-# the catalogue's squared_error; the multiplier is applied to the value and the derivative.
+
+class _LossSpec(NamedTuple):
+    """A loss of the paper: its catalogue name, the multiplier of its value and derivative, and
+    Assumption 1's nu and C0 (None: not smooth)."""
+
+    name: str
+    mult: float
+    nu: int | None
+    C0: float | None
+
+
+# The paper's square loss is (f - y)^2, twice the catalogue's squared_error.
 _LOSSES = {
-    "logistic": ("log_loss", 1.0, 1, 1.0),
-    "log_loss": ("log_loss", 1.0, 1, 1.0),
-    "squared_hinge": ("squared_hinge", 1.0, 2, 4.0),
-    "hinge": ("hinge", 1.0, None, None),
-    "squared_error": ("squared_error", 2.0, 2, 4.0),
-    "absolute_error": ("absolute_error", 1.0, None, None),
+    "logistic": _LossSpec("log_loss", 1.0, 1, 1.0),
+    "log_loss": _LossSpec("log_loss", 1.0, 1, 1.0),
+    "squared_hinge": _LossSpec("squared_hinge", 1.0, 2, 4.0),
+    "hinge": _LossSpec("hinge", 1.0, None, None),
+    "squared_error": _LossSpec("squared_error", 2.0, 2, 4.0),
+    "absolute_error": _LossSpec("absolute_error", 1.0, None, None),
     # aliases (the names of earlier versions)
-    "squared": ("squared_error", 2.0, 2, 4.0),
-    "absolute": ("absolute_error", 1.0, None, None),
+    "squared": _LossSpec("squared_error", 2.0, 2, 4.0),
+    "absolute": _LossSpec("absolute_error", 1.0, None, None),
 }
 
 _ALGO_NAMES = {"oks": "OKS", "oks++": "OKS++", "ioks": "IOKS"}
+#: public learned state the passes update (the backend-specific ones exist with their backend)
+_PUBLIC_STATE = ("q_", "p_", "loss_estimates_", "kernel_counts_", "step_sizes_", "coef_", "n_support_")
+
+
+def _heads(a, ndim):
+    """``a`` with its head axis first: the per-kernel attributes have none for a single head.
+
+    A view, never a copy (a new leading axis of length one), so the compiled pass writes through it.
+    """
+    return a if a.ndim == ndim else a[np.newaxis]
+
+
+class _BackendOnly:
+    """A fitted attribute of one hypothesis backend only: what reading it says with the other one.
+
+    A non-data descriptor: the instance attribute, when the backend sets it, takes precedence.
+    """
+
+    def __init__(self, message):
+        self.message = message
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        check_is_fitted(obj, "q_")
+        raise AttributeError(self.message)
 
 
 class _KernelSelectionBase(GrowingStateMixin):
@@ -108,9 +146,9 @@ class _KernelSelectionBase(GrowingStateMixin):
             raise ValueError(f"sigmas must be a non-empty sequence of positive bandwidths; got {self.sigmas!r}.")
         name = _ALGO_NAMES[self.algorithm]
         if self.algorithm == "oks++":
-            nu = _LOSSES[self.loss][2]
+            nu = _LOSSES[self.loss].nu
             if nu is None:
-                get_loss(_LOSSES[self.loss][0]).check(
+                get_loss(_LOSSES[self.loss].name).check(
                     smooth=True,
                     estimator="algorithm='oks++' (OKS++)",
                     reason=(
@@ -133,8 +171,8 @@ class _KernelSelectionBase(GrowingStateMixin):
 
     def _resolved(self):
         """The constants of the algorithm, with every 'auto' replaced by the paper's value."""
-        code_name, mult, nu, c0 = _LOSSES[self.loss]
-        loss = get_loss(code_name)
+        spec = _LOSSES[self.loss]
+        loss = get_loss(spec.name)
         if self.radius == "auto":
             if self.algorithm == "oks":
                 U = None
@@ -144,17 +182,17 @@ class _KernelSelectionBase(GrowingStateMixin):
                 U = 15.0
         else:
             U = None if self.radius is None else float(self.radius)
-        r = {"loss_code": loss.code, "loss_mult": mult, "radius": -1.0 if U is None else U}
+        r = {"loss_code": loss.code, "loss_mult": spec.mult, "radius": -1.0 if U is None else U}
         algo = self.algorithm
         if algo == "oks":
             r["G"] = 1.0 if self.gradient_bound == "auto" else float(self.gradient_bound)
             if self.step_scale == "auto":
-                r["step_scale"] = 25.0 if nu is not None else 5.0
+                r["step_scale"] = 25.0 if spec.nu is not None else 5.0
             else:
                 r["step_scale"] = float(self.step_scale)
         elif algo == "oks++":
             G = 1.0 if self.gradient_bound == "auto" else float(self.gradient_bound)
-            C0 = c0 if self.smoothness == "auto" else float(self.smoothness)
+            C0 = spec.C0 if self.smoothness == "auto" else float(self.smoothness)
             K = self._sigmas().size
             if self.exploration_constant == "auto" and self.standardize:
                 a = AUTO_STANDARDIZED_EXPLORATION
@@ -185,6 +223,9 @@ class _KernelSelectionBase(GrowingStateMixin):
         return r
 
     # ------------------------------------------------------------------ state
+    coef_ = _BackendOnly("coef_ exists only with random features (n_components set).")
+    n_support_ = _BackendOnly("n_support_ exists only for the exact kernel expansion (n_components=None).")
+
     @property
     def _rf(self):
         return self.n_components is not None
@@ -194,18 +235,20 @@ class _KernelSelectionBase(GrowingStateMixin):
         H = self._n_heads if not self._is_regressor() else 1
         s = self._sigmas()
         K = s.size
-        self._sigmas_ = s.copy()
-        self._q_ = np.full((H, K), 1.0 / K)
-        self._p_ = np.full((H, K), 1.0 / K)
-        self._L_ = np.zeros((H, K))
+        per_kernel = (K,) if H == 1 else (H, K)  # the documented shape: a class axis for multiclass only
+        self.sigmas_ = s.copy()
+        self.q_ = np.full(per_kernel, 1.0 / K)
+        self.p_ = np.full(per_kernel, 1.0 / K)
+        self.loss_estimates_ = np.zeros(per_kernel)
+        self.kernel_counts_ = np.zeros(per_kernel, dtype=np.int64)
+        self.step_sizes_ = np.zeros(per_kernel)
+        # internal state keeps the head axis (H = 1 for binary problems and regression)
         self._C_ = np.zeros(H)
         self._S_ = np.zeros(H)
-        self._counts_ = np.zeros((H, K), dtype=np.int64)
-        self._lam_ = np.zeros((H, K))
         self._delta_ = np.zeros(H)
         self._eta_ = np.zeros((H, K))
         self._rho_ = np.full((H, K), 2.0 * K)
-        self._gam_ = np.zeros((H, K))
+        self._Gamma_ = np.zeros((H, K))
         T0 = float(self.horizon) if self.horizon is not None else float(INITIAL_HORIZON)
         self._T_ = np.array([T0])
         c = self._resolved()
@@ -225,13 +268,13 @@ class _KernelSelectionBase(GrowingStateMixin):
             # sampled kernels does not depend on n_components
             feat_rng = np.random.default_rng(self._rng_.integers(2**63))
             self._omega_ = np.ascontiguousarray(feat_rng.standard_normal((B, d, D)))
-            self._W_ = np.zeros((H, K, 2 * D))
+            self.coef_ = np.zeros(per_kernel + (2 * D,))
         else:
             self._store_ = np.zeros((0, d))
             self._nstore_ = np.zeros(1, dtype=np.int64)
             self._idx_ = np.zeros((H, K, 0), dtype=np.int64)
-            self._coef_ = np.zeros((H, K, 0))
-            self._nsv_ = np.zeros((H, K), dtype=np.int64)
+            self._alpha_ = np.zeros((H, K, 0))
+            self.n_support_ = np.zeros(per_kernel, dtype=np.int64)
             self._scale_ = np.ones((H, K))
             self._norm2_ = np.zeros((H, K))
             self._ndropped_ = np.zeros(1, dtype=np.int64)
@@ -239,12 +282,12 @@ class _KernelSelectionBase(GrowingStateMixin):
     def _buffer_layout(self):
         if self._rf:
             return {}
-        n, H, K = int(self._nstore_[0]), self._nsv_.shape[0], self._nsv_.shape[1]
-        m = int(self._nsv_.max()) if self._nsv_.size else 0
+        n, (H, K) = int(self._nstore_[0]), self._scale_.shape
+        m = int(self.n_support_.max()) if self.n_support_.size else 0
         return {
             "_store_": ((n, self._store_.shape[1]), False),
             "_idx_": ((H, K, m), True),  # a step writes inside the box (shorter expansions)
-            "_coef_": ((H, K, m), True),  # and rescales coefficients in place
+            "_alpha_": ((H, K, m), True),  # and rescales coefficients in place
         }
 
     def _store_bytes(self, n):
@@ -252,7 +295,7 @@ class _KernelSelectionBase(GrowingStateMixin):
         cap = max(16, 1 << int(max(n, 1) - 1).bit_length())
         if self.max_support is not None:
             cap = min(cap, int(self.max_support))
-        H, K = self._nsv_.shape
+        H, K = self._scale_.shape
         return 8 * cap * (self._store_.shape[1] + 2 * H * K)
 
     def _grow(self, need):
@@ -271,93 +314,94 @@ class _KernelSelectionBase(GrowingStateMixin):
         store[:cap] = self._store_
         idx = np.zeros((H, K, new), dtype=np.int64)
         idx[:, :, :cap] = self._idx_
-        coef = np.zeros((H, K, new))
-        coef[:, :, :cap] = self._coef_
-        self._store_, self._idx_, self._coef_ = store, idx, coef
+        alpha = np.zeros((H, K, new))
+        alpha[:, :, :cap] = self._alpha_
+        self._store_, self._idx_, self._alpha_ = store, idx, alpha
 
     def _forced_kernels(self, n_samples, n_heads):
         """Kernel choices imposed on the pass (a test hook); ``-1`` or an empty array: sample."""
         return np.zeros((0, n_heads), dtype=np.int64)
 
-    def _state_tuple(self):
-        return (self._q_, self._p_, self._L_, self._C_, self._S_, self._counts_, self._lam_,
-                self._delta_, self._eta_, self._rho_, self._gam_, self._T_)
+    def _records(self):
+        """The compiled pass's records: settings, bandit state and hypotheses (views of the state).
+
+        The state records hold the estimator's own arrays (per-kernel attributes viewed with their
+        head axis), so the pass updates the estimator in place; the work buffers are new. The
+        public arrays are first replaced by copies: an array a user holds (``qs.append(est.q_)``)
+        keeps the values it had.
+        """
+        for name in _PUBLIC_STATE:
+            if name in self.__dict__:
+                setattr(self, name, self.__dict__[name].copy())
+        c = self._resolved()
+        loss = (c["loss_code"], c["loss_mult"], c["radius"])
+        if self.algorithm == "oks":
+            settings = _core.OKSSettings(*loss, loss_bound=float(self.loss_bound), G=c["G"],
+                                         step_scale=c["step_scale"])
+        elif self.algorithm == "oks++":
+            settings = _core.OKSPPSettings(*loss, a=c["a"], b=c["b"], lam_num=c["lam_num"], lam_den=c["lam_den"])
+        else:
+            settings = _core.IOKSSettings(*loss, loss_bound=float(self.loss_bound), G1=c["G1"],
+                                          eta_scale=float(self.eta_scale), alpha=float(self.tsallis_alpha))
+        state = _core.BanditState(
+            q=_heads(self.q_, 2), p=_heads(self.p_, 2), L=_heads(self.loss_estimates_, 2), C=self._C_,
+            S=self._S_, counts=_heads(self.kernel_counts_, 2), lam=_heads(self.step_sizes_, 2),
+            delta=self._delta_, eta=self._eta_, rho=self._rho_, Gamma=self._Gamma_, T=self._T_,
+        )
+        K = self.sigmas_.shape[0]
+        if self._rf:
+            B, _, D = self._omega_.shape
+            model = _core.RandomFeatures(
+                sigmas=self.sigmas_, omega=self._omega_, W=_heads(self.coef_, 3), thr=c["thr"],
+                proj=np.zeros((B, D)), z=np.zeros((K, 2 * D)),
+                proj_done=np.zeros(B, dtype=np.bool_), z_done=np.zeros(K, dtype=np.bool_),
+            )
+        else:
+            cap = self._store_.shape[0]
+            model = _core.ExactExpansion(
+                inv2s2=1.0 / (2.0 * self.sigmas_**2), store=self._store_, n_store=self._nstore_,
+                idx=self._idx_, alpha=self._alpha_, n_support=_heads(self.n_support_, 2), scale=self._scale_,
+                norm2=self._norm2_, n_dropped=self._ndropped_, cur=np.full(1, -1, dtype=np.int64),
+                ebuf=np.zeros(cap), vbuf=np.zeros(cap), kbuf=np.zeros(cap, dtype=np.int64),
+            )
+        return settings, state, model
 
     def _run_pass(self, X, Y, SW):
         n, H = Y.shape
-        K = self._q_.shape[1]
         d = self.n_features_in_
-        c = self._resolved()
         U = self._draw(n, H)
         forced = np.ascontiguousarray(self._forced_kernels(n, H), dtype=np.int64)
-        sigmas = self._sigmas_
-        inv2s2 = 1.0 / (2.0 * sigmas**2)
+        Y = np.ascontiguousarray(Y, dtype=np.float64)
+        SW = np.ascontiguousarray(SW, dtype=np.float64)
         sparse = sp.issparse(X)
-        empty_f = np.zeros(0)
-        empty_i = np.zeros(0, dtype=np.int64)
-        if self._rf:
-            D = self._W_.shape[2] // 2
-            B = self._omega_.shape[0]
-            if sparse:
-                Xd = np.zeros((0, d))
-                Xdata = np.ascontiguousarray(X.data, dtype=np.float64)
-                Xind = np.ascontiguousarray(X.indices, dtype=np.int64)
-                Xptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
-            else:
-                Xd, Xdata, Xind, Xptr = X, empty_f, empty_i, np.zeros(1, dtype=np.int64)
-            RF = (self._omega_, self._W_, np.zeros((B, D)), np.zeros((K, 2 * D)),
-                  np.zeros(B, dtype=np.bool_), np.zeros(K, dtype=np.bool_), np.zeros((0, D)))
-            EX = (np.zeros((0, d)), np.zeros(1, dtype=np.int64), np.zeros((H, K, 0), dtype=np.int64),
-                  np.zeros((H, K, 0)), np.zeros((H, K), dtype=np.int64), np.ones((H, K)),
-                  np.zeros((H, K)), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
-            cap = 0
-        else:
-            Xd = X.toarray() if sparse else X
-            Xd = np.ascontiguousarray(Xd, dtype=np.float64)
-            Xdata, Xind, Xptr = empty_f, empty_i, np.zeros(1, dtype=np.int64)
-            sparse = False
+        # the pass only reads its inputs: read-only views give one type whatever the caller passed
+        if self._rf and sparse:
+            rows = _core.SparseRows(readonly(np.ascontiguousarray(X.data, dtype=np.float64)),
+                                    readonly(np.ascontiguousarray(X.indices, dtype=np.int64)),
+                                    readonly(np.ascontiguousarray(X.indptr, dtype=np.int64)))
+        else:  # the exact expansion stores dense rows
+            rows = _core.DenseRows(readonly(np.ascontiguousarray(X.toarray() if sparse else X, dtype=np.float64)))
+        Y, SW, U, forced = readonly(Y), readonly(SW), readonly(U), readonly(forced)
+        if not self._rf:
             self._grow(self.n_samples_seen_ + n)
-            cap = self._store_.shape[0]
-            RF = (np.zeros((1, d, 0)), np.zeros((H, K, 0)), np.zeros((1, 0)), np.zeros((K, 0)),
-                  np.zeros(1, dtype=np.bool_), np.zeros(K, dtype=np.bool_), np.zeros((0, 0)))
-            EX = (self._store_, self._nstore_, self._idx_, self._coef_, self._nsv_, self._scale_,
-                  self._norm2_, np.full(1, -1, dtype=np.int64), self._ndropped_)
-        SCR = (np.zeros(cap), np.zeros(cap), np.zeros(cap, dtype=np.int64), np.zeros(K), np.zeros(K))
+        settings, state, model = self._records()
+        run = _core.PASSES[self.algorithm, self._rf]
         out = np.zeros((n, H))
-        loss_acc = np.array([self.cumulative_loss_])
-        ST = self._state_tuple()
+        loss_sum = np.array([self.cumulative_loss_])
         t0 = int(self.n_samples_seen_)
         n_store0 = 0 if self._rf else int(self._nstore_[0])
         precompute = self._rf and self._omega_.shape[0] == 1 and d >= _PRECOMPUTE_MIN_FEATURES
         block = _PASS_BLOCK if precompute else max(n, 1)
         for a in range(0, n, block):
             b = min(n, a + block)
-            if precompute:
-                RF = RF[:6] + (self._projections(X[a:b], t0 + a),)
-                rows = slice(a, b)
-                Xa = Xd if sparse else Xd[rows]
-                Xs = (Xdata, Xind, Xptr)
-                if sparse:  # the pass never reads the sparse row when projections are given
-                    Xs = (empty_f, empty_i, np.zeros(1, dtype=np.int64))
-                    Xa = np.zeros((0, d))
-                args = (Xa, False, *Xs, Y[rows], SW[rows], U[rows], forced[rows] if forced.shape[0] else forced, t0 + a)
-            else:
-                rows = slice(a, b)
-                args = (Xd, sparse, Xdata, Xind, Xptr, Y, SW, U, forced, t0)
-            common = (self._rf, *args, sigmas, inv2s2, c["loss_code"], c["loss_mult"], c["radius"], c["thr"])
-            o = out[rows]
-            if self.algorithm == "oks":
-                status = _core.oks_pass(*common, float(self.loss_bound), c["G"], c["step_scale"],
-                                        ST, RF, EX, SCR, o, loss_acc)
-            elif self.algorithm == "oks++":
-                status = _core.okspp_pass(*common, c["a"], c["b"], c["lam_num"], c["lam_den"],
-                                          ST, RF, EX, SCR, o, loss_acc)
-            else:
-                status = _core.ioks_pass(*common, float(self.loss_bound), c["G1"], float(self.eta_scale),
-                                         float(self.tsallis_alpha), ST, RF, EX, SCR, o, loss_acc)
+            if precompute:  # the pass reads only the projections of the rows
+                rows = _core.ProjectedRows(readonly(self._projections(X[a:b], t0 + a)))
+            rounds = _core.Rounds(y=Y[a:b], weight=SW[a:b], u=U[a:b],
+                                  forced=forced[a:b] if forced.shape[0] else forced, t0=t0 + a)
+            status = run(rows, rounds, settings, state, model, out[a:b], loss_sum)
             raise_if_nonfinite(status, first_row=a, what="predictions or hypotheses" + (
-                " (OKS has no projection: pass a radius to bound it)" if c["radius"] < 0 else ""))
-        self.cumulative_loss_ = float(loss_acc[0])
+                " (OKS has no projection: pass a radius to bound it)" if settings.radius < 0 else ""))
+        self.cumulative_loss_ = float(loss_sum[0])
         if not self._rf:
             warn_growth(
                 self, what="the support rows", param="max_support", before=n_store0,
@@ -393,7 +437,7 @@ class _KernelSelectionBase(GrowingStateMixin):
 
     # ------------------------------------------------------------------ prediction
     def _weights(self):
-        q = self._q_
+        q = np.atleast_2d(self.q_)
         if self.predict_mode == "mixture":
             return q.copy()
         w = np.zeros_like(q)
@@ -401,21 +445,22 @@ class _KernelSelectionBase(GrowingStateMixin):
         return w
 
     def _raw_decision(self, X):
-        check_is_fitted(self, "_q_")
+        check_is_fitted(self, "q_")
         X = self._predict_input(X, accept_sparse="csr", dtype=np.float64, order="C")
         weights = self._weights()
         H, K = weights.shape
         n = X.shape[0]
         out = np.zeros((n, H))
-        sigmas = self._sigmas_
+        sigmas = self.sigmas_
         if not self._rf:
             Xd = X.toarray() if sp.issparse(X) else X
             _core.expansion_decision(
-                np.ascontiguousarray(Xd), weights, 1.0 / (2.0 * sigmas**2), self._store_, self._idx_,
-                self._coef_, self._nsv_, self._scale_, out,
+                readonly(np.ascontiguousarray(Xd)), weights, 1.0 / (2.0 * sigmas**2), self._store_, self._idx_,
+                self._alpha_, _heads(self.n_support_, 2), self._scale_, out,
             )
             return out
-        D = self._W_.shape[2] // 2
+        W = _heads(self.coef_, 3)
+        D = W.shape[2] // 2
         B = self._omega_.shape[0]
         proj = {}
         for k in range(K):
@@ -425,65 +470,27 @@ class _KernelSelectionBase(GrowingStateMixin):
             if b not in proj:
                 proj[b] = np.asarray(X @ self._omega_[b])
             Z = _fourier_map(proj[b], sigmas[k], D)
-            out += weights[:, k][None, :] * (Z @ self._W_[:, k, :].T)
+            out += weights[:, k][None, :] * (Z @ W[:, k, :].T)
         return out
 
     # ------------------------------------------------------------------ fitted attributes
     def _per_head(self, a):
+        """An internal per-head array in the documented shape (no class axis for one head)."""
         return a[0].copy() if a.shape[0] == 1 else a.copy()
-
-    @property
-    def q_(self):
-        """Exploitation distribution q over the kernels (after the last round).
-
-        Shape (n_kernels,), or (n_classes, n_kernels) for one-vs-rest multiclass problems.
-        """
-        check_is_fitted(self, "_q_")
-        return self._per_head(self._q_)
-
-    @property
-    def p_(self):
-        """Sampling distribution p = (1 - delta) q + delta / K of the next round."""
-        check_is_fitted(self, "_p_")
-        return self._per_head(self._p_)
 
     @property
     def selected_kernel_(self):
         """Index of the selected kernel, argmax of ``q_`` (per class for multiclass)."""
-        check_is_fitted(self, "_q_")
-        s = np.argmax(self._q_, axis=1)
+        check_is_fitted(self, "q_")
+        s = np.argmax(np.atleast_2d(self.q_), axis=1)
         return int(s[0]) if s.shape[0] == 1 else s
-
-    @property
-    def sigmas_(self):
-        """The candidate bandwidths in use (``sigmas='auto'`` resolved), shape (n_kernels,)."""
-        check_is_fitted(self, "_sigmas_")
-        return self._sigmas_.copy()
 
     @property
     def selected_sigma_(self):
         """Bandwidth of the selected kernel (per class for multiclass)."""
-        check_is_fitted(self, "_q_")
-        s = self._sigmas_[np.argmax(self._q_, axis=1)]
+        check_is_fitted(self, "q_")
+        s = self.sigmas_[np.argmax(np.atleast_2d(self.q_), axis=1)]
         return float(s[0]) if s.shape[0] == 1 else s
-
-    @property
-    def kernel_counts_(self):
-        """How many rounds each kernel was sampled (per class for multiclass)."""
-        check_is_fitted(self, "_counts_")
-        return self._per_head(self._counts_)
-
-    @property
-    def loss_estimates_(self):
-        """Cumulative importance-weighted loss estimates L~ of each kernel."""
-        check_is_fitted(self, "_L_")
-        return self._per_head(self._L_)
-
-    @property
-    def step_sizes_(self):
-        """The last step size lambda applied to each kernel's hypothesis (0 if never sampled)."""
-        check_is_fitted(self, "_lam_")
-        return self._per_head(self._lam_)
 
     @property
     def delta_(self):
@@ -508,17 +515,9 @@ class _KernelSelectionBase(GrowingStateMixin):
         return None if self.algorithm == "oks++" else int(self._T_[0])
 
     @property
-    def n_support_(self):
-        """Exact backend: number of support vectors of each kernel's hypothesis."""
-        check_is_fitted(self, "_q_")
-        if self._rf:
-            raise AttributeError("n_support_ exists only for the exact kernel expansion (n_components=None).")
-        return self._per_head(self._nsv_)
-
-    @property
     def n_dropped_steps_(self):
         """Exact backend: gradient steps skipped because the store held ``max_support`` rows."""
-        check_is_fitted(self, "_q_")
+        check_is_fitted(self, "q_")
         if self._rf:
             raise AttributeError("n_dropped_steps_ exists only for the exact kernel expansion (n_components=None).")
         return int(self._ndropped_[0])
@@ -526,29 +525,21 @@ class _KernelSelectionBase(GrowingStateMixin):
     @property
     def norms_(self):
         """RKHS norm of each kernel's hypothesis (exact backend: tracked; random features: ``||w||_2``)."""
-        check_is_fitted(self, "_q_")
+        check_is_fitted(self, "q_")
         if self._rf:
-            return self._per_head(np.sqrt(np.sum(self._W_**2, axis=2)))
+            return self._per_head(np.sqrt(np.sum(_heads(self.coef_, 3) ** 2, axis=2)))
         return self._per_head(np.sqrt(self._norm2_))
-
-    @property
-    def coef_(self):
-        """Random features: weights w of each kernel's hypothesis, shape (n_kernels, 2 n_components)."""
-        check_is_fitted(self, "_q_")
-        if not self._rf:
-            raise AttributeError("coef_ exists only with random features (n_components set).")
-        return self._per_head(self._W_)
 
     @property
     def random_features_(self):
         """Random features: the feature maps of the K kernels, as a fitted transformer."""
-        check_is_fitted(self, "_q_")
+        check_is_fitted(self, "q_")
         if not self._rf:
             raise AttributeError("random_features_ exists only with random features (n_components set).")
         from ..kernel_approximation import MultiBandwidthFourierFeatures
 
         m = MultiBandwidthFourierFeatures(
-            sigmas=tuple(self._sigmas_), n_components=int(self.n_components), shared_base=self.shared_base
+            sigmas=tuple(self.sigmas_), n_components=int(self.n_components), shared_base=self.shared_base
         )
         m.base_ = self._omega_.copy()
         m.n_features_in_ = self.n_features_in_
@@ -572,13 +563,13 @@ class _KernelSelectionBase(GrowingStateMixin):
         coef : ndarray of shape (n_support,)
             ``f(x) = sum_j coef[j] exp(-||x - vectors[j]||^2 / (2 sigma^2))``.
         """
-        check_is_fitted(self, "_q_")
+        check_is_fitted(self, "q_")
         if self._rf:
             raise AttributeError("support_vectors exists only for the exact kernel expansion.")
-        k = int(np.argmax(self._q_[head])) if kernel is None else int(kernel)
-        n = self._nsv_[head, k]
+        k = int(np.argmax(np.atleast_2d(self.q_)[head])) if kernel is None else int(kernel)
+        n = _heads(self.n_support_, 2)[head, k]
         idx = self._idx_[head, k, :n]
-        return self._store_[idx].copy(), self._coef_[head, k, :n] * self._scale_[head, k]
+        return self._store_[idx].copy(), self._alpha_[head, k, :n] * self._scale_[head, k]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -721,7 +712,10 @@ _DOC_ATTRS = """
     loss_estimates_ : ndarray of shape (n_kernels,)
         Importance-weighted cumulative loss estimates.
     step_sizes_, delta_, eta_, horizon_ : algorithm state (see the user guide).
-    n_support_, norms_ : exact backend: support-vector counts and RKHS norms per kernel.
+    sigmas_ : ndarray of shape (n_kernels,)
+        The candidate bandwidths in use (``sigmas='auto'`` resolved).
+    n_support_, norms_ : exact backend: support-vector counts and RKHS norms per kernel;
+        ``n_dropped_steps_``: gradient steps skipped at the ``max_support`` budget.
     coef_, random_features_ : random features: weights (n_kernels, 2 n_components) and the maps.
     n_samples_seen_ : int
         Rounds processed.

@@ -128,7 +128,7 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ transformer
     def _selected(self):
-        q = self.estimator_._q_
+        q = np.atleast_2d(self.estimator_.q_)  # one row per one-vs-rest head
         return int(np.argmax(q.sum(axis=0)))
 
     @property
@@ -141,13 +141,13 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
     def selected_sigma_(self):
         """Bandwidth of the selected kernel."""
         check_is_fitted(self, "estimator_")
-        return float(self.estimator_._sigmas_[self._selected()])
+        return float(self.estimator_.sigmas_[self._selected()])
 
     @property
     def kernel_weights_(self):
         """The learner's distribution over the kernels (averaged over one-vs-rest heads)."""
         check_is_fitted(self, "estimator_")
-        return self.estimator_._q_.mean(axis=0)
+        return np.atleast_2d(self.estimator_.q_).mean(axis=0)
 
     def transform(self, X):
         """Random Fourier features of the selected kernel.

@@ -59,7 +59,7 @@ def test_okspp_concentrates_on_the_right_bandwidth(n_components, T):
 # ------------------------------------------------------------------------- invariants (C4)
 def _exact_norms(est):
     out = []
-    for k, s in enumerate(est._sigmas_):
+    for k, s in enumerate(est.sigmas_):
         V, a = est.support_vectors(kernel=k)
         if len(a) == 0:
             out.append(0.0)
@@ -339,9 +339,9 @@ def test_exact_pickle_holds_only_the_used_support():
     y = np.where(X[:, 0] > 0, 1, -1)
     est = KernelSelectionClassifier("oks++", random_state=0).fit(X[:520], y[:520])
     assert est._store_.shape[0] == 1024  # capacity: a power of two above the rows seen
-    n, m = int(est._nstore_[0]), int(est._nsv_.max())
+    n, m = int(est._nstore_[0]), int(est.n_support_.max())
     blob = pickle.dumps(est)
-    assert len(blob) < 8 * n * 4 + 16 * est._nsv_.size * m + 20_000
+    assert len(blob) < 8 * n * 4 + 16 * est.n_support_.size * m + 20_000
     back = pickle.loads(blob)
     assert back._store_.shape == est._store_.shape
     np.testing.assert_array_equal(back.partial_fit_decision_function(X[520:], y[520:]),
@@ -381,6 +381,32 @@ def test_sample_weight_multiplies_the_loss(algorithm, n_components):
     np.testing.assert_array_equal(est.decision_function(X), before[0])
     np.testing.assert_array_equal(est.loss_estimates_, before[1])
     assert est.cumulative_loss_ == before[2]
+
+
+
+@pytest.mark.parametrize("n_components", [None, 8])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_public_state_is_attributes_and_held_arrays_keep_their_values(n_components, n_classes):
+    """Documented state is plain attributes in the documented shape; a call replaces them, so an
+    array taken from the estimator (``qs.append(est.q_)``) keeps its values (issue 13)."""
+    X, _, yr = _c5_data(11, 90)
+    y = np.minimum((yr * n_classes).astype(int), n_classes - 1)
+    est = KernelSelectionClassifier("oks++", n_components=n_components, random_state=0)
+    est.partial_fit(X[:30], y[:30], classes=np.arange(n_classes))
+    names = ["q_", "p_", "loss_estimates_", "kernel_counts_", "step_sizes_", "sigmas_",
+             "coef_" if n_components else "n_support_"]
+    assert set(names) <= set(vars(est))
+    K = est.sigmas_.shape[0]
+    shape = (K,) if n_classes == 2 else (n_classes, K)
+    assert all(getattr(est, n).shape[: len(shape)] == shape for n in names if n != "sigmas_")
+    held = {n: getattr(est, n) for n in names}
+    saved = {n: a.copy() for n, a in held.items()}
+    est.partial_fit(X[30:], y[30:])
+    for n in names:
+        np.testing.assert_array_equal(held[n], saved[n], err_msg=n)
+    assert not np.array_equal(est.loss_estimates_, saved["loss_estimates_"])
+    with pytest.raises(AttributeError, match="exists only"):
+        getattr(est, "n_support_" if n_components else "coef_")
 
 
 # These tests check the algorithms against their paper: run them with the paper's settings
