@@ -40,6 +40,10 @@ from ..utils._trig import sincos_buffer
 _FM = {"reassoc", "contract"}  # reductions only: the order is fixed by the compiled code
 _SCALE_MIN = 1e-100
 
+#: what the pass reports as the prediction of a row (``settings.report``; the learning is the same):
+#: the sampled kernel's value (the paper's round), that of the kernel of largest q, or the q-mixture
+REPORT_SAMPLED, REPORT_BEST, REPORT_MIXTURE = 0, 1, 2
+
 
 # ----------------------------------------------------------------------------------- records
 class DenseRows(NamedTuple):
@@ -144,6 +148,7 @@ class OKSSettings(NamedTuple):
     loss_bound: float
     G: float
     step_scale: float
+    report: int = REPORT_SAMPLED
 
 
 class OKSPPSettings(NamedTuple):
@@ -157,6 +162,7 @@ class OKSPPSettings(NamedTuple):
     b: float
     lam_num: float
     lam_den: float
+    report: int = REPORT_SAMPLED
 
 
 class IOKSSettings(NamedTuple):
@@ -169,6 +175,7 @@ class IOKSSettings(NamedTuple):
     G1: float
     eta_scale: float
     alpha: float
+    report: int = REPORT_SAMPLED
 
 
 class ExactExpansion(NamedTuple):
@@ -436,10 +443,12 @@ def _projection_impl(rows, row, model, k):
 # ----------------------------------------------------------------------------------- one round
 @numba.njit(inline="always")
 def _play(value, rows, rounds, settings, state, model, r, h, out, loss_sum):
-    """Sample I ~ p_h, predict f_{h,I}(x_r) into ``out``, observe the weighted loss and derivative.
+    """Sample I ~ p_h, predict f_{h,I}(x_r), observe the weighted loss and derivative.
 
-    Returns (I, prediction, loss, derivative, ok); ``ok`` is False if the prediction, the loss
-    sum or the derivative is not finite (the row is then rejected before any state changes).
+    ``out`` gets the reported prediction (``settings.report``) and ``loss_sum`` its loss; the
+    round learns from the sampled kernel's. Returns (I, prediction of I, loss, derivative, ok);
+    ``ok`` is False if a prediction, the loss sum or the derivative is not finite (the row is
+    then rejected before any state changes).
     """
     forced = rounds.forced
     if forced.shape[0] > 0 and forced[r, h] >= 0:
@@ -454,9 +463,35 @@ def _play(value, rows, rounds, settings, state, model, r, h, out, loss_sum):
     wm = settings.loss_mult * rounds.weight[r]  # the row's weight multiplies its loss and derivative
     lv *= wm
     g *= wm
-    loss_sum[0] += lv
+    if settings.report == REPORT_SAMPLED:
+        loss_sum[0] += lv
+    else:
+        rep = _reported(value, rows, settings.report, state.q[h], model, r, h, I, pred)
+        out[r, h] = rep
+        if not abs(rep) < math.inf:
+            return I, pred, 0.0, 0.0, False
+        lr, _ = loss_and_derivative(settings.loss, rounds.y[r, h], rep, 0.0)
+        loss_sum[0] += lr * wm
     ok = abs(loss_sum[0]) < math.inf and abs(g) < math.inf  # else the loss overflows
     return I, pred, lv, g, ok
+
+
+@numba.njit(inline="always")
+def _reported(value, rows, report, q, model, r, h, I, pred):
+    """The prediction reported for row r: f_{h,k*}(x_r) with k* = argmax q (first on ties), or
+    sum_k q_k f_{h,k}(x_r), with q before this round's update. Reading the other kernels' values
+    changes no state (only work buffers), so the round learns exactly as the paper's."""
+    K = q.shape[0]
+    if report == REPORT_BEST:
+        best = 0
+        for k in range(1, K):
+            if q[k] > q[best]:
+                best = k
+        return pred if best == I else value(model, rows, r, h, best)
+    acc = 0.0
+    for k in range(K):
+        acc += q[k] * (pred if k == I else value(model, rows, r, h, k))
+    return acc
 
 
 # ----------------------------------------------------------------------------------- horizons

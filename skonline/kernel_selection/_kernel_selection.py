@@ -67,6 +67,9 @@ _LOSSES = {
     "absolute": _LossSpec("absolute_error", 1.0, None, None),
 }
 
+#: predict_mode -> what the compiled pass reports for each row (the learning does not depend on it)
+_REPORT = {"sampled": _core.REPORT_SAMPLED, "best": _core.REPORT_BEST, "mixture": _core.REPORT_MIXTURE}
+
 _ALGO_NAMES = {"oks": "OKS", "oks++": "OKS++", "ioks": "IOKS"}
 #: public learned state the passes update (the backend-specific ones exist with their backend)
 _PUBLIC_STATE = ("q_", "p_", "loss_estimates_", "kernel_counts_", "step_sizes_", "coef_", "n_support_")
@@ -124,7 +127,7 @@ class _KernelSelectionBase(GrowingStateMixin):
         "horizon": [Interval(Integral, 1, None, closed="left"), None],
         "clip_dim": [StrOptions({"frequencies", "features"})],
         "shared_base": ["boolean"],
-        "predict_mode": [StrOptions({"best", "mixture"})],
+        "predict_mode": [StrOptions({"sampled", "best", "mixture"})],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
         "standardize": ["boolean"],
@@ -343,6 +346,7 @@ class _KernelSelectionBase(GrowingStateMixin):
         else:
             settings = _core.IOKSSettings(*loss, loss_bound=float(self.loss_bound), G1=c["G1"],
                                           eta_scale=float(self.eta_scale), alpha=float(self.tsallis_alpha))
+        settings = settings._replace(report=_REPORT[self.predict_mode])
         state = _core.BanditState(
             q=_heads(self.q_, 2), p=_heads(self.p_, 2), L=_heads(self.loss_estimates_, 2), C=self._C_,
             S=self._S_, counts=_heads(self.kernel_counts_, 2), lam=_heads(self.step_sizes_, 2),
@@ -682,9 +686,19 @@ _DOC_PARAMS = """
     shared_base : bool, default=True
         Random features only: one Gaussian base matrix shared by the K kernels (frequencies
         base / sigma_k, the authors' code) or independent draws per kernel (Algorithm 3).
-    predict_mode : {'best', 'mixture'}, default='best'
-        What ``predict`` uses: the hypothesis of the kernel with the largest q (the paper's output
-        of OKS, Remark 2) or the mixture sum_k q_k f_k(x).
+    predict_mode : {'mixture', 'best', 'sampled'}, default='mixture'
+        What the learner predicts, in ``predict`` and for each row of the pass (the prediction
+        ``partial_fit_predict`` returns and the online metrics count) alike: the mixture
+        ``sum_k q_k f_k(x)``, or the hypothesis of the kernel with the largest q (the paper's
+        output of OKS, Remark 2). ``'sampled'``: the paper's round, where a row's prediction is
+        that of the kernel sampled for it, and ``predict`` that of the largest q. The learning is
+        the same in every mode (the sampled kernel's loss drives both the step and the kernel
+        distribution); ``'mixture'`` and ``'best'`` evaluate the other kernels on each row as well
+        (up to K times the prediction cost per row of the exact expansions, which the bandit
+        setting otherwise avoids), and report what the learner knows rather than an exploration
+        draw: measured on the raw streams of ``benchmarks/defaults.py``, ``'mixture'`` raised the
+        online accuracy by 1-6 points on 7 of 9 classification streams (e.g. digits 0.829 to
+        0.874, breast_cancer 0.910 to 0.928) and lowered the regressor's MAE on 7 of 7.
     standardize : bool, default=True
         Standardise the features online, prequentially: row t is centred and scaled with the
         running mean and standard deviation of the rows before it (clipped at 5 standard
@@ -823,7 +837,7 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
         horizon=None,
         clip_dim="frequencies",
         shared_base=True,
-        predict_mode="best",
+        predict_mode="mixture",
         standardize=True,
         random_state=None,
         verbose=0,
@@ -919,7 +933,7 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
         horizon=None,
         clip_dim="frequencies",
         shared_base=True,
-        predict_mode="best",
+        predict_mode="mixture",
         standardize=True,
         random_state=None,
         verbose=0,
@@ -944,6 +958,11 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
         self.predict_mode = predict_mode
         self.random_state = random_state
         self.verbose = verbose
+
+    def _prequential_loss(self, y, pred):
+        # the loss the pass counts: the paper's square loss is (f - y)^2, twice the catalogue's
+        spec = _LOSSES[self.loss]
+        return spec.mult * get_loss(spec.name).value(y, pred)
 
     def _learn(self, chunk):
         y = chunk["y"]
