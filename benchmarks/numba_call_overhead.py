@@ -28,7 +28,7 @@ import numba
 import numpy as np
 
 from skonline.utils._math import EXP_MIN
-from skonline.utils._projections import _MAX_FIXED_POINT_PASSES, clip_project, exp_nonpos
+from skonline.utils._projections import _MAX_FIXED_POINT_PASSES, clip_project, exp_nonpos, sorted_lambda
 
 from _common import run_header
 
@@ -36,24 +36,6 @@ RESULTS = Path(__file__).resolve().parent / "results" / "numba_call_overhead.md"
 NEGLIGIBLE = 0.05  # an extra cost below 5 % of a round is within the run-to-run noise
 
 plain_project = numba.njit(cache=True)(clip_project.py_func)  # the same code, a real call
-
-
-@numba.njit(cache=True)
-def _sorted_lambda(p, K, floor, sb):
-    for i in range(K):
-        sb[i] = p[i]
-    sb[:K].sort()
-    cum = 0.0
-    lam = 0.0
-    for k in range(1, K + 1):
-        q = sb[K - k]
-        cum += q
-        rest = 1.0 - (K - k) * floor
-        if k == 1 or q * rest >= floor * cum:
-            lam = rest / cum
-        else:
-            break
-    return lam
 
 
 @numba.njit(cache=True)
@@ -96,7 +78,7 @@ def pass_written_out(L, eta, floor, w, logw, lp, d, p, sb):
                 break
             lam = (1.0 - n_clip * floor) / s_free
         if not converged:
-            lam = _sorted_lambda(p, K, floor, sb)
+            lam = sorted_lambda(p, K, floor, sb)
         log_lam = math.log(lam)
         for i in range(K):
             v = lam * p[i]

@@ -32,7 +32,7 @@ import math
 import numba
 
 from ..utils._math import EXP_MIN
-from ..utils._projections import _MAX_FIXED_POINT_PASSES, exp_nonpos, shifted_exp
+from ..utils._projections import _MAX_FIXED_POINT_PASSES, exp_nonpos, shifted_exp, sorted_lambda
 
 # rule codes for the tuning helper
 HEDGE = 0
@@ -54,25 +54,6 @@ ETA_MAX = 1e6
 def _log_term(K, T, S):
     """c = S log(K T / S), the paper's common complexity term."""
     return S * math.log(K * T / S)
-
-
-@numba.njit(cache=True)
-def _sorted_lambda(p, K, floor, sb):
-    """The projection's lam by the exact O(K log K) sort (the rare fallback of the fixed point)."""
-    for i in range(K):
-        sb[i] = p[i]
-    sb[:K].sort()
-    cum = 0.0
-    lam = 0.0
-    for k in range(1, K + 1):
-        q = sb[K - k]
-        cum += q
-        rest = 1.0 - (K - k) * floor
-        if k == 1 or q * rest >= floor * cum:
-            lam = rest / cum
-        else:
-            break
-    return lam
 
 
 @numba.njit(cache=True)
@@ -289,7 +270,7 @@ def exponential_pass(L, lo, inv_span, rule, t0, horizon, S, eta_user, bound_user
                     break
                 lam = (1.0 - n_clip * floor) / s_free
             if not converged:
-                lam = _sorted_lambda(p, K, floor, sb)
+                lam = sorted_lambda(p, K, floor, sb)
             log_lam = math.log(lam)
             for i in range(K):
                 v = lam * p[i]
@@ -517,7 +498,7 @@ def optimistic_pass(L, lo, inv_span, plus, t0, horizon, S, eta_user, bound_user,
                     break
                 lam = (1.0 - n_clip * floor) / s_free
             if not converged:
-                lam = _sorted_lambda(p, K, floor, sb)
+                lam = sorted_lambda(p, K, floor, sb)
             log_lam = math.log(lam)
             for i in range(K):
                 v = lam * p[i]
@@ -587,7 +568,7 @@ def optimistic_pass(L, lo, inv_span, plus, t0, horizon, S, eta_user, bound_user,
                     break
                 lam = (1.0 - n_clip * floor) / s_free
             if not converged:
-                lam = _sorted_lambda(p, K, floor, sb)
+                lam = sorted_lambda(p, K, floor, sb)
             log_lam = math.log(lam)
             for i in range(K):
                 v = lam * p[i]
