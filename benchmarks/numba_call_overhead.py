@@ -92,7 +92,7 @@ def pass_written_out(L, eta, floor, w, logw, lp, d, p, sb):
 
 
 @numba.njit(cache=True)
-def pass_inline_helper(L, eta, floor, w, logw, lp, d, p, sb, kb):
+def pass_inline_helper(L, eta, floor, w, logw, lp, d, p, sb):
     n, K = L.shape
     log_floor = math.log(floor)
     acc = 0.0
@@ -100,12 +100,12 @@ def pass_inline_helper(L, eta, floor, w, logw, lp, d, p, sb, kb):
         for i in range(K):
             acc += w[i] * L[r, i]
             lp[i] = logw[i] - eta * L[r, i]
-        clip_project(lp, K, floor, log_floor, w, logw, d, p, kb, sb)
+        clip_project(lp, K, floor, log_floor, w, logw, d, p, sb)
     return acc
 
 
 @numba.njit(cache=True)
-def pass_plain_call(L, eta, floor, w, logw, lp, d, p, sb, kb):
+def pass_plain_call(L, eta, floor, w, logw, lp, d, p, sb):
     n, K = L.shape
     log_floor = math.log(floor)
     acc = 0.0
@@ -113,7 +113,7 @@ def pass_plain_call(L, eta, floor, w, logw, lp, d, p, sb, kb):
         for i in range(K):
             acc += w[i] * L[r, i]
             lp[i] = logw[i] - eta * L[r, i]
-        plain_project(lp, K, floor, log_floor, w, logw, d, p, kb, sb)
+        plain_project(lp, K, floor, log_floor, w, logw, d, p, sb)
     return acc
 
 
@@ -127,8 +127,6 @@ def _run(name, L, eta, floor):
     logw = np.log(w)
     bufs = [np.empty(K) for _ in range(4)]
     args = (L, eta, floor, w, logw, *bufs)
-    if name != "written out":
-        args = args + (np.empty(K, dtype=np.int64),)
     t0 = time.perf_counter()
     acc = VERSIONS[name](*args)
     return time.perf_counter() - t0, acc, w

@@ -71,11 +71,8 @@ def exp_nonpos(x):
 
 
 @numba.njit(cache=True, inline="always")
-def shifted_exp(logp, K, d, p, kbuf):
-    """``d = logp - max(logp)`` and ``p = exp(d)`` (exactly 0 below exp's range).
-
-    Returns ``sum(p)`` (``kbuf`` is unused, kept for the callers' buffer layout).
-    """
+def shifted_exp(logp, K, d, p):
+    """``d = logp - max(logp)`` and ``p = exp(d)`` (exactly 0 below exp's range); returns ``sum(p)``."""
     m = -math.inf
     for i in range(K):
         if logp[i] > m:
@@ -139,13 +136,12 @@ def sorted_lambda(p, K, floor, sbuf):
 
 
 @numba.njit(cache=True, inline="always")
-def clip_project(logp, K, floor, log_floor, w, logw, d, p, kbuf, sbuf):
+def clip_project(logp, K, floor, log_floor, w, logw, d, p, sbuf):
     """KL projection of ``exp(logp[:K])`` onto the clipped simplex with floor ``floor``.
 
     Writes the weights to ``w[:K]`` and their logarithms to ``logw[:K]`` (``log_floor`` for clipped
     coordinates, ``log(lam) + logp - max(logp)`` for free ones, so no logarithm is taken per
-    coordinate). ``d``, ``p``, ``sbuf`` (float64) and ``kbuf`` (int64) are scratch buffers of at least
-    K entries. ``logp`` may contain ``-inf`` (those coordinates end exactly at the floor) and may
+    coordinate). ``d``, ``p`` and ``sbuf`` are scratch buffers of at least K entries. ``logp`` may contain ``-inf`` (those coordinates end exactly at the floor) and may
     alias ``logw``. Requires ``0 <= K * floor <= 1`` and at least one finite entry in ``logp``.
 
     Cost: a few O(K) fixed-point passes (Michelot's algorithm: clip every coordinate below the floor
@@ -153,7 +149,7 @@ def clip_project(logp, K, floor, log_floor, w, logw, d, p, kbuf, sbuf):
     after ``_MAX_FIXED_POINT_PASSES`` passes the exact O(K log K) :func:`sorted_lambda` (in ``sbuf``).
     Returns lam.
     """
-    s = shifted_exp(logp, K, d, p, kbuf)
+    s = shifted_exp(logp, K, d, p)
     if floor <= 0.0:
         lam = 1.0 / s
         log_lam = -math.log(s)
@@ -309,10 +305,9 @@ def project_clipped_simplex(log_p, floor):
     d = np.empty(K)
     p = np.empty(K)
     s = np.empty(K)
-    kb = np.empty(K, dtype=np.int64)
     for r in range(rows.shape[0]):
         lp = np.ascontiguousarray(rows[r])
-        clip_project(lp, K, floor, log_floor, out[r], logw, d, p, kb, s)
+        clip_project(lp, K, floor, log_floor, out[r], logw, d, p, s)
     return out.reshape(a.shape)
 
 
