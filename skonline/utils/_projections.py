@@ -141,8 +141,9 @@ def clip_project(logp, K, floor, log_floor, w, logw, d, p, sbuf):
 
     Writes the weights to ``w[:K]`` and their logarithms to ``logw[:K]`` (``log_floor`` for clipped
     coordinates, ``log(lam) + logp - max(logp)`` for free ones, so no logarithm is taken per
-    coordinate). ``d``, ``p`` and ``sbuf`` are scratch buffers of at least K entries. ``logp`` may contain ``-inf`` (those coordinates end exactly at the floor) and may
-    alias ``logw``. Requires ``0 <= K * floor <= 1`` and at least one finite entry in ``logp``.
+    coordinate). ``d``, ``p`` and ``sbuf`` are scratch buffers of at least K entries. ``logp`` may
+    contain ``-inf`` (those coordinates end exactly at the floor) and may alias ``logw``. Requires
+    ``0 <= K * floor <= 1`` and at least one finite entry in ``logp``.
 
     Cost: a few O(K) fixed-point passes (Michelot's algorithm: clip every coordinate below the floor
     at the current lam, recompute lam; lam only decreases, so it stops after at most K passes), and
