@@ -61,6 +61,10 @@ class PCSP(OnlineMixin, BaseEstimator):
         Its eigenvectors (columns).
     cumulative_loss_ : float
         ``sum_t Tr(W_t Z_t)``.
+    eta_ : float
+        Learning rate of the last round.
+    min_weight_ : float
+        Eigenvalue floor gamma of the last round.
     n_samples_seen_ : int
         Rounds processed.
     n_features_in_ : int

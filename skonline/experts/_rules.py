@@ -387,6 +387,8 @@ class Hedge(_TunedRule):
     ----------{_DOC_COMMON_ATTRS}
     eta_ : float
         Learning rate of the last round.
+    horizon_ : float
+        Horizon T the tuning used at the last round (``horizon``, or the current doubling guess).
 
     References
     ----------
@@ -453,6 +455,8 @@ class FixedShare(_TunedRule):
     ----------{_DOC_COMMON_ATTRS}
     eta_ : float
         Learning rate of the last round.
+    horizon_ : float
+        Horizon T the tuning used at the last round (``horizon``, or the current doubling guess).
     alpha_ : float
         Sharing rate of the last round.
 
@@ -562,6 +566,8 @@ class ClippedHedge(_ClippedRule):
     ----------{_DOC_COMMON_ATTRS}
     eta_ : float
         Learning rate of the last round.
+    horizon_ : float
+        Horizon T the tuning used at the last round (``horizon``, or the current doubling guess).
     min_weight_ : float
         Floor of the last round.
 
@@ -619,6 +625,8 @@ class PCS(_ClippedRule):
     ----------{_DOC_COMMON_ATTRS}
     eta_ : float
         Learning rate of the last round.
+    horizon_ : float
+        Horizon T the tuning used at the last round (``horizon``, or the current doubling guess).
     min_weight_ : float
         Floor of the last round.
 
@@ -725,6 +733,8 @@ class OCS(_OptimisticRule):
     ----------{_DOC_COMMON_ATTRS}
     eta_ : float
         Learning rate of the last round.
+    horizon_ : float
+        Horizon T the tuning used at the last round (``horizon``, or the current doubling guess).
     min_weight_ : float
         Floor of the last round.
 
@@ -778,6 +788,8 @@ class OCSPlus(_OptimisticRule):
     ----------{_DOC_COMMON_ATTRS}
     eta_ : float
         Learning rate of the current epoch.
+    horizon_ : float
+        Horizon T the tuning used at the last round (``horizon``, or the current doubling guess).
     epoch_ : int
         Current epoch m (from 1).
     epoch_starts_ : ndarray of int

@@ -325,10 +325,15 @@ _DOC_KERNEL = """
         Source of the KORS Bernoulli draws (``features='nystrom'``; one uniform per row)."""
 
 _DOC_ATTRS = """
+    features_ : {'taylor', 'nystrom'}
+        The feature map in use (the choice of ``features='auto'``).
     n_components_ : int
         Dimension m of the current feature map (Taylor: C(M+d, d); Nyström: dictionary size).
     precision_ : ndarray of shape (m, m)
         :math:`A_t^{-1} = (\\lambda I + \\sum_{s \\le t} \\phi(x_s) \\phi(x_s)^\\top)^{-1}`.
+    b_ : ndarray of shape (m,) (regressor) or (n_heads, m) (classifier)
+        :math:`b_t = \\sum_{s \\le t} y_s \\phi(x_s)`, one row per head (one head for two classes,
+        one per class otherwise).
     coef_ : ndarray
         Ridge weights :math:`A_t^{-1} b_t` in feature coordinates.
     powers_ : ndarray of shape (m, n_features_in_)
