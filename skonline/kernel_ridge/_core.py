@@ -177,17 +177,17 @@ class NystromState(NamedTuple):
 def _weighted_sherman_morrison(P, m, v, w, u, g):
     """``A <- A + w v v'`` on ``P = A^{-1}``; returns ``s = v' P_old v`` (``u = P_old v``).
 
-    ``w = 1`` is exactly :func:`sherman_morrison`; ``w = 0`` leaves ``P`` unchanged.
+    ``w = 1`` is exactly ``utils._online_kernel.sherman_morrison`` (the same operations, ``g = u /
+    sqrt(1 + s)``, written once here so that the passes compile a single copy of the update);
+    ``w = 0`` leaves ``P`` unchanged.
     """
-    if w == 1.0:
-        return sherman_morrison(P, m, v, u, g)
     sym_matvec(P, m, v, u)
     s = 0.0
     for k in range(m):
         s += v[k] * u[k]
     if w == 0.0:
         return s
-    c = math.sqrt(w / (1.0 + w * s))
+    c = 1.0 / math.sqrt(1.0 + s) if w == 1.0 else math.sqrt(w / (1.0 + w * s))
     for k in range(m):
         g[k] = u[k] * c
     for i in range(m):
