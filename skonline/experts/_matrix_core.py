@@ -14,7 +14,7 @@ import numba
 import numpy as np
 
 from ..utils._projections import clip_project, jacobi_eigh
-from ._rules_core import PCS, _horizon, tuning
+from ._rules_core import PCS, _horizon, clipped_tuning
 
 
 class PCSPState(NamedTuple):
@@ -83,7 +83,7 @@ def pcsp_pass(Z, settings, state, out, buf):
         T_new = _horizon(t, horizon, S, T)
         if T_new != T or eta != eta:
             T = T_new
-            eta, floor, _ = tuning(PCS, K, T, S, settings.eta, settings.bound, math.nan, settings.gamma)
+            eta, floor = clipped_tuning(PCS, K, T, S, settings.eta, settings.bound, settings.gamma)
             log_floor = math.log(floor) if floor > 0.0 else -math.inf
         # play W_t = V diag(w) V'; suffer Tr(W_t Z_t)
         loss = 0.0

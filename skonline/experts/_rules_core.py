@@ -39,7 +39,7 @@ import numpy as np
 from ..utils._math import EXP_MIN
 from ..utils._projections import _MAX_FIXED_POINT_PASSES, exp_nonpos, shifted_exp, sorted_lambda
 
-# rule codes for the tuning helper
+# rule codes
 HEDGE = 0
 FIXED_SHARE = 1
 CLIPPED_HEDGE = 2
@@ -234,31 +234,47 @@ def _log_term(K, T, S):
 
 
 @numba.njit(cache=True)
-def tuning(rule, K, T, S, eta_user, bound_user, alpha_user, floor_user):
-    """(eta, floor, alpha) for horizon ``T`` (NaN user values mean 'auto'); see each rule's docs."""
-    floor = 0.0
+def hedge_tuning(K, T, eta_user):
+    """Hedge's eta for horizon ``T`` (NaN ``eta_user``: ``sqrt(8 log K / T)``, the minimax tuning)."""
+    if eta_user != eta_user:
+        return math.sqrt(8.0 * math.log(K) / T) if K > 1 else 1.0
+    return eta_user
+
+
+@numba.njit(cache=True)
+def fixed_share_tuning(K, T, S, eta_user, alpha_user):
+    """Fixed Share's (eta, alpha) for horizon ``T`` and S segments (NaN user values mean 'auto').
+
+    alpha = S / T (at most (K - 1) / K); eta = sqrt(8 C / T) with C the log of the inverse prior mass
+    of a sequence with S - 1 switches.
+    """
     alpha = 0.0
     eta = eta_user
-    if rule == CLIPPED_HEDGE or rule == PCS or rule == OCS or rule == OCS_PLUS:
-        floor = floor_user if floor_user == floor_user else S / (T * K)
-    c = _log_term(K, T, S) if K > 1 else 0.0
-    if rule == HEDGE:
+    if K > 1:
+        alpha = alpha_user if alpha_user == alpha_user else min(S / T, (K - 1.0) / K)
         if eta != eta:
-            eta = math.sqrt(8.0 * math.log(K) / T) if K > 1 else 1.0
-    elif rule == FIXED_SHARE:
-        if K > 1:
-            alpha = alpha_user if alpha_user == alpha_user else min(S / T, (K - 1.0) / K)
-            if eta != eta:
-                # log of the inverse prior mass of a sequence with S - 1 switches
-                cfs = math.log(K)
-                if S > 1:
-                    cfs += (S - 1.0) * math.log((K - 1.0) / alpha)
-                if T - S > 0 and alpha > 0.0:
-                    cfs -= (T - S) * math.log1p(-alpha)
-                eta = math.sqrt(8.0 * cfs / T)
-        elif eta != eta:
-            eta = 1.0
-    elif rule == CLIPPED_HEDGE:
+            # log of the inverse prior mass of a sequence with S - 1 switches
+            cfs = math.log(K)
+            if S > 1:
+                cfs += (S - 1.0) * math.log((K - 1.0) / alpha)
+            if T - S > 0 and alpha > 0.0:
+                cfs -= (T - S) * math.log1p(-alpha)
+            eta = math.sqrt(8.0 * cfs / T)
+    elif eta != eta:
+        eta = 1.0
+    return eta, alpha
+
+
+@numba.njit(cache=True)
+def clipped_tuning(rule, K, T, S, eta_user, bound_user, floor_user):
+    """(eta, floor) of the clipped-simplex rules (CLIPPED_HEDGE, PCS, OCS, OCS_PLUS) for horizon
+    ``T`` (NaN user values mean 'auto'), with ``c = S log(K T / S)``: the floor ``S / (T K)``;
+    ClippedHedge ``sqrt(c / T)`` (Thm 1), PCS ``min(1/2, sqrt(c / L_2))`` (Thm 2), OCS
+    ``sqrt(c / P_inf)`` (Thm 3), OCS+ ``sqrt(c)`` (Alg. 4), the bounds defaulting to T."""
+    floor = floor_user if floor_user == floor_user else S / (T * K)
+    c = _log_term(K, T, S) if K > 1 else 0.0
+    eta = eta_user
+    if rule == CLIPPED_HEDGE:
         if eta != eta:
             eta = math.sqrt(c / T) if c > 0 else 1.0
     elif rule == PCS:
@@ -271,7 +287,7 @@ def tuning(rule, K, T, S, eta_user, bound_user, alpha_user, floor_user):
             eta = math.sqrt(c / b) if (c > 0 and b > 0) else 1.0
     elif rule == OCS_PLUS:
         eta = math.sqrt(c) if c > 0 else 1.0
-    return eta, floor, alpha
+    return eta, floor
 
 
 @numba.njit(cache=True, inline="always")
@@ -361,7 +377,10 @@ def exponential_pass(L, settings, state, out, buf):
         T_new = _horizon(t, horizon, S, T)
         if T_new != T or eta != eta:
             T = T_new
-            eta, floor, _ = tuning(rule, K, T, S, settings.eta, settings.bound, math.nan, settings.gamma)
+            if rule == HEDGE:
+                eta, floor = hedge_tuning(K, T, settings.eta), 0.0
+            else:
+                eta, floor = clipped_tuning(rule, K, T, S, settings.eta, settings.bound, settings.gamma)
             log_floor = math.log(floor) if floor > 0.0 else -math.inf
         # --- play w restricted to the awake experts (written out: see the module notes)
         lh = 0.0
@@ -487,7 +506,7 @@ def fixed_share_pass(L, settings, state, out, buf):
         T_new = _horizon(t, horizon, S, T)
         if T_new != T or eta != eta:
             T = T_new
-            eta, _, alpha = tuning(FIXED_SHARE, K, T, S, settings.eta, math.nan, settings.alpha, math.nan)
+            eta, alpha = fixed_share_tuning(K, T, S, settings.eta, settings.alpha)
         if adaptive:  # AdaHedge: eta_t = log K / Delta_{t-1} (follow the leader while Delta = 0)
             eta = math.log(K) / gap if gap > math.log(K) / ETA_MAX else ETA_MAX
         if decreasing:  # alpha_t = 1 / (t + 1): a switch prior that needs no horizon
@@ -591,8 +610,7 @@ def optimistic_pass(L, settings, state, out, halved, buf):
         T_new = _horizon(t, horizon, S, T)
         if T_new != T or eta != eta:
             T = T_new
-            eta, floor, _ = tuning(OCS_PLUS if plus else OCS, K, T, S, settings.eta, settings.bound,
-                                   math.nan, settings.gamma)
+            eta, floor = clipped_tuning(settings.rule, K, T, S, settings.eta, settings.bound, settings.gamma)
             log_floor = math.log(floor) if floor > 0.0 else -math.inf
             c = _log_term(K, T, S) if K > 1 else 0.0
             if plus:
