@@ -326,18 +326,19 @@ class _BaseRule(OnlineMixin, BaseEstimator):
 
 
 class _TunedRule(_BaseRule):
-    """Rules whose tuning depends on (T, S, K). The tuning of the last round is state: ``_horizon_``
-    (T, or the doubling guess T_k), ``_eta_``, ``_min_weight_`` (the floor gamma), and Fixed Share's
-    ``_alpha_``, each a 1-element array the pass updates."""
+    """Rules whose tuning depends on (T, S, K). The tuning of the last round is state, 1-element
+    arrays the pass updates: ``_horizon_`` (T, or the doubling guess T_k) and the rule's parameters
+    (``_eta_`` and the floor ``_min_weight_``; Fixed Share: ``_eta_`` and ``_alpha_``)."""
 
-    #: the tuning holds NaN until the first round sets it (checked state excludes it)
-    _nonfinite_state_ok = ("_eta_", "_min_weight_", "_alpha_")
+    #: the tuned parameters, NaN until the first round sets them (so the check of the state for
+    #: non-finite values skips them)
+    _nonfinite_state_ok = ("_eta_", "_min_weight_")
 
     def _allocate_rule(self, K):
         self._log_weights_ = np.full(K, -math.log(K))
         self._horizon_ = np.zeros(1)
-        self._eta_ = np.full(1, math.nan)
-        self._min_weight_ = np.full(1, math.nan)
+        for name in self._nonfinite_state_ok:
+            setattr(self, name, np.full(1, math.nan))
         floor = getattr(self, "min_weight", "auto")
         if floor != "auto" and K * floor > 1.0 + 1e-12:
             raise ValueError(
@@ -420,7 +421,6 @@ class Hedge(_TunedRule):
         self.loss_range = loss_range
 
 
-
 class FixedShare(_TunedRule):
     __doc__ = f"""Fixed Share: Hedge with weight sharing, for tracking the best expert.
 
@@ -483,6 +483,7 @@ class FixedShare(_TunedRule):
     _test_param_keys = ("eta", "alpha")
 
     _rule_code = core.FIXED_SHARE
+    _nonfinite_state_ok = ("_eta_", "_alpha_")  # no floor; the sharing rate
     _parameter_constraints = {
         **_BaseRule._parameter_constraints,
         "eta": [StrOptions({"auto", "adaptive"}), Interval(Real, 0, None, closed="neither")],
@@ -500,8 +501,6 @@ class FixedShare(_TunedRule):
 
     def _allocate_rule(self, K):
         super()._allocate_rule(K)
-        del self._min_weight_  # no floor
-        self._alpha_ = np.full(1, math.nan)
         self._mixability_gap_ = np.zeros(1)  # eta='adaptive': Delta of AdaHedge's rate
         if not isinstance(self.alpha, str) and K > 1 and self.alpha > (K - 1.0) / K + 1e-12:
             raise ValueError(f"alpha={self.alpha} exceeds (K-1)/K = {(K - 1) / K:g} for K={K} experts.")
@@ -598,7 +597,6 @@ class ClippedHedge(_ClippedRule):
         self.horizon = horizon
         self.min_weight = min_weight
         self.loss_range = loss_range
-
 
 
 class PCS(_ClippedRule):
@@ -770,7 +768,6 @@ class OCS(_OptimisticRule):
         self.loss_range = loss_range
 
 
-
 class OCSPlus(_OptimisticRule):
     __doc__ = f"""OCS with the doubling trick on the learning rate (OCS+): no learning rate to tune.
 {_DOC_OCS}
@@ -884,6 +881,8 @@ class MLPoly(_BaseRule):
     1
     """
 
+    _rule_code = core.ML_POLY
+
     def __init__(self, *, loss_range=(0.0, 1.0)):
         self.loss_range = loss_range
 
@@ -898,8 +897,6 @@ class MLPoly(_BaseRule):
         check_is_fitted(self, "_inv_eta_")
         with np.errstate(divide="ignore"):
             return 1.0 / self._inv_eta_
-
-    _rule_code = core.ML_POLY
 
     def _state(self, cum_loss):
         return core.MLPolyState(
@@ -953,6 +950,8 @@ class BOA(_BaseRule):
         "prior": [None, "array-like"],
     }
 
+    _rule_code = core.BOA
+
     def __init__(self, *, prior=None, loss_range=(0.0, 1.0)):
         self.prior = prior
         self.loss_range = loss_range
@@ -971,8 +970,6 @@ class BOA(_BaseRule):
         self._V_ = np.zeros(K)
         self._B_ = np.zeros(K)
         self.learning_rates_ = np.full(K, core.ETA_CAP)
-
-    _rule_code = core.BOA
 
     def _state(self, cum_loss):
         return core.BOAState(
@@ -1018,6 +1015,8 @@ class AdaHedge(_BaseRule):
     1
     """
 
+    _rule_code = core.ADAHEDGE
+
     def __init__(self, *, loss_range=(0.0, 1.0)):
         self.loss_range = loss_range
 
@@ -1030,8 +1029,6 @@ class AdaHedge(_BaseRule):
         """Cumulative mixability gap ``Delta`` (losses scaled to [0, 1])."""
         check_is_fitted(self, "_delta_")
         return float(self._delta_[0])
-
-    _rule_code = core.ADAHEDGE
 
     def _state(self, cum_loss):
         return core.AdaHedgeState(
