@@ -27,8 +27,8 @@ update. Common conventions:
   ``utils._projections.clip_project`` instead costs 6-9 % of a round at K = 10 inlined and about
   20 % as a plain call. Each written-out projection is the same sequence of operations as
   ``clip_project`` and shares its exact fallback ``sorted_lambda``; tests at K = 130 reach that
-  fallback in every copy and check it against an independent reference
-  (tests/experts/test_clipped_projections.py).
+  fallback in every copy and check the weights against ``project_clipped_simplex``, itself checked
+  against an independent sort-based reference (tests/experts/test_clipped_projections.py).
 * Updates after round t use round t's parameters; the state keeps the tuning of the last round
   (``T``, ``eta``, ``gamma``, ``alpha``).
 """
