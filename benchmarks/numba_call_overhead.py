@@ -28,7 +28,7 @@ import numba
 import numpy as np
 
 from skonline.utils._math import EXP_MIN
-from skonline.utils._projections import _MAX_FIXED_POINT_PASSES, clip_project, exp_nonpos
+from skonline.utils._projections import _MAX_FIXED_POINT_PASSES, clip_project, exp_nonpos, sorted_lambda
 
 from _common import run_header
 
@@ -36,24 +36,6 @@ RESULTS = Path(__file__).resolve().parent / "results" / "numba_call_overhead.md"
 NEGLIGIBLE = 0.05  # an extra cost below 5 % of a round is within the run-to-run noise
 
 plain_project = numba.njit(cache=True)(clip_project.py_func)  # the same code, a real call
-
-
-@numba.njit(cache=True)
-def _sorted_lambda(p, K, floor, sb):
-    for i in range(K):
-        sb[i] = p[i]
-    sb[:K].sort()
-    cum = 0.0
-    lam = 0.0
-    for k in range(1, K + 1):
-        q = sb[K - k]
-        cum += q
-        rest = 1.0 - (K - k) * floor
-        if k == 1 or q * rest >= floor * cum:
-            lam = rest / cum
-        else:
-            break
-    return lam
 
 
 @numba.njit(cache=True)
@@ -96,7 +78,7 @@ def pass_written_out(L, eta, floor, w, logw, lp, d, p, sb):
                 break
             lam = (1.0 - n_clip * floor) / s_free
         if not converged:
-            lam = _sorted_lambda(p, K, floor, sb)
+            lam = sorted_lambda(p, K, floor, sb)
         log_lam = math.log(lam)
         for i in range(K):
             v = lam * p[i]
@@ -110,7 +92,7 @@ def pass_written_out(L, eta, floor, w, logw, lp, d, p, sb):
 
 
 @numba.njit(cache=True)
-def pass_inline_helper(L, eta, floor, w, logw, lp, d, p, sb, kb):
+def pass_inline_helper(L, eta, floor, w, logw, lp, d, p, sb):
     n, K = L.shape
     log_floor = math.log(floor)
     acc = 0.0
@@ -118,12 +100,12 @@ def pass_inline_helper(L, eta, floor, w, logw, lp, d, p, sb, kb):
         for i in range(K):
             acc += w[i] * L[r, i]
             lp[i] = logw[i] - eta * L[r, i]
-        clip_project(lp, K, floor, log_floor, w, logw, d, p, kb, sb)
+        clip_project(lp, K, floor, log_floor, w, logw, d, p, sb)
     return acc
 
 
 @numba.njit(cache=True)
-def pass_plain_call(L, eta, floor, w, logw, lp, d, p, sb, kb):
+def pass_plain_call(L, eta, floor, w, logw, lp, d, p, sb):
     n, K = L.shape
     log_floor = math.log(floor)
     acc = 0.0
@@ -131,7 +113,7 @@ def pass_plain_call(L, eta, floor, w, logw, lp, d, p, sb, kb):
         for i in range(K):
             acc += w[i] * L[r, i]
             lp[i] = logw[i] - eta * L[r, i]
-        plain_project(lp, K, floor, log_floor, w, logw, d, p, kb, sb)
+        plain_project(lp, K, floor, log_floor, w, logw, d, p, sb)
     return acc
 
 
@@ -145,8 +127,6 @@ def _run(name, L, eta, floor):
     logw = np.log(w)
     bufs = [np.empty(K) for _ in range(4)]
     args = (L, eta, floor, w, logw, *bufs)
-    if name != "written out":
-        args = args + (np.empty(K, dtype=np.int64),)
     t0 = time.perf_counter()
     acc = VERSIONS[name](*args)
     return time.perf_counter() - t0, acc, w

@@ -130,8 +130,8 @@ class _OnlineEnsembleBase:
     """Shared machinery of the two ensembles."""
 
     _required_parameters = ["estimators"]
-    #: ``_loss_state_`` holds the running target range, +-inf before the first row
-    _nonfinite_state_ok = ("_loss_state_",)
+    #: the running target range is +-inf before the first row
+    _nonfinite_state_ok = ("_y_min_", "_y_max_")
 
     # ------------------------------------------------------------------ params
     def get_params(self, deep=True):
@@ -290,12 +290,18 @@ class _OnlineEnsembleBase:
                 self.online_[k] = True
             else:
                 self.estimators_.append(est)
-        self.expert_fitted_ = ~self.online_
+        self._expert_fitted_ = ~self.online_
         rule = self._default_rule() if self.rule is None else clone(self.rule)
         if "loss_range" in rule.get_params():
             rule.set_params(loss_range=(0.0, 1.0))
         self.rule_ = rule
-        self._loss_state_ = np.array([0.0, np.inf, -np.inf, 0.0, 0.0])
+        # the running loss scale (LossState): scale of the last row, range of the targets seen, rows
+        # whose target was far outside that range, targets seen
+        self._loss_scale_ = np.zeros(1)
+        self._y_min_ = np.full(1, np.inf)
+        self._y_max_ = np.full(1, -np.inf)
+        self._n_wild_targets_ = np.zeros(1)
+        self._n_targets_ = np.zeros(1)
         self.expert_cumulative_losses_ = np.zeros(len(self.estimators))
         self._y_sum_ = 0.0
 
@@ -310,8 +316,8 @@ class _OnlineEnsembleBase:
     @property
     def loss_scale_(self):
         """The scale of the last round's losses (``loss_bound='auto'``; see ``loss_bound``)."""
-        check_is_fitted(self, "_loss_state_")
-        return float(self._loss_state_[0])
+        check_is_fitted(self, "_loss_scale_")
+        return float(self._loss_scale_[0])
 
     @property
     def named_estimators_(self):
@@ -331,16 +337,31 @@ class _OnlineEnsembleBase:
             W[rows] = self.rule_._learn_trusted(np.ascontiguousarray(Ls[rows]))
         return W
 
-    def _loss_args(self):
+    @property
+    def _loss_name(self):
+        return self.loss
+
+    def _loss_records(self):
+        """The :class:`~skonline.experts._ensemble_core.LossSettings` of the next chunk and the
+        :class:`~skonline.experts._ensemble_core.LossState` over the state attributes."""
         auto = self.loss_bound == "auto"
-        return auto, (0.0 if auto else 1.0 / float(self.loss_bound))
+        settings = core.LossSettings(
+            loss=self._LOSS_CODES[self._loss_name], quantile=float(getattr(self, "quantile", 0.5)), auto=auto,
+            inv_bound=0.0 if auto else 1.0 / float(self.loss_bound),
+            clip=bool(getattr(self, "clip_predictions", False)),
+        )
+        state = core.LossState(
+            scale=self._loss_scale_, y_min=self._y_min_, y_max=self._y_max_, n_wild=self._n_wild_targets_,
+            n_targets=self._n_targets_, expert_cum_losses=self.expert_cumulative_losses_,
+        )
+        return settings, state
 
     def _expert_learn(self, X, y, **kw):
         prequential = set(self._prequential_experts())
         for k, est in enumerate(self.estimators_):
             if self.online_[k] and k not in prequential:
                 est.partial_fit(X, y, **kw)
-                self.expert_fitted_[k] = True
+                self._expert_fitted_[k] = True
 
     def _fallback_mean(self, y):
         """Prequential running mean of the targets before each row (0 before the first)."""
@@ -514,8 +535,8 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         for k, est in enumerate(self.estimators_):
             if k in prequential:  # learns the chunk, returning each row's prediction before it
                 P[:, k] = np.asarray(est.partial_fit_predict(X, y), dtype=np.float64).reshape(n, -1)[:, 0]
-                self.expert_fitted_[k] = True
-            elif self.expert_fitted_[k]:
+                self._expert_fitted_[k] = True
+            elif self._expert_fitted_[k]:
                 P[:, k] = np.asarray(est.predict(X), dtype=np.float64).reshape(n, -1)[:, 0]
         if not np.isfinite(P.sum()):  # an expert without a finite prediction sleeps on that row
             P[~np.isfinite(P)] = np.nan
@@ -527,15 +548,12 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         n, K = P.shape
         LR = np.empty((n, K))
         Ls = np.empty((n, K))
-        auto, inv_bound = self._loss_args()
-        wild_before = self._loss_state_[3]
-        n_none = core.regression_losses(
-            P, y, self._LOSS_CODES[self._loss_name], float(self.quantile), auto, inv_bound,
-            bool(self.clip_predictions), self._loss_state_, LR, Ls, self.expert_cumulative_losses_,
-        )
-        if self._loss_state_[3] > wild_before:
+        wild_before = self._n_wild_targets_[0]
+        settings, state = self._loss_records()
+        n_none = core.regression_losses(P, y, settings, state, LR, Ls)
+        if self._n_wild_targets_[0] > wild_before:
             warnings.warn(
-                f"{type(self).__name__}: {int(self._loss_state_[3] - wild_before)} target(s) of this chunk "
+                f"{type(self).__name__}: {int(self._n_wild_targets_[0] - wild_before)} target(s) of this chunk "
                 f"lie more than {core.RANGE_GROWTH:g} times the range of the targets seen before them "
                 "outside it; they widen the range (the loss scale and the clipping of predictions) only "
                 "that far, so one extreme row cannot freeze the weights. Check the targets.",
@@ -558,7 +576,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         check_is_fitted(self, "estimators_")
         X = validate_X_predict(self, X, dtype=np.float64, order="C")
         P = self._expert_predictions(X)
-        lo, hi = self._loss_state_[1], self._loss_state_[2]
+        lo, hi = self._y_min_[0], self._y_max_[0]
         if self.clip_predictions and lo <= hi:
             P = np.clip(P, lo, hi)  # NaN stays NaN
         awake = ~np.isnan(P)
@@ -653,8 +671,8 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
                     pk = np.asarray(est.partial_fit_predict_proba(X, y, classes=self.classes_), dtype=np.float64)
                 else:
                     pk, lab = None, np.asarray(est.partial_fit_predict(X, y, classes=self.classes_))
-                self.expert_fitted_[k] = True
-            elif not self.expert_fitted_[k]:
+                self._expert_fitted_[k] = True
+            elif not self._expert_fitted_[k]:
                 continue
             cls = np.asarray(getattr(est, "classes_", self.classes_))
             idx = np.searchsorted(self.classes_, cls)
@@ -704,11 +722,8 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
         n, K, C = P.shape
         LR = np.empty((n, K))
         Ls = np.empty((n, K))
-        auto, inv_bound = self._loss_args()
-        n_none = core.classification_losses(
-            P, yi, self._LOSS_CODES[self.loss], auto, inv_bound, self._loss_state_, LR, Ls,
-            self.expert_cumulative_losses_,
-        )
+        settings, state = self._loss_records()
+        n_none = core.classification_losses(P, yi, settings, state, LR, Ls)
         W = self._aggregate(Ls, n_none)
         proba = np.empty((n, C))
         core.mix_classification(P, W, proba)

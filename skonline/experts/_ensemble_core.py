@@ -1,12 +1,16 @@
 """Compiled pieces of the online ensembles' aggregation step (losses, scaling, mixing).
 
 Row by row, in order, so that the running loss scale and the accumulated losses do not depend on
-how the stream is chunked. A NaN prediction (asleep expert) gives a NaN loss.
+how the stream is chunked. A NaN prediction (asleep expert) gives a NaN loss. The passes take a
+:class:`LossSettings` record (fixed for the chunk) and a :class:`LossState` record (updated in
+place).
 """
 
 import math
+from typing import NamedTuple
 
 import numba
+import numpy as np
 
 SQUARED = 0
 ABSOLUTE = 1
@@ -25,24 +29,63 @@ RANGE_GROWTH = 10.0
 RANGE_WARMUP = 10.0
 
 
+class LossSettings(NamedTuple):
+    """How the experts' losses are computed and mapped to [0, 1], fixed for the chunk.
+
+    loss : int
+        The loss code (``SQUARED``, ``ABSOLUTE``, ``PINBALL``; ``LOG_LOSS``, ``ZERO_ONE``, ``BRIER``).
+    quantile : float
+        Level q of the pinball loss.
+    auto : bool
+        ``loss_bound='auto'``: each row's scale comes from the targets (or losses) seen so far.
+    inv_bound : float
+        ``1 / loss_bound`` otherwise.
+    clip : bool
+        Regression: clip each prediction to the range of the targets seen before its row.
+    """
+
+    loss: int
+    quantile: float
+    auto: bool
+    inv_bound: float
+    clip: bool
+
+
+class LossState(NamedTuple):
+    """The running loss scale, updated in place row by row.
+
+    scale : (1,) the scale B of the last row (``loss_scale_``); y_min, y_max : (1,) the range of the
+    targets seen (regression; +inf and -inf before the first); n_wild : (1,) rows whose target lay
+    more than RANGE_GROWTH times the range outside it (after RANGE_WARMUP targets); n_targets : (1,)
+    targets seen (regression); expert_cum_losses : (K,) each expert's cumulative raw loss.
+    """
+
+    scale: np.ndarray
+    y_min: np.ndarray
+    y_max: np.ndarray
+    n_wild: np.ndarray
+    n_targets: np.ndarray
+    expert_cum_losses: np.ndarray
+
+
 @numba.njit(cache=True)
-def regression_losses(P, y, code, q, auto, inv_bound, clip, state, LR, Ls, ecum):
+def regression_losses(P, y, settings, state, LR, Ls):
     """Raw losses ``LR`` (n, K) of the predictions ``P`` and their scaled version ``Ls``.
 
-    ``auto``: the scale of row t is the loss of a prediction off by the range of the targets seen
-    so far (row t included): ``range^2`` (squared), ``range`` (absolute), ``max(q, 1 - q) range``
-    (pinball); ``state`` = [scale, min y, max y, rows whose target was beyond RANGE_GROWTH times
-    the range (after RANGE_WARMUP targets), targets seen]. Losses above the scale are clipped to 1,
-    so one
-    diverging expert cannot squash the others' losses to 0. Until the range is positive the scale
-    is the largest loss seen. With ``clip``, the predictions of row t are first clipped (in place)
-    to the range of the targets *before* row t. ``ecum`` accumulates each expert's raw losses.
-    Returns the number of rows where every expert is asleep.
+    ``settings.auto``: the scale of row t is the loss of a prediction off by the range of the
+    targets seen so far (row t included): ``range^2`` (squared), ``range`` (absolute),
+    ``max(q, 1 - q) range`` (pinball). Losses above the scale are clipped to 1, so one diverging
+    expert cannot squash the others' losses to 0. Until the range is positive the scale is the
+    largest loss seen. With ``settings.clip``, the predictions of row t are first clipped (in
+    place) to the range of the targets *before* row t. Returns the number of rows where every
+    expert is asleep.
     """
     n, K = P.shape
-    scale = state[0]
-    ylo = state[1]
-    yhi = state[2]
+    code, q, auto, inv_bound, clip = settings.loss, settings.quantile, settings.auto, settings.inv_bound, settings.clip
+    ecum = state.expert_cum_losses
+    scale = state.scale[0]
+    ylo = state.y_min[0]
+    yhi = state.y_max[0]
     qq = q if q > 1.0 - q else 1.0 - q
     n_none = 0
     for r in range(n):
@@ -56,17 +99,17 @@ def regression_losses(P, y, code, q, auto, inv_bound, clip, state, LR, Ls, ecum)
                     P[r, i] = yhi
         # the range grows with each target, but by at most RANGE_GROWTH times itself per row: one
         # absurd target cannot stretch it (and squash every later loss to 0) for good, while a
-        # genuine change of scale is followed geometrically; such a row is counted in state[3]
+        # genuine change of scale is followed geometrically; such a row is counted in n_wild
         yr = yt
-        state[4] += 1.0
-        if ylo < yhi and state[4] > RANGE_WARMUP:
+        state.n_targets[0] += 1.0
+        if ylo < yhi and state.n_targets[0] > RANGE_WARMUP:
             span = RANGE_GROWTH * (yhi - ylo)
             if yr > yhi + span:
                 yr = yhi + span
-                state[3] += 1.0
+                state.n_wild[0] += 1.0
             elif yr < ylo - span:
                 yr = ylo - span
-                state[3] += 1.0
+                state.n_wild[0] += 1.0
         if yr < ylo:
             ylo = yr
         if yr > yhi:
@@ -105,17 +148,20 @@ def regression_losses(P, y, code, q, auto, inv_bound, clip, state, LR, Ls, ecum)
         for i in range(K):
             v = LR[r, i] * inv
             Ls[r, i] = 1.0 if v > 1.0 else v  # NaN stays NaN
-    state[0] = scale
-    state[1] = ylo
-    state[2] = yhi
+    state.scale[0] = scale
+    state.y_min[0] = ylo
+    state.y_max[0] = yhi
     return n_none
 
 
 @numba.njit(cache=True)
-def classification_losses(P, yi, code, auto, inv_bound, state, LR, Ls, ecum):
-    """Raw and scaled losses of the experts' class probabilities ``P`` (n, K, C); see above."""
+def classification_losses(P, yi, settings, state, LR, Ls):
+    """Raw and scaled losses of the experts' class probabilities ``P`` (n, K, C); see above (the
+    targets' range is not used)."""
     n, K, C = P.shape
-    scale = state[0]
+    code, auto, inv_bound = settings.loss, settings.auto, settings.inv_bound
+    ecum = state.expert_cum_losses
+    scale = state.scale[0]
     n_none = 0
     for r in range(n):
         c = yi[r]
@@ -159,7 +205,7 @@ def classification_losses(P, yi, code, auto, inv_bound, state, LR, Ls, ecum):
         for i in range(K):
             v = LR[r, i] * inv
             Ls[r, i] = 1.0 if v > 1.0 else v  # NaN stays NaN
-    state[0] = scale
+    state.scale[0] = scale
     return n_none
 
 

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..base import OnlineMixin
 from ..utils.validation import readonly
 from . import _matrix_core as core
+from . import _rules_core as rules_core
 from ._rules import _REF_LZ
 
 __all__ = ["PCSP"]
@@ -60,6 +61,10 @@ class PCSP(OnlineMixin, BaseEstimator):
         Its eigenvectors (columns).
     cumulative_loss_ : float
         ``sum_t Tr(W_t Z_t)``.
+    eta_ : float
+        Learning rate of the last round.
+    min_weight_ : float
+        Eigenvalue floor gamma of the last round.
     n_samples_seen_ : int
         Rounds processed.
     n_features_in_ : int
@@ -86,8 +91,8 @@ class PCSP(OnlineMixin, BaseEstimator):
 
     _allows_nan = False
     _bounded_inputs = True
-    #: ``_tuning_`` holds NaN until the first round sets it (checked state excludes it)
-    _nonfinite_state_ok = ("_tuning_",)
+    #: the tuning holds NaN until the first round sets it (checked state excludes it)
+    _nonfinite_state_ok = ("_eta_", "_min_weight_")
     _test_params = [{"loss_bound": 4.0}]
 
     _parameter_constraints = {
@@ -161,11 +166,28 @@ class PCSP(OnlineMixin, BaseEstimator):
         self.eigenvalues_ = np.full(K, 1.0 / K)
         self._log_eigenvalues_ = np.full(K, -math.log(K))
         self.eigenvectors_ = np.eye(K)
-        self._tuning_ = np.array([0.0, math.nan, math.nan, math.nan])
+        # the tuning of the last round: horizon T (or the doubling guess), eta, eigenvalue floor
+        self._horizon_ = np.zeros(1)
+        self._eta_ = np.full(1, math.nan)
+        self._min_weight_ = np.full(1, math.nan)
 
     @staticmethod
     def _user(v):
         return math.nan if (v is None or isinstance(v, str)) else float(v)
+
+    def _records(self, cum_loss):
+        """The pass's settings (the rules' ``RuleSettings``) and :class:`PCSPState` over the state."""
+        settings = rules_core.RuleSettings(
+            rule=rules_core.PCS, lo=0.0, inv_span=1.0 / float(self.loss_bound), t0=int(self.n_samples_seen_),
+            horizon=0.0 if self.horizon is None else float(self.horizon), S=float(self.n_segments),
+            eta=self._user(self.eta), alpha=math.nan, bound=self._user(self.m2_bound),
+            gamma=self._user(self.min_weight),
+        )
+        state = core.PCSPState(
+            w=self.eigenvalues_, log_w=self._log_eigenvalues_, V=self.eigenvectors_, T=self._horizon_,
+            eta=self._eta_, gamma=self._min_weight_, cum_loss=cum_loss,
+        )
+        return settings, state
 
     def _learn(self, chunk):
         Z = chunk["Z"]
@@ -176,17 +198,10 @@ class PCSP(OnlineMixin, BaseEstimator):
                 UserWarning, stacklevel=4,
             )
         out = np.empty((n, K, K))
-        acc = np.array([self.cumulative_loss_])
-        mats = [np.empty((K, K)) for _ in range(4)]
-        vecs = [np.empty(K) for _ in range(5)]
-        core.pcsp_pass(
-            Z, 1.0 / float(self.loss_bound), self.n_samples_seen_,
-            0.0 if self.horizon is None else float(self.horizon), float(self.n_segments),
-            self._user(self.eta), self._user(self.m2_bound), self._user(self.min_weight), self._tuning_,
-            self.eigenvalues_, self._log_eigenvalues_, self.eigenvectors_, out, acc, *mats, *vecs,
-            np.empty(K, dtype=np.int64),
-        )
-        self.cumulative_loss_ = float(acc[0])
+        cum_loss = np.array([self.cumulative_loss_])
+        settings, state = self._records(cum_loss)
+        core.pcsp_pass(Z, settings, state, out, core.matrix_buffers(K))
+        self.cumulative_loss_ = float(cum_loss[0])
         return out
 
     def _response(self, raw, method):
@@ -206,14 +221,14 @@ class PCSP(OnlineMixin, BaseEstimator):
     @property
     def eta_(self):
         """Learning rate of the last round."""
-        check_is_fitted(self, "_tuning_")
-        return float(self._tuning_[1])
+        check_is_fitted(self, "_eta_")
+        return float(self._eta_[0])
 
     @property
     def min_weight_(self):
         """Eigenvalue floor of the last round."""
-        check_is_fitted(self, "_tuning_")
-        return float(self._tuning_[2])
+        check_is_fitted(self, "_min_weight_")
+        return float(self._min_weight_[0])
 
     def partial_fit_predict(self, X, y=None):
         """Learn the rounds and return the density matrices played at each of them.

@@ -3,38 +3,87 @@
 State: the eigen-decomposition ``W_t = V diag(w) V'`` with the log-eigenvalues ``logw`` (exactly the
 projection's output, never the logarithm of a recomputed matrix). Per round, O(K^3) and no
 allocation: two in-place Jacobi eigen-decompositions (of the loss matrix and of the new ``Q``).
+The settings are the rules' :class:`~skonline.experts._rules_core.RuleSettings` (``inv_span`` is
+``1 / loss_bound``, ``bound`` the bound on M_2).
 """
 
 import math
+from typing import NamedTuple
 
 import numba
+import numpy as np
 
 from ..utils._projections import clip_project, jacobi_eigh
-from ._rules_core import PCS, _horizon, tuning
+from ._rules_core import PCS, _horizon, clipped_tuning
+
+
+class PCSPState(NamedTuple):
+    """State of PCSP, updated in place by :func:`pcsp_pass`.
+
+    w : (K,) eigenvalues of the density matrix played next, ``W = V diag(w) V'``; log_w : (K,) their
+    logarithms (the projection's output); V : (K, K) its eigenvectors (columns); T : (1,) horizon of
+    the last round's tuning (0 before the first round); eta, gamma : (1,) learning rate and
+    eigenvalue floor of the last round (NaN before the first); cum_loss : (1,) ``sum_t Tr(W_t Z_t)``.
+    """
+
+    w: np.ndarray
+    log_w: np.ndarray
+    V: np.ndarray
+    T: np.ndarray
+    eta: np.ndarray
+    gamma: np.ndarray
+    cum_loss: np.ndarray
+
+
+class MatrixBuffers(NamedTuple):
+    """Scratch of one PCSP round (no meaning between rounds).
+
+    A : (K, K) the scaled loss matrix, diagonalised in place (eigenvalues on its diagonal); U : (K, K)
+    its eigenvectors; Q : (K, K) ``log W_t + log(I - eta Z_t)``, diagonalised in place; V_new : (K, K)
+    its eigenvectors; z : (K,) ``log(1 - eta lambda(Z_t))``; lp, d, p, mark : (K,) the projection's
+    scratch (``clip_project``).
+    """
+
+    A: np.ndarray
+    U: np.ndarray
+    Q: np.ndarray
+    V_new: np.ndarray
+    z: np.ndarray
+    lp: np.ndarray
+    d: np.ndarray
+    p: np.ndarray
+    mark: np.ndarray
+
+
+def matrix_buffers(K):
+    """Fresh :class:`MatrixBuffers` for K x K matrices."""
+    return MatrixBuffers(*(np.empty((K, K)) for _ in range(4)), *(np.empty(K) for _ in range(5)))
 
 
 @numba.njit(cache=True)
-def pcsp_pass(Z, inv_bound, t0, horizon, S, eta_user, bound_user, floor_user, tstate, w, logw, V,
-              out, acc, A, U, Q, Vn, z, lp, d, p, sb, kb):
-    """PCSP over the symmetric loss matrices ``Z[r]`` (spectral norm <= 1 after ``* inv_bound``).
+def pcsp_pass(Z, settings, state, out, buf):
+    """PCSP over the symmetric loss matrices ``Z[r]`` (spectral norm <= 1 after ``* inv_span``).
 
-    ``out[r]`` receives the matrix played at round r; ``acc[0]`` accumulates ``Tr(W_t Z_t)`` in the
-    user's units. Update: ``Q = log W_t + log(I - eta Z_t)`` (both from eigen-decompositions),
-    ``W_{t+1} = V_Q diag(proj(eig(Q), gamma)) V_Q'`` (Lemma M of the spec: the clipped spectraplex
-    projection acts on the eigenvalues).
+    ``out[r]`` receives the matrix played at round r; ``state.cum_loss[0]`` accumulates
+    ``Tr(W_t Z_t)`` in the user's units. Update: ``Q = log W_t + log(I - eta Z_t)`` (both from
+    eigen-decompositions), ``W_{t+1} = V_Q diag(proj(eig(Q), gamma)) V_Q'`` (Lemma M of the spec: the
+    clipped spectraplex projection acts on the eigenvalues). ``state``: :class:`PCSPState`.
     """
     n = Z.shape[0]
     K = Z.shape[1]
-    T = tstate[0]
-    eta = tstate[1]
-    floor = tstate[2]
+    inv_bound, t0, horizon, S = settings.inv_span, settings.t0, settings.horizon, settings.S
+    w, logw, V, acc = state.w, state.log_w, state.V, state.cum_loss
+    A, U, Q, Vn, z, lp, d, p, sb = buf.A, buf.U, buf.Q, buf.V_new, buf.z, buf.lp, buf.d, buf.p, buf.mark
+    T = state.T[0]
+    eta = state.eta[0]
+    floor = state.gamma[0]
     log_floor = math.log(floor) if floor > 0.0 else -math.inf
     for r in range(n):
         t = t0 + r + 1
         T_new = _horizon(t, horizon, S, T)
         if T_new != T or eta != eta:
             T = T_new
-            eta, floor, _ = tuning(PCS, K, T, S, eta_user, bound_user, math.nan, floor_user)
+            eta, floor = clipped_tuning(PCS, K, T, S, settings.eta, settings.bound, settings.gamma)
             log_floor = math.log(floor) if floor > 0.0 else -math.inf
         # play W_t = V diag(w) V'; suffer Tr(W_t Z_t)
         loss = 0.0
@@ -72,10 +121,10 @@ def pcsp_pass(Z, inv_bound, t0, horizon, S, eta_user, bound_user, floor_user, ts
         jacobi_eigh(Q, K, Vn)
         for k in range(K):
             lp[k] = Q[k, k]
-        clip_project(lp, K, floor, log_floor, w, logw, d, p, kb, sb)
+        clip_project(lp, K, floor, log_floor, w, logw, d, p, sb)
         for i in range(K):
             for j in range(K):
                 V[i, j] = Vn[i, j]
-    tstate[0] = T
-    tstate[1] = eta
-    tstate[2] = floor
+    state.T[0] = T
+    state.eta[0] = eta
+    state.gamma[0] = floor

@@ -185,13 +185,48 @@ class _BaseRule(OnlineMixin, BaseEstimator):
                 stacklevel=4,
             )
         out = np.empty(L.shape)
-        acc = np.array([self.cumulative_loss_])
-        self._run(L, out, acc)
-        self.cumulative_loss_ = float(acc[0])
+        cum_loss = np.array([self.cumulative_loss_])
+        self._run(L, out, cum_loss)
+        self.cumulative_loss_ = float(cum_loss[0])
         return out
 
-    def _run(self, L, out, acc):  # pragma: no cover - per rule
+    def _run(self, L, out, cum_loss):  # pragma: no cover - per rule
+        """Run the rule's compiled pass over ``L`` (its records from ``_settings`` and ``_state``)."""
         raise NotImplementedError
+
+    def _state(self, cum_loss):  # pragma: no cover - per rule
+        """The rule's state record (``_rules_core.*State``) over its state attributes, which the pass
+        updates in place; ``cum_loss``: a 1-element array holding ``cumulative_loss_``."""
+        raise NotImplementedError
+
+    #: code of the rule in the compiled passes (``_rules_core``)
+    _rule_code = None
+    #: the parameter bounding the second-order quantity the tuning of eta uses (PCS, OCS)
+    _bound_param = None
+
+    def _settings(self):
+        """The :class:`~skonline.experts._rules_core.RuleSettings` of the next chunk."""
+        lo, inv_span = self._scaling()
+        return core.RuleSettings(
+            rule=self._rule_code,
+            lo=lo,
+            inv_span=inv_span,
+            t0=int(self.n_samples_seen_),
+            horizon=self._horizon_code(),
+            S=float(getattr(self, "n_segments", 1)),
+            eta=self._user(getattr(self, "eta", None)),
+            alpha=self._user(getattr(self, "alpha", None)),
+            bound=self._user(getattr(self, self._bound_param, None) if self._bound_param else None),
+            gamma=self._user(getattr(self, "min_weight", None)),
+        )
+
+    @staticmethod
+    def _user(value):
+        """A parameter as the passes take it: NaN for 'auto' (or absent), ``ADAPTIVE`` for
+        'adaptive' / 'decreasing', else the number."""
+        if isinstance(value, str) and value in ("adaptive", "decreasing"):
+            return core.ADAPTIVE
+        return math.nan if (value is None or isinstance(value, str)) else float(value)
 
     def _learn_trusted(self, L):
         """Learn a loss matrix built by a trusted internal caller (the online ensembles): losses in
@@ -213,14 +248,9 @@ class _BaseRule(OnlineMixin, BaseEstimator):
             return raw
         raise ValueError(method)
 
-    def _buffers(self, K):
-        return {
-            "lrow": np.empty(K), "lp": np.empty(K), "d": np.empty(K), "p": np.empty(K),
-            "sb": np.empty(K), "kb": np.empty(K, dtype=np.int64),
-        }
-
     def _horizon_code(self):
-        return 0.0 if self.horizon is None else float(self.horizon)
+        horizon = getattr(self, "horizon", None)
+        return 0.0 if horizon is None else float(horizon)
 
     # ------------------------------------------------------------ public API
     def partial_fit_predict(self, X, y=None):
@@ -296,37 +326,45 @@ class _BaseRule(OnlineMixin, BaseEstimator):
 
 
 class _TunedRule(_BaseRule):
-    """Rules whose tuning depends on (T, S, K): parameters in a small state vector."""
+    """Rules whose tuning depends on (T, S, K). The tuning of the last round is state, 1-element
+    arrays the pass updates: ``_horizon_`` (T, or the doubling guess T_k) and the rule's parameters
+    (``_eta_`` and the floor ``_min_weight_``; Fixed Share: ``_eta_`` and ``_alpha_``)."""
 
-    _rule_code = None
-    #: ``_tuning_`` holds NaN until the first round sets it (checked state excludes it)
-    _nonfinite_state_ok = ("_tuning_",)
+    #: the tuned parameters, NaN until the first round sets them (so the check of the state for
+    #: non-finite values skips them)
+    _nonfinite_state_ok = ("_eta_", "_min_weight_")
 
     def _allocate_rule(self, K):
         self._log_weights_ = np.full(K, -math.log(K))
-        # [T_k of the last round, eta, floor, alpha]
-        self._tuning_ = np.array([0.0, math.nan, math.nan, math.nan])
+        self._horizon_ = np.zeros(1)
+        for name in self._nonfinite_state_ok:
+            setattr(self, name, np.full(1, math.nan))
         floor = getattr(self, "min_weight", "auto")
         if floor != "auto" and K * floor > 1.0 + 1e-12:
             raise ValueError(
                 f"min_weight={floor} is infeasible for K={K} experts: K * min_weight must be <= 1."
             )
 
-    @staticmethod
-    def _user(value):
-        return math.nan if (value is None or isinstance(value, str)) else float(value)
+    def _state(self, cum_loss):
+        return core.ExponentialState(
+            w=self.weights_, log_w=self._log_weights_, T=self._horizon_, eta=self._eta_,
+            gamma=self._min_weight_, cum_loss=cum_loss, expert_cum_losses=self.expert_cumulative_losses_,
+        )
+
+    def _run(self, L, out, cum_loss):
+        core.exponential_pass(L, self._settings(), self._state(cum_loss), out, core.round_buffers(L.shape[1]))
 
     @property
     def eta_(self):
         """Learning rate of the last round (the tuned value when ``eta='auto'``)."""
-        check_is_fitted(self, "_tuning_")
-        return float(self._tuning_[1])
+        check_is_fitted(self, "_eta_")
+        return float(self._eta_[0])
 
     @property
     def horizon_(self):
         """Horizon used by the tuning at the last round (T, or the current doubling guess)."""
-        check_is_fitted(self, "_tuning_")
-        return float(self._tuning_[0])
+        check_is_fitted(self, "_horizon_")
+        return float(self._horizon_[0])
 
 
 _REF_LZ = """Lu & Zhang, "Adaptive and Efficient Algorithms for Tracking the Best Expert", arXiv 2019"""
@@ -350,6 +388,8 @@ class Hedge(_TunedRule):
     ----------{_DOC_COMMON_ATTRS}
     eta_ : float
         Learning rate of the last round.
+    horizon_ : float
+        Horizon T the tuning used at the last round (``horizon``, or the current doubling guess).
 
     References
     ----------
@@ -379,16 +419,6 @@ class Hedge(_TunedRule):
         self.eta = eta
         self.horizon = horizon
         self.loss_range = loss_range
-
-    def _run(self, L, out, acc):
-        lo, inv = self._scaling()
-        b = self._buffers(L.shape[1])
-        core.exponential_pass(
-            L, lo, inv, core.HEDGE, self.n_samples_seen_, self._horizon_code(), 1.0,
-            self._user(self.eta), math.nan, math.nan, self._tuning_, self.weights_,
-            self._log_weights_, out, acc, self.expert_cumulative_losses_, b["lrow"], b["lp"],
-            b["d"], b["p"], b["sb"], b["kb"],
-        )
 
 
 class FixedShare(_TunedRule):
@@ -425,6 +455,8 @@ class FixedShare(_TunedRule):
     ----------{_DOC_COMMON_ATTRS}
     eta_ : float
         Learning rate of the last round.
+    horizon_ : float
+        Horizon T the tuning used at the last round (``horizon``, or the current doubling guess).
     alpha_ : float
         Sharing rate of the last round.
 
@@ -451,6 +483,7 @@ class FixedShare(_TunedRule):
     _test_param_keys = ("eta", "alpha")
 
     _rule_code = core.FIXED_SHARE
+    _nonfinite_state_ok = ("_eta_", "_alpha_")  # no floor; the sharing rate
     _parameter_constraints = {
         **_BaseRule._parameter_constraints,
         "eta": [StrOptions({"auto", "adaptive"}), Interval(Real, 0, None, closed="neither")],
@@ -468,30 +501,24 @@ class FixedShare(_TunedRule):
 
     def _allocate_rule(self, K):
         super()._allocate_rule(K)
-        self._tuning_ = np.append(self._tuning_, 0.0)  # [..., cumulative mixability gap]
+        self._mixability_gap_ = np.zeros(1)  # eta='adaptive': Delta of AdaHedge's rate
         if not isinstance(self.alpha, str) and K > 1 and self.alpha > (K - 1.0) / K + 1e-12:
             raise ValueError(f"alpha={self.alpha} exceeds (K-1)/K = {(K - 1) / K:g} for K={K} experts.")
-
-    def _adaptive_user(self, value):
-        if value in ("adaptive", "decreasing"):
-            return core.ADAPTIVE
-        return self._user(value)
 
     @property
     def alpha_(self):
         """Sharing rate of the last round."""
-        check_is_fitted(self, "_tuning_")
-        return float(self._tuning_[3])
+        check_is_fitted(self, "_alpha_")
+        return float(self._alpha_[0])
 
-    def _run(self, L, out, acc):
-        lo, inv = self._scaling()
-        b = self._buffers(L.shape[1])
-        core.fixed_share_pass(
-            L, lo, inv, self.n_samples_seen_, self._horizon_code(), float(self.n_segments),
-            self._adaptive_user(self.eta), self._adaptive_user(self.alpha), self._tuning_, self.weights_,
-            self._log_weights_, out, acc, self.expert_cumulative_losses_, b["lrow"], b["lp"],
-            b["d"], b["p"], b["sb"], b["kb"],
+    def _state(self, cum_loss):
+        return core.FixedShareState(
+            w=self.weights_, log_w=self._log_weights_, T=self._horizon_, eta=self._eta_, alpha=self._alpha_,
+            gap=self._mixability_gap_, cum_loss=cum_loss, expert_cum_losses=self.expert_cumulative_losses_,
         )
+
+    def _run(self, L, out, cum_loss):
+        core.fixed_share_pass(L, self._settings(), self._state(cum_loss), out, core.round_buffers(L.shape[1]))
 
 
 _DOC_CLIP_PARAMS = """
@@ -515,18 +542,8 @@ class _ClippedRule(_TunedRule):
     @property
     def min_weight_(self):
         """Floor gamma of the clipped simplex at the last round."""
-        check_is_fitted(self, "_tuning_")
-        return float(self._tuning_[2])
-
-    def _run_exponential(self, L, out, acc, rule, bound):
-        lo, inv = self._scaling()
-        b = self._buffers(L.shape[1])
-        core.exponential_pass(
-            L, lo, inv, rule, self.n_samples_seen_, self._horizon_code(), float(self.n_segments),
-            self._user(self.eta), self._user(bound), self._user(self.min_weight), self._tuning_,
-            self.weights_, self._log_weights_, out, acc, self.expert_cumulative_losses_,
-            b["lrow"], b["lp"], b["d"], b["p"], b["sb"], b["kb"],
-        )
+        check_is_fitted(self, "_min_weight_")
+        return float(self._min_weight_[0])
 
 
 class ClippedHedge(_ClippedRule):
@@ -548,6 +565,8 @@ class ClippedHedge(_ClippedRule):
     ----------{_DOC_COMMON_ATTRS}
     eta_ : float
         Learning rate of the last round.
+    horizon_ : float
+        Horizon T the tuning used at the last round (``horizon``, or the current doubling guess).
     min_weight_ : float
         Floor of the last round.
 
@@ -579,9 +598,6 @@ class ClippedHedge(_ClippedRule):
         self.min_weight = min_weight
         self.loss_range = loss_range
 
-    def _run(self, L, out, acc):
-        self._run_exponential(L, out, acc, core.CLIPPED_HEDGE, None)
-
 
 class PCS(_ClippedRule):
     __doc__ = f"""Prod on the clipped simplex (PCS): second-order bound for tracking the best expert.
@@ -607,6 +623,8 @@ class PCS(_ClippedRule):
     ----------{_DOC_COMMON_ATTRS}
     eta_ : float
         Learning rate of the last round.
+    horizon_ : float
+        Horizon T the tuning used at the last round (``horizon``, or the current doubling guess).
     min_weight_ : float
         Floor of the last round.
 
@@ -629,6 +647,7 @@ class PCS(_ClippedRule):
     """
 
     _rule_code = core.PCS
+    _bound_param = "l2_bound"
     _parameter_constraints = {
         **_ClippedRule._parameter_constraints,
         "eta": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="neither")],
@@ -654,32 +673,30 @@ class PCS(_ClippedRule):
                 stacklevel=3,
             )
 
-    def _run(self, L, out, acc):
-        self._run_exponential(L, out, acc, core.PCS, self.l2_bound)
 
 
 class _OptimisticRule(_ClippedRule):
-    _plus = False
+    _rule_code = core.OCS
 
     def _allocate_rule(self, K):
         super()._allocate_rule(K)
         self._hint_ = np.zeros(K)  # l_0 = 0
-        self._epoch_ = np.array([1.0, 0.0])  # [m, P_m]
+        self._epoch_ = np.ones(1)  # OCS+: epoch m, from 1
+        self._path_length_ = np.zeros(1)  # OCS+: path length P_m of the epoch so far
         del self._log_weights_
         self._log_aux_weights_ = np.full(K, -math.log(K))
 
-    def _run(self, L, out, acc):
-        lo, inv = self._scaling()
-        K = L.shape[1]
-        b = self._buffers(K)
+    def _state(self, cum_loss):
+        return core.OptimisticState(
+            w=self.weights_, log_aux_w=self._log_aux_weights_, hint=self._hint_, T=self._horizon_, eta=self._eta_,
+            gamma=self._min_weight_, epoch=self._epoch_, path_length=self._path_length_, cum_loss=cum_loss,
+            expert_cum_losses=self.expert_cumulative_losses_,
+        )
+
+    def _run(self, L, out, cum_loss):
         halved = np.zeros(L.shape[0], dtype=np.int8)
         core.optimistic_pass(
-            L, lo, inv, self._plus, self.n_samples_seen_, self._horizon_code(),
-            float(self.n_segments), self._user(getattr(self, "eta", None)),
-            self._user(getattr(self, "path_length_bound", None)), self._user(self.min_weight),
-            self._tuning_, self._epoch_, self.weights_, self._log_aux_weights_, self._hint_, out,
-            acc, self.expert_cumulative_losses_, halved, b["lrow"], b["lp"], np.empty(K), b["d"],
-            b["p"], b["sb"], b["kb"],
+            L, self._settings(), self._state(cum_loss), out, halved, core.round_buffers(L.shape[1])
         )
         return halved
 
@@ -714,6 +731,8 @@ class OCS(_OptimisticRule):
     ----------{_DOC_COMMON_ATTRS}
     eta_ : float
         Learning rate of the last round.
+    horizon_ : float
+        Horizon T the tuning used at the last round (``horizon``, or the current doubling guess).
     min_weight_ : float
         Floor of the last round.
 
@@ -732,6 +751,7 @@ class OCS(_OptimisticRule):
     True
     """
 
+    _bound_param = "path_length_bound"
     _parameter_constraints = {
         **_ClippedRule._parameter_constraints,
         "eta": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
@@ -746,7 +766,6 @@ class OCS(_OptimisticRule):
         self.horizon = horizon
         self.min_weight = min_weight
         self.loss_range = loss_range
-
 
 
 class OCSPlus(_OptimisticRule):
@@ -766,6 +785,8 @@ class OCSPlus(_OptimisticRule):
     ----------{_DOC_COMMON_ATTRS}
     eta_ : float
         Learning rate of the current epoch.
+    horizon_ : float
+        Horizon T the tuning used at the last round (``horizon``, or the current doubling guess).
     epoch_ : int
         Current epoch m (from 1).
     epoch_starts_ : ndarray of int
@@ -792,7 +813,7 @@ class OCSPlus(_OptimisticRule):
     True
     """
 
-    _plus = True
+    _rule_code = core.OCS_PLUS
     _parameter_constraints = {**_ClippedRule._parameter_constraints}
 
     def __init__(self, *, n_segments=1, horizon=None, min_weight="auto", loss_range=(0.0, 1.0)):
@@ -805,8 +826,8 @@ class OCSPlus(_OptimisticRule):
         super()._allocate_rule(K)
         self.epoch_starts_ = np.array([1], dtype=np.int64)
 
-    def _run(self, L, out, acc):
-        halved = super()._run(L, out, acc)
+    def _run(self, L, out, cum_loss):
+        halved = super()._run(L, out, cum_loss)
         if halved.any():
             starts = self.n_samples_seen_ + np.flatnonzero(halved) + 2
             self.epoch_starts_ = np.concatenate([self.epoch_starts_, starts.astype(np.int64)])
@@ -820,8 +841,8 @@ class OCSPlus(_OptimisticRule):
     @property
     def path_length_epoch_(self):
         """Path length of the current epoch so far (losses scaled to [0, 1])."""
-        check_is_fitted(self, "_epoch_")
-        return float(self._epoch_[1])
+        check_is_fitted(self, "_path_length_")
+        return float(self._path_length_[0])
 
 
 class MLPoly(_BaseRule):
@@ -860,6 +881,8 @@ class MLPoly(_BaseRule):
     1
     """
 
+    _rule_code = core.ML_POLY
+
     def __init__(self, *, loss_range=(0.0, 1.0)):
         self.loss_range = loss_range
 
@@ -875,12 +898,14 @@ class MLPoly(_BaseRule):
         with np.errstate(divide="ignore"):
             return 1.0 / self._inv_eta_
 
-    def _run(self, L, out, acc):
-        lo, inv = self._scaling()
-        core.mlpoly_pass(
-            L, lo, inv, self.weights_, self.regrets_, self._inv_eta_, self._B_, out, acc,
-            self.expert_cumulative_losses_, np.empty(L.shape[1]),
+    def _state(self, cum_loss):
+        return core.MLPolyState(
+            w=self.weights_, R=self.regrets_, inv_eta=self._inv_eta_, B=self._B_, cum_loss=cum_loss,
+            expert_cum_losses=self.expert_cumulative_losses_,
         )
+
+    def _run(self, L, out, cum_loss):
+        core.mlpoly_pass(L, self._settings(), self._state(cum_loss), out, core.round_buffers(L.shape[1]))
 
 
 class BOA(_BaseRule):
@@ -925,6 +950,8 @@ class BOA(_BaseRule):
         "prior": [None, "array-like"],
     }
 
+    _rule_code = core.BOA
+
     def __init__(self, *, prior=None, loss_range=(0.0, 1.0)):
         self.prior = prior
         self.loss_range = loss_range
@@ -944,14 +971,14 @@ class BOA(_BaseRule):
         self._B_ = np.zeros(K)
         self.learning_rates_ = np.full(K, core.ETA_CAP)
 
-    def _run(self, L, out, acc):
-        lo, inv = self._scaling()
-        b = self._buffers(L.shape[1])
-        core.boa_pass(
-            L, lo, inv, self.weights_, self._log_prior_, self._reg_regrets_, self._V_, self._B_,
-            self.learning_rates_, out, acc, self.expert_cumulative_losses_, b["lrow"], b["lp"],
-            b["d"], b["p"], b["kb"],
+    def _state(self, cum_loss):
+        return core.BOAState(
+            w=self.weights_, log_prior=self._log_prior_, R=self._reg_regrets_, V=self._V_, B=self._B_,
+            eta=self.learning_rates_, cum_loss=cum_loss, expert_cum_losses=self.expert_cumulative_losses_,
         )
+
+    def _run(self, L, out, cum_loss):
+        core.boa_pass(L, self._settings(), self._state(cum_loss), out, core.round_buffers(L.shape[1]))
 
 
 class AdaHedge(_BaseRule):
@@ -988,6 +1015,8 @@ class AdaHedge(_BaseRule):
     1
     """
 
+    _rule_code = core.ADAHEDGE
+
     def __init__(self, *, loss_range=(0.0, 1.0)):
         self.loss_range = loss_range
 
@@ -1001,10 +1030,11 @@ class AdaHedge(_BaseRule):
         check_is_fitted(self, "_delta_")
         return float(self._delta_[0])
 
-    def _run(self, L, out, acc):
-        lo, inv = self._scaling()
-        b = self._buffers(L.shape[1])
-        core.adahedge_pass(
-            L, lo, inv, self.weights_, self._cum_scaled_, self._delta_, out, acc,
-            self.expert_cumulative_losses_, b["lrow"], b["lp"], b["d"], b["p"], b["kb"],
+    def _state(self, cum_loss):
+        return core.AdaHedgeState(
+            w=self.weights_, L=self._cum_scaled_, Delta=self._delta_, cum_loss=cum_loss,
+            expert_cum_losses=self.expert_cumulative_losses_,
         )
+
+    def _run(self, L, out, cum_loss):
+        core.adahedge_pass(L, self._settings(), self._state(cum_loss), out, core.round_buffers(L.shape[1]))

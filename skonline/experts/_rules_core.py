@@ -12,35 +12,215 @@ update. Common conventions:
   ``l_hat`` (the classic reduction of sleeping experts to ordinary ones: its instantaneous regret is
   zero, and the learner's loss equals ``<w, l_imputed>``, so every bound of the rule holds for the
   imputed loss matrix). The caller rejects rows where every expert is asleep.
-* ``out[r]`` receives the weights played at row ``r``; ``acc[0]`` accumulates the mixture's loss in
-  the user's units and ``ecum`` the experts' observed losses, row by row (chunking-invariant).
+* Every pass takes the loss matrix, a :class:`RuleSettings` record (fixed for the chunk), the rule's
+  state record (arrays updated in place; a scalar that changes is a 1-element array) and a
+  :class:`RoundBuffers` record of scratch vectors. ``out[r]`` receives the weights played at row
+  ``r``; ``state.cum_loss[0]`` accumulates the mixture's loss in the user's units and
+  ``state.expert_cum_losses`` the experts' observed losses, row by row (chunking-invariant).
 * Horizon: ``horizon > 0`` is the paper's known T; ``horizon == 0`` runs the doubling schedule
   ``T_k = S * 2^k`` (the smallest such T_k >= t at round t) without restarting: the learning rate,
   the floor and the sharing rate of round t are those of T_k. Lowering the floor keeps the current
   weights feasible, so the paper's per-segment analysis applies on each doubling period.
 * The hot passes (Hedge, ClippedHedge, PCS, Fixed Share, OCS, OCS+) write the play step and the
-  clipped-simplex projection out in the row loop rather than calling helpers: with numba, a helper
-  taking arrays inside the loop (even inlined) costs more than the whole round at K = 10. The
-  projection is the same sequence of operations as ``utils._projections.clip_project`` (tests
-  check both against an independent sort-based reference).
-* Updates after round t use round t's parameters. ``tstate`` = [T_k of the last round, eta, floor,
-  alpha]; the state arrays are updated in place.
+  clipped-simplex projection out in the row loop rather than calling helpers: measured by
+  ``benchmarks/numba_call_overhead.py`` (results/numba_call_overhead.md), calling
+  ``utils._projections.clip_project`` instead costs 6-9 % of a round at K = 10 inlined and about
+  20 % as a plain call. Each written-out projection is the same sequence of operations as
+  ``clip_project`` and shares its exact fallback ``sorted_lambda``; tests at K = 130 reach that
+  fallback in every copy and check the weights against ``project_clipped_simplex``, itself checked
+  against an independent sort-based reference (tests/experts/test_clipped_projections.py).
+* Updates after round t use round t's parameters; the state keeps the tuning of the last round
+  (``T``, ``eta``, ``gamma``, ``alpha``).
 """
 
 import math
+from typing import NamedTuple
 
 import numba
+import numpy as np
 
 from ..utils._math import EXP_MIN
-from ..utils._projections import _MAX_FIXED_POINT_PASSES, exp_nonpos, shifted_exp
+from ..utils._projections import _MAX_FIXED_POINT_PASSES, exp_nonpos, shifted_exp, sorted_lambda
 
-# rule codes for the tuning helper
+# rule codes
 HEDGE = 0
 FIXED_SHARE = 1
 CLIPPED_HEDGE = 2
 PCS = 3
 OCS = 4
 OCS_PLUS = 5
+ML_POLY = 6
+BOA = 7
+ADAHEDGE = 8
+
+
+class RuleSettings(NamedTuple):
+    """What a rule's pass reads and never changes, built once per chunk (``_BaseRule._settings``).
+
+    rule : int
+        The rule's code (``HEDGE``, ``FIXED_SHARE``, ``CLIPPED_HEDGE``, ``PCS``, ``OCS``, ``OCS_PLUS``,
+        ``ML_POLY``, ``BOA``, ``ADAHEDGE``).
+    lo : float
+        Low end of ``loss_range``: a loss ``l`` enters the rule as ``(l - lo) * inv_span`` in [0, 1].
+    inv_span : float
+        ``1 / (high - low)`` (PCSP: ``1 / loss_bound``).
+    t0 : int
+        Rounds seen before the chunk: row ``r`` is round ``t = t0 + r + 1``.
+    horizon : float
+        The paper's T (``horizon``), or 0 for the doubling schedule ``T_k = S 2^k``.
+    S : float
+        Number of segments S of the comparator (``n_segments``; 1 for the rules without one).
+    eta : float
+        The user's learning rate: NaN for the rule's tuning ('auto'), ``ADAPTIVE`` for AdaHedge's
+        rate (Fixed Share's 'adaptive').
+    alpha : float
+        Fixed Share's sharing rate: NaN for 'auto', ``ADAPTIVE`` for 'decreasing' 1 / (t + 1).
+    bound : float
+        The bound the tuning of eta uses: PCS's ``l2_bound`` on L_2, OCS's ``path_length_bound`` on
+        P_inf, PCSP's ``m2_bound`` on M_2; NaN for the worst case T.
+    gamma : float
+        The floor of the clipped simplex (``min_weight``); NaN for 'auto', S / (T K).
+    """
+
+    rule: int
+    lo: float
+    inv_span: float
+    t0: int
+    horizon: float
+    S: float
+    eta: float
+    alpha: float
+    bound: float
+    gamma: float
+
+
+class RoundBuffers(NamedTuple):
+    """Scratch vectors of K entries, rewritten every round (no meaning between rounds).
+
+    l_t : the round's losses scaled to [0, 1], an asleep expert charged the mixture's loss;
+    lp : log-weights before normalisation or projection; d : ``lp - max(lp)``; p : ``exp(d)``;
+    mark : the projection's marks of clipped coordinates, then the heap of its exact fallback;
+    aux : OCS's second output of a projection (w_{t+1} of (18), log w_{t+1} of (17)).
+    """
+
+    l_t: np.ndarray
+    lp: np.ndarray
+    d: np.ndarray
+    p: np.ndarray
+    mark: np.ndarray
+    aux: np.ndarray
+
+
+def round_buffers(K):
+    """Fresh :class:`RoundBuffers` for K experts."""
+    return RoundBuffers(np.empty(K), np.empty(K), np.empty(K), np.empty(K), np.empty(K), np.empty(K))
+
+
+class ExponentialState(NamedTuple):
+    """State of Hedge, ClippedHedge and PCS (:func:`exponential_pass`), updated in place.
+
+    w : (K,) the distribution played next (``weights_``); log_w : (K,) its logarithm, exact from the
+    log-domain update; T : (1,) the horizon of the last round's tuning (T, or the doubling guess T_k;
+    0 before the first round); eta : (1,) learning rate of the last round; gamma : (1,) floor of the
+    last round (0 for Hedge); eta and gamma are NaN before the first round; cum_loss : (1,) the
+    mixture's cumulative loss (user units); expert_cum_losses : (K,) each expert's observed loss.
+    """
+
+    w: np.ndarray
+    log_w: np.ndarray
+    T: np.ndarray
+    eta: np.ndarray
+    gamma: np.ndarray
+    cum_loss: np.ndarray
+    expert_cum_losses: np.ndarray
+
+
+class FixedShareState(NamedTuple):
+    """State of Fixed Share (:func:`fixed_share_pass`), updated in place.
+
+    w, log_w, T, eta, cum_loss, expert_cum_losses : as in :class:`ExponentialState`;
+    alpha : (1,) sharing rate of the last round (NaN before the first);
+    gap : (1,) cumulative mixability gap Delta (eta='adaptive', AdaHedge's rate log K / Delta).
+    """
+
+    w: np.ndarray
+    log_w: np.ndarray
+    T: np.ndarray
+    eta: np.ndarray
+    alpha: np.ndarray
+    gap: np.ndarray
+    cum_loss: np.ndarray
+    expert_cum_losses: np.ndarray
+
+
+class OptimisticState(NamedTuple):
+    """State of OCS and OCS+ (:func:`optimistic_pass`), updated in place.
+
+    w : (K,) the distribution played next, ``w_{t+1} = proj(log w~_{t+1} - eta l_t)`` (eq. 17);
+    log_aux_w : (K,) log of the auxiliary ``w~_{t+1}`` (eq. 18); hint : (K,) the last scaled loss
+    vector ``l_t``, the optimistic guess of the next one (``l_0 = 0``); T, eta, gamma, cum_loss,
+    expert_cum_losses : as in :class:`ExponentialState` (OCS+: eta of the current epoch);
+    epoch : (1,) OCS+'s epoch m (from 1); path_length : (1,) its path length P_m so far.
+    """
+
+    w: np.ndarray
+    log_aux_w: np.ndarray
+    hint: np.ndarray
+    T: np.ndarray
+    eta: np.ndarray
+    gamma: np.ndarray
+    epoch: np.ndarray
+    path_length: np.ndarray
+    cum_loss: np.ndarray
+    expert_cum_losses: np.ndarray
+
+
+class MLPolyState(NamedTuple):
+    """State of ML-Poly (:func:`mlpoly_pass`), updated in place.
+
+    w : (K,) weights played next; R : (K,) cumulative regrets; inv_eta : (K,) ``1 / eta_i``;
+    B : (1,) largest squared instantaneous regret so far; cum_loss, expert_cum_losses : as in
+    :class:`ExponentialState`.
+    """
+
+    w: np.ndarray
+    R: np.ndarray
+    inv_eta: np.ndarray
+    B: np.ndarray
+    cum_loss: np.ndarray
+    expert_cum_losses: np.ndarray
+
+
+class BOAState(NamedTuple):
+    """State of BOA (:func:`boa_pass`), updated in place.
+
+    w : (K,) weights played next; log_prior : (K,) log pi; R : (K,) regularised cumulative regrets
+    ``sum_s (r_s - eta r_s^2)``; V : (K,) ``sum_s r_s^2``; B : (K,) ``max_s |r_s|``; eta : (K,)
+    current per-expert rates; cum_loss, expert_cum_losses : as in :class:`ExponentialState`.
+    """
+
+    w: np.ndarray
+    log_prior: np.ndarray
+    R: np.ndarray
+    V: np.ndarray
+    B: np.ndarray
+    eta: np.ndarray
+    cum_loss: np.ndarray
+    expert_cum_losses: np.ndarray
+
+
+class AdaHedgeState(NamedTuple):
+    """State of AdaHedge (:func:`adahedge_pass`), updated in place.
+
+    w : (K,) weights played next; L : (K,) cumulative scaled losses; Delta : (1,) cumulative
+    mixability gap; cum_loss, expert_cum_losses : as in :class:`ExponentialState`.
+    """
+
+    w: np.ndarray
+    L: np.ndarray
+    Delta: np.ndarray
+    cum_loss: np.ndarray
+    expert_cum_losses: np.ndarray
 
 
 #: ``eta_user`` / ``alpha_user`` value meaning 'adaptive' (Fixed Share: AdaHedge's learning rate;
@@ -57,50 +237,47 @@ def _log_term(K, T, S):
 
 
 @numba.njit(cache=True)
-def _sorted_lambda(p, K, floor, sb):
-    """The projection's lam by the exact O(K log K) sort (the rare fallback of the fixed point)."""
-    for i in range(K):
-        sb[i] = p[i]
-    sb[:K].sort()
-    cum = 0.0
-    lam = 0.0
-    for k in range(1, K + 1):
-        q = sb[K - k]
-        cum += q
-        rest = 1.0 - (K - k) * floor
-        if k == 1 or q * rest >= floor * cum:
-            lam = rest / cum
-        else:
-            break
-    return lam
+def hedge_tuning(K, T, eta_user):
+    """Hedge's eta for horizon ``T`` (NaN ``eta_user``: ``sqrt(8 log K / T)``, the minimax tuning)."""
+    if eta_user != eta_user:
+        return math.sqrt(8.0 * math.log(K) / T) if K > 1 else 1.0
+    return eta_user
 
 
 @numba.njit(cache=True)
-def tuning(rule, K, T, S, eta_user, bound_user, alpha_user, floor_user):
-    """(eta, floor, alpha) for horizon ``T`` (NaN user values mean 'auto'); see each rule's docs."""
-    floor = 0.0
+def fixed_share_tuning(K, T, S, eta_user, alpha_user):
+    """Fixed Share's (eta, alpha) for horizon ``T`` and S segments (NaN user values mean 'auto').
+
+    alpha = S / T (at most (K - 1) / K); eta = sqrt(8 C / T) with C the log of the inverse prior mass
+    of a sequence with S - 1 switches.
+    """
     alpha = 0.0
     eta = eta_user
-    if rule == CLIPPED_HEDGE or rule == PCS or rule == OCS or rule == OCS_PLUS:
-        floor = floor_user if floor_user == floor_user else S / (T * K)
-    c = _log_term(K, T, S) if K > 1 else 0.0
-    if rule == HEDGE:
+    if K > 1:
+        alpha = alpha_user if alpha_user == alpha_user else min(S / T, (K - 1.0) / K)
         if eta != eta:
-            eta = math.sqrt(8.0 * math.log(K) / T) if K > 1 else 1.0
-    elif rule == FIXED_SHARE:
-        if K > 1:
-            alpha = alpha_user if alpha_user == alpha_user else min(S / T, (K - 1.0) / K)
-            if eta != eta:
-                # log of the inverse prior mass of a sequence with S - 1 switches
-                cfs = math.log(K)
-                if S > 1:
-                    cfs += (S - 1.0) * math.log((K - 1.0) / alpha)
-                if T - S > 0 and alpha > 0.0:
-                    cfs -= (T - S) * math.log1p(-alpha)
-                eta = math.sqrt(8.0 * cfs / T)
-        elif eta != eta:
-            eta = 1.0
-    elif rule == CLIPPED_HEDGE:
+            # log of the inverse prior mass of a sequence with S - 1 switches
+            cfs = math.log(K)
+            if S > 1:
+                cfs += (S - 1.0) * math.log((K - 1.0) / alpha)
+            if T - S > 0 and alpha > 0.0:
+                cfs -= (T - S) * math.log1p(-alpha)
+            eta = math.sqrt(8.0 * cfs / T)
+    elif eta != eta:
+        eta = 1.0
+    return eta, alpha
+
+
+@numba.njit(cache=True)
+def clipped_tuning(rule, K, T, S, eta_user, bound_user, floor_user):
+    """(eta, floor) of the clipped-simplex rules (CLIPPED_HEDGE, PCS, OCS, OCS_PLUS) for horizon
+    ``T`` (NaN user values mean 'auto'), with ``c = S log(K T / S)``: the floor ``S / (T K)``;
+    ClippedHedge ``sqrt(c / T)`` (Thm 1), PCS ``min(1/2, sqrt(c / L_2))`` (Thm 2), OCS
+    ``sqrt(c / P_inf)`` (Thm 3), OCS+ ``sqrt(c)`` (Alg. 4), the bounds defaulting to T."""
+    floor = floor_user if floor_user == floor_user else S / (T * K)
+    c = _log_term(K, T, S) if K > 1 else 0.0
+    eta = eta_user
+    if rule == CLIPPED_HEDGE:
         if eta != eta:
             eta = math.sqrt(c / T) if c > 0 else 1.0
     elif rule == PCS:
@@ -113,7 +290,7 @@ def tuning(rule, K, T, S, eta_user, bound_user, alpha_user, floor_user):
             eta = math.sqrt(c / b) if (c > 0 and b > 0) else 1.0
     elif rule == OCS_PLUS:
         eta = math.sqrt(c) if c > 0 else 1.0
-    return eta, floor, alpha
+    return eta, floor
 
 
 @numba.njit(cache=True, inline="always")
@@ -130,7 +307,7 @@ def _horizon(t, horizon, S, T_prev):
 @numba.njit(cache=True, inline="always")
 def _play_sleeping(Lrow, K, w, out_row, lrow, ecum):
     """``_play`` when some experts sleep: renormalise over the awake ones, charge the asleep ones
-    the mixture's loss. (Inlined: a call out of the row loop costs more than the whole round.)"""
+    the mixture's loss. (Inlined, like the passes' written-out play step: see the module notes.)"""
     s = 0.0
     n_awake = 0
     for i in range(K):
@@ -181,25 +358,32 @@ def _play(Lrow, K, lo, inv_span, w, out_row, lrow, ecum):
 
 # --------------------------------------------------------------------------- Hedge, clipped
 @numba.njit(cache=True)
-def exponential_pass(L, lo, inv_span, rule, t0, horizon, S, eta_user, bound_user, floor_user,
-                     tstate, w, logw, out, acc, ecum, lrow, lp, d, p, sb, kb):
-    """Hedge (rule=HEDGE, floor 0), ClippedHedge (CLIPPED_HEDGE) and PCS (PCS) passes.
+def exponential_pass(L, settings, state, out, buf):
+    """Hedge (``settings.rule`` HEDGE, floor 0), ClippedHedge (CLIPPED_HEDGE) and PCS (PCS) passes.
 
     Hedge: ``w_{t+1} ∝ w_t exp(-eta l_t)`` (Alg. 1, eq. 6). ClippedHedge: the same step followed by
     the KL projection onto the clipped simplex (eq. 12, Thm 1). PCS: the Prod step
     ``w_t (1 - eta l_t)`` followed by the projection (eq. 14, Alg. 2, Thm 2). All in the log domain.
+    ``state``: :class:`ExponentialState`.
     """
     n, K = L.shape
-    T = tstate[0]
-    eta = tstate[1]
-    floor = tstate[2]
+    rule, lo, inv_span, t0, horizon, S = (settings.rule, settings.lo, settings.inv_span, settings.t0,
+                                          settings.horizon, settings.S)
+    w, logw, acc, ecum = state.w, state.log_w, state.cum_loss, state.expert_cum_losses
+    lrow, lp, d, p, sb = buf.l_t, buf.lp, buf.d, buf.p, buf.mark
+    T = state.T[0]
+    eta = state.eta[0]
+    floor = state.gamma[0]
     log_floor = math.log(floor) if floor > 0.0 else -math.inf
     for r in range(n):
         t = t0 + r + 1
         T_new = _horizon(t, horizon, S, T)
         if T_new != T or eta != eta:
             T = T_new
-            eta, floor, _ = tuning(rule, K, T, S, eta_user, bound_user, math.nan, floor_user)
+            if rule == HEDGE:
+                eta, floor = hedge_tuning(K, T, settings.eta), 0.0
+            else:
+                eta, floor = clipped_tuning(rule, K, T, S, settings.eta, settings.bound, settings.gamma)
             log_floor = math.log(floor) if floor > 0.0 else -math.inf
         # --- play w restricted to the awake experts (written out: see the module notes)
         lh = 0.0
@@ -289,7 +473,7 @@ def exponential_pass(L, lo, inv_span, rule, t0, horizon, S, eta_user, bound_user
                     break
                 lam = (1.0 - n_clip * floor) / s_free
             if not converged:
-                lam = _sorted_lambda(p, K, floor, sb)
+                lam = sorted_lambda(p, K, floor, sb)
             log_lam = math.log(lam)
             for i in range(K):
                 v = lam * p[i]
@@ -299,30 +483,33 @@ def exponential_pass(L, lo, inv_span, rule, t0, horizon, S, eta_user, bound_user
                 else:
                     w[i] = floor
                     logw[i] = log_floor
-    tstate[0] = T
-    tstate[1] = eta
-    tstate[2] = floor
+    state.T[0] = T
+    state.eta[0] = eta
+    state.gamma[0] = floor
 
 
 @numba.njit(cache=True)
-def fixed_share_pass(L, lo, inv_span, t0, horizon, S, eta_user, alpha_user,
-                     tstate, w, logw, out, acc, ecum, lrow, lp, d, p, sb, kb):
+def fixed_share_pass(L, settings, state, out, buf):
     """Fixed Share (Herbster & Warmuth 1998): Hedge step, then each expert gives a fraction alpha of
     its weight to the K - 1 others in equal parts: ``w[i] = (1 - alpha) v[i] + alpha / (K - 1) (1 - v[i])``.
+    ``state``: :class:`FixedShareState`.
     """
     n, K = L.shape
-    T = tstate[0]
-    eta = tstate[1]
-    alpha = tstate[3]
-    adaptive = eta_user == ADAPTIVE
-    decreasing = alpha_user == ADAPTIVE
-    gap = tstate[4]  # adaptive eta: cumulative mixability gap (AdaHedge)
+    lo, inv_span, t0, horizon, S = settings.lo, settings.inv_span, settings.t0, settings.horizon, settings.S
+    w, logw, acc, ecum = state.w, state.log_w, state.cum_loss, state.expert_cum_losses
+    lrow, lp, d, p = buf.l_t, buf.lp, buf.d, buf.p
+    T = state.T[0]
+    eta = state.eta[0]
+    alpha = state.alpha[0]
+    adaptive = settings.eta == ADAPTIVE
+    decreasing = settings.alpha == ADAPTIVE
+    gap = state.gap[0]  # adaptive eta: cumulative mixability gap (AdaHedge)
     for r in range(n):
         t = t0 + r + 1
         T_new = _horizon(t, horizon, S, T)
         if T_new != T or eta != eta:
             T = T_new
-            eta, _, alpha = tuning(FIXED_SHARE, K, T, S, eta_user, math.nan, alpha_user, math.nan)
+            eta, alpha = fixed_share_tuning(K, T, S, settings.eta, settings.alpha)
         if adaptive:  # AdaHedge: eta_t = log K / Delta_{t-1} (follow the leader while Delta = 0)
             eta = math.log(K) / gap if gap > math.log(K) / ETA_MAX else ETA_MAX
         if decreasing:  # alpha_t = 1 / (t + 1): a switch prior that needs no horizon
@@ -397,28 +584,28 @@ def fixed_share_pass(L, lo, inv_span, t0, horizon, S, eta_user, alpha_user,
                 wi = a * w[i] + b
                 w[i] = wi
                 logw[i] = math.log(wi)
-    tstate[0] = T
-    tstate[1] = eta
-    tstate[3] = alpha
-    tstate[4] = gap
+    state.T[0] = T
+    state.eta[0] = eta
+    state.alpha[0] = alpha
+    state.gap[0] = gap
 
 
 # --------------------------------------------------------------------------- OCS, OCS+
 @numba.njit(cache=True)
-def optimistic_pass(L, lo, inv_span, plus, t0, horizon, S, eta_user, bound_user, floor_user,
-                    tstate, epoch, w, logwt, hint, out, acc, ecum, halved, lrow, lp, scratch, d,
-                    p, sb, kb):
-    """OCS (Alg. 3, eqs. 17-18) and, with ``plus``, OCS+ (Alg. 4, the doubling trick on eta).
-
-    State: ``logwt`` = log of the auxiliary w~_{t+1}; ``w`` = the distribution played next,
-    ``w_{t+1} = proj(log w~_{t+1} - eta l_t)``; ``hint`` = l_t (the optimistic guess for l_{t+1});
-    ``epoch`` = [m, P_m] for OCS+ (epoch index from 1 and its path length so far). ``halved[r]`` is set
-    to 1 when the halving test fires at row r (a new epoch starts at the next round).
+def optimistic_pass(L, settings, state, out, halved, buf):
+    """OCS (Alg. 3, eqs. 17-18) and, for ``settings.rule == OCS_PLUS``, OCS+ (Alg. 4, the doubling
+    trick on eta). ``state``: :class:`OptimisticState`. ``halved[r]`` is set to 1 when the halving
+    test fires at row r (a new epoch starts at the next round).
     """
     n, K = L.shape
-    T = tstate[0]
-    eta = tstate[1]
-    floor = tstate[2]
+    plus = settings.rule == OCS_PLUS
+    lo, inv_span, t0, horizon, S = settings.lo, settings.inv_span, settings.t0, settings.horizon, settings.S
+    w, logwt, hint = state.w, state.log_aux_w, state.hint
+    acc, ecum = state.cum_loss, state.expert_cum_losses
+    lrow, lp, d, p, sb, scratch = buf.l_t, buf.lp, buf.d, buf.p, buf.mark, buf.aux
+    T = state.T[0]
+    eta = state.eta[0]
+    floor = state.gamma[0]
     log_floor = math.log(floor) if floor > 0.0 else -math.inf
     c = _log_term(K, T, S) if (K > 1 and T > 0) else 0.0
     for r in range(n):
@@ -426,12 +613,11 @@ def optimistic_pass(L, lo, inv_span, plus, t0, horizon, S, eta_user, bound_user,
         T_new = _horizon(t, horizon, S, T)
         if T_new != T or eta != eta:
             T = T_new
-            eta, floor, _ = tuning(OCS_PLUS if plus else OCS, K, T, S, eta_user, bound_user,
-                                   math.nan, floor_user)
+            eta, floor = clipped_tuning(settings.rule, K, T, S, settings.eta, settings.bound, settings.gamma)
             log_floor = math.log(floor) if floor > 0.0 else -math.inf
             c = _log_term(K, T, S) if K > 1 else 0.0
             if plus:
-                eta = eta / 2.0 ** (epoch[0] - 1.0)
+                eta = eta / 2.0 ** (state.epoch[0] - 1.0)
         # --- play w restricted to the awake experts (written out: see the module notes)
         lh = 0.0
         lh_raw = 0.0
@@ -517,7 +703,7 @@ def optimistic_pass(L, lo, inv_span, plus, t0, horizon, S, eta_user, bound_user,
                     break
                 lam = (1.0 - n_clip * floor) / s_free
             if not converged:
-                lam = _sorted_lambda(p, K, floor, sb)
+                lam = sorted_lambda(p, K, floor, sb)
             log_lam = math.log(lam)
             for i in range(K):
                 v = lam * p[i]
@@ -535,13 +721,14 @@ def optimistic_pass(L, lo, inv_span, plus, t0, horizon, S, eta_user, bound_user,
                 dmax = x
             hint[i] = lrow[i]
         if plus:
-            epoch[1] += dmax * dmax
+            state.path_length[0] += dmax * dmax
             # Alg. 4, line 10, literally: eta_m > sqrt(c / P_m) (P_m > 0 avoids the division by 0;
             # eta_m^2 P_m > c would misfire on ties such as P_1 = 1 through rounding)
-            if epoch[1] > 0.0 and eta > math.sqrt(c / epoch[1]):
+            P_m = state.path_length[0]
+            if P_m > 0.0 and eta > math.sqrt(c / P_m):
                 eta = eta / 2.0
-                epoch[0] += 1.0
-                epoch[1] = 0.0
+                state.epoch[0] += 1.0
+                state.path_length[0] = 0.0
                 halved[r] = 1
         # (17) for the next round: w_{t+1} = proj(log w~_{t+1} - eta l_t)
         for i in range(K):
@@ -587,7 +774,7 @@ def optimistic_pass(L, lo, inv_span, plus, t0, horizon, S, eta_user, bound_user,
                     break
                 lam = (1.0 - n_clip * floor) / s_free
             if not converged:
-                lam = _sorted_lambda(p, K, floor, sb)
+                lam = sorted_lambda(p, K, floor, sb)
             log_lam = math.log(lam)
             for i in range(K):
                 v = lam * p[i]
@@ -597,23 +784,27 @@ def optimistic_pass(L, lo, inv_span, plus, t0, horizon, S, eta_user, bound_user,
                 else:
                     w[i] = floor
                     scratch[i] = log_floor
-    tstate[0] = T
-    tstate[1] = eta
-    tstate[2] = floor
+    state.T[0] = T
+    state.eta[0] = eta
+    state.gamma[0] = floor
 
 
 # --------------------------------------------------------------------------- ML-Poly, BOA
 @numba.njit(cache=True)
-def mlpoly_pass(L, lo, inv_span, w, R, inv_eta, Bstate, out, acc, ecum, lrow):
+def mlpoly_pass(L, settings, state, out, buf):
     """ML-Poly (Gaillard, Stoltz & van Erven 2014), as implemented in opera's ``MLpol``.
 
     ``w ∝ eta_i (R_i)_+`` with the cumulative regrets ``R_i = sum_s (l_hat_s - l_s[i])`` and the
     per-expert rates ``1 / eta_i = sum_s r_{s,i}^2 + B`` (``B`` the largest squared regret seen);
     uniform while no regret is positive. As in opera, the weights played are uniform over the awake
-    experts when none of them has a positive regret (``_play``'s fallback).
+    experts when none of them has a positive regret (``_play``'s fallback). ``state``:
+    :class:`MLPolyState`.
     """
     n, K = L.shape
-    B = Bstate[0]
+    lo, inv_span = settings.lo, settings.inv_span
+    w, R, inv_eta, acc, ecum = state.w, state.R, state.inv_eta, state.cum_loss, state.expert_cum_losses
+    lrow = buf.l_t
+    B = state.B[0]
     for r in range(n):
         lh, lh_raw = _play(L[r], K, lo, inv_span, w, out[r], lrow, ecum)
         acc[0] += lh_raw
@@ -638,23 +829,27 @@ def mlpoly_pass(L, lo, inv_span, w, R, inv_eta, Bstate, out, acc, ecum, lrow):
         else:
             for i in range(K):
                 w[i] = 1.0 / K
-    Bstate[0] = B
+    state.B[0] = B
 
 
 ETA_CAP = math.exp(350.0)
 
 
 @numba.njit(cache=True)
-def boa_pass(L, lo, inv_span, w, log_prior, Rreg, V, B, eta, out, acc, ecum, lrow, lp, d, p, kb):
+def boa_pass(L, settings, state, out, buf):
     """BOA, Bernstein Online Aggregation with one learning rate per expert (Wintenberger 2017), as
     implemented in opera's ``BOA``.
 
     ``w_i ∝ prior_i exp(eta_i sum_s (r_{s,i} - eta_i r_{s,i}^2))`` with the instantaneous regrets
     ``r_{s,i} = l_hat_s - l_s[i]`` and ``eta_i = min(1 / (2 B_i), sqrt(log K / V_i))``
     (``B_i = max |r_{s,i}|``, ``V_i = sum r_{s,i}^2``). The second-order term of a round uses the rate
-    computed after that round.
+    computed after that round. ``state``: :class:`BOAState`.
     """
     n, K = L.shape
+    lo, inv_span = settings.lo, settings.inv_span
+    w, log_prior, Rreg, V, B, eta = state.w, state.log_prior, state.R, state.V, state.B, state.eta
+    acc, ecum = state.cum_loss, state.expert_cum_losses
+    lrow, lp, d, p = buf.l_t, buf.lp, buf.d, buf.p
     logK = math.log(K)
     for r in range(n):
         lh, lh_raw = _play(L[r], K, lo, inv_span, w, out[r], lrow, ecum)
@@ -675,19 +870,22 @@ def boa_pass(L, lo, inv_span, w, log_prior, Rreg, V, B, eta, out, acc, ecum, lro
             Rreg[i] += ri - e * ri * ri
         for i in range(K):
             lp[i] = log_prior[i] + eta[i] * Rreg[i]
-        s = shifted_exp(lp, K, d, p, kb)
+        s = shifted_exp(lp, K, d, p)
         for i in range(K):
             w[i] = p[i] / s
 
 
 # --------------------------------------------------------------------------- AdaHedge
 @numba.njit(cache=True)
-def adahedge_pass(L, lo, inv_span, w, Lcum, Delta, out, acc, ecum, lrow, lp, d, p, kb):
+def adahedge_pass(L, settings, state, out, buf):
     """AdaHedge (de Rooij, van Erven, Grünwald & Koolen 2014): Hedge on the cumulative losses with
     ``eta_t = log K / Delta_{t-1}``, ``Delta`` the cumulative mixability gap (``eta = inf``: uniform
-    weights on the current leaders).
+    weights on the current leaders). ``state``: :class:`AdaHedgeState`.
     """
     n, K = L.shape
+    lo, inv_span = settings.lo, settings.inv_span
+    w, Lcum, Delta, acc, ecum = state.w, state.L, state.Delta, state.cum_loss, state.expert_cum_losses
+    lrow, lp, d, p = buf.l_t, buf.lp, buf.d, buf.p
     logK = math.log(K) if K > 1 else 0.0
     for r in range(n):
         lh, lh_raw = _play(L[r], K, lo, inv_span, w, out[r], lrow, ecum)
@@ -736,6 +934,6 @@ def adahedge_pass(L, lo, inv_span, w, Lcum, Delta, out, acc, ecum, lrow, lp, d, 
             eta = logK / D
             for i in range(K):
                 lp[i] = -eta * Lcum[i]
-            s = shifted_exp(lp, K, d, p, kb)
+            s = shifted_exp(lp, K, d, p)
             for i in range(K):
                 w[i] = p[i] / s

@@ -166,13 +166,13 @@ class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, Bas
         if not np.all(np.isfinite(V)):
             raise ValueError("The transformer returned non-finite features.")
         out = np.zeros((V.shape[0], 1))
-        loss = np.array([self.cumulative_loss_])
+        cum_loss = np.array([self.cumulative_loss_])
         status = core.awv_pass_features(
-            V, chunk["y"].reshape(-1, 1), chunk["sample_weight"], self._precision_, self._b_, self.algorithm == "awv",
-            self._clip_value(), out, loss,
+            V, chunk["y"].reshape(-1, 1), chunk["sample_weight"], self._awv_settings(), self._linear_state(cum_loss),
+            out,
         )
         raise_if_nonfinite(status, what="predictions")
-        self.cumulative_loss_ = float(loss[0])
+        self.cumulative_loss_ = float(cum_loss[0])
         return out
 
     def _predict_targets(self, X):

@@ -11,6 +11,7 @@ from ..utils._growing import GrowingStateMixin as _GrowingStateMixin  # noqa: F4
 from ..utils._growing import first_capacity, grow, next_capacity, warn_growth  # noqa: F401
 from ..utils._online_kernel import CAP_COMPONENTS as _CAP_COMPONENTS  # noqa: F401
 from ..utils._online_kernel import CAP_ROWS as _CAP_ROWS  # noqa: F401
+from . import _core as core
 
 _DOC_ALPHA = """
     alpha : float, default=1.0
@@ -72,6 +73,13 @@ STANDARDIZE_SAMPLE_WEIGHT_XFAIL = {
 }
 
 
+def awv_settings(est):
+    """The :class:`~skonline.kernel_ridge._core.AWVSettings` of a forecaster of this family (its
+    ``alpha``, ``algorithm`` and ``clip`` parameters)."""
+    clip = np.inf if est.clip is None else float(est.clip)
+    return core.AWVSettings(alpha=float(est.alpha), awv=est.algorithm == "awv", clip=clip)
+
+
 def resolve_sigma(sigma, n_features):
     """The bandwidth in use: ``sqrt(n_features)`` for ``'auto'``, else ``float(sigma)``."""
     if isinstance(sigma, str):
@@ -95,6 +103,14 @@ class _LinearAWVMixin:
 
     def _clip_value(self):
         return np.inf if self.clip is None else float(self.clip)
+
+    def _awv_settings(self):
+        return awv_settings(self)
+
+    def _linear_state(self, cum_loss):
+        """:class:`~skonline.kernel_ridge._core.LinearState` over ``_precision_`` and ``_b_``
+        (``cum_loss``: a 1-element array holding ``cumulative_loss_``)."""
+        return core.LinearState(P=self._precision_, b=self._b_, cum_loss=cum_loss)
 
     def _n_active(self):
         """Number of active coordinates ``m`` of the feature map."""

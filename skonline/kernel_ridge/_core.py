@@ -10,7 +10,12 @@ classification shares the inverse, only ``b`` has one row per head):
 
 ``P`` is ``A^{-1}`` with ``A = alpha I + sum_s v_s v_s'``. Predictions are clipped to
 ``[-clip, clip]`` (``clip = inf`` for none). The square loss ``(y_t - y_hat_t)^2`` of every
-prediction is added to ``loss_acc[0]`` in row order.
+prediction is added to ``state.cum_loss[0]`` in row order.
+
+Every pass takes the chunk (inputs ``X`` or features ``V``, targets ``Y`` with one column per
+head, sample weights ``sw``), the forecaster's :class:`AWVSettings`, the settings of its feature map
+or kernel where it has one, its state record (arrays updated in place; a counter is a 1-element
+array) and ``out``, the prequential predictions (n, n_heads).
 
 Passes return a status: ``-1`` when the chunk is done, else the index of a row whose prediction is
 non-finite (the caller restores its snapshot and raises). Passes with growing state (exact kernel
@@ -19,6 +24,7 @@ caller doubles it and resumes at ``rows_done``.
 """
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -36,21 +42,152 @@ from ..utils._online_kernel import (
 )
 
 
+class AWVSettings(NamedTuple):
+    """How the forecaster predicts, fixed for the chunk.
+
+    alpha : float
+        The ridge parameter lambda (``alpha``): ``A = alpha I + sum_s w_s v_s v_s'``.
+    awv : bool
+        ``algorithm='awv'``: the row enters the covariance (target 0) before its prediction;
+        ``False``: online ridge regression, predicting with the previous solution.
+    clip : float
+        Predictions are clipped to ``[-clip, clip]`` (``inf``: no clipping).
+    """
+
+    alpha: float
+    awv: bool
+    clip: float
+
+
+class LinearState(NamedTuple):
+    """State of linear AWV on an explicit feature map, updated in place.
+
+    P : (m, m) ``A^{-1}``; b : (n_heads, m) ``sum_s w_s y_s v_s'``, one row per head;
+    cum_loss : (1,) the weighted square loss of the prequential predictions.
+    """
+
+    P: np.ndarray
+    b: np.ndarray
+    cum_loss: np.ndarray
+
+
+class TaylorMap(NamedTuple):
+    """The Taylor feature map of the Gaussian kernel (``utils._online_kernel.taylor_row``).
+
+    center : (d,) the expansion point (zeros); inv_sigma : float ``1 / sigma``; parent, var,
+    inv_sqrt : (r,) the tables of ``taylor_tables`` (parent feature, variable multiplied in, and
+    ``1 / sqrt`` of the multinomial factor of each of the r features).
+    """
+
+    center: np.ndarray
+    inv_sigma: float
+    parent: np.ndarray
+    var: np.ndarray
+    inv_sqrt: np.ndarray
+
+
+class KernelSettings(NamedTuple):
+    """The kernel of exact Kernel-AWV and its budget.
+
+    kernel : int, 0 Gaussian ``exp(-gamma ||x - x'||^2)``, 1 linear; gamma : float; max_rows : int,
+    the number of rows stored (learned) at most.
+    """
+
+    kernel: int
+    gamma: float
+    max_rows: int
+
+
+class KernelAWVState(NamedTuple):
+    """State of exact Kernel-AWV, updated in place (capacity c rows, ``t = n_stored[0]`` used).
+
+    X_hist : (c, d) the rows learned; L : (c, c) lower Cholesky factor of ``K_t + alpha W_t^{-1}``;
+    W : (c, n_heads) ``L^{-1} y_{1:t}``; n_stored : (1,) int64, rows learned; n_dropped : (1,)
+    int64, rows predicted but not learned once the budget was reached; cum_loss : (1,) as in
+    :class:`LinearState`.
+    """
+
+    X_hist: np.ndarray
+    L: np.ndarray
+    W: np.ndarray
+    n_stored: np.ndarray
+    n_dropped: np.ndarray
+    cum_loss: np.ndarray
+
+
+class KORSSettings(NamedTuple):
+    """The Nyström dictionary grown by KORS (Calandriello et al. 2017), fixed for the chunk.
+
+    gamma : float
+        Gaussian kernel ``exp(-gamma ||x - x'||^2)``.
+    mu, eps, beta : float
+        KORS's ridge level, accuracy and oversampling factor (``p_t = min(beta tau_t, 1)``).
+    sqrt_weight : bool
+        Weight ``1 / sqrt(p)`` of an inserted point (``kors_weighting='inverse_sqrt_p'``), else ``1 / p``.
+    rho_tol : float
+        An insertion whose squared residual ``rho^2`` is below this is skipped (already in the span).
+    max_m : int
+        Budget on the dictionary size m (``max_components``).
+    """
+
+    gamma: float
+    mu: float
+    eps: float
+    beta: float
+    sqrt_weight: bool
+    rho_tol: float
+    max_m: int
+
+
+class NystromState(NamedTuple):
+    """State of PKAWV-Nyström, updated in place (capacities: ``c_t`` history rows, ``c_m``
+    components; ``t = n_history[0]`` and ``m = n_dict[0]`` in use).
+
+    X_hist : (c_t, d), Y_hist : (c_t, n_heads), W_hist : (c_t,) the rows of the history, their
+    targets and sample weights (kept to re-project the past on an insertion); Phi : (c_t, c_m) their
+    embeddings ``phi(x_s)``; X_dict : (c_m, d) the dictionary points; L : (c_m, c_m) lower Cholesky
+    factor of ``K_DD``; kors_inv : (c_m, c_m) ``(W K_DD W + mu I)^{-1}``; kors_w, kors_p : (c_m,) the
+    points' KORS weights and inclusion probabilities; dict_idx : (c_m,) int64, their stream
+    positions; P : (c_m, c_m) ``A^{-1}``, b : (n_heads, c_m) as in :class:`LinearState`; n_history,
+    n_dict, n_skipped, n_after_budget : (1,) int64, the rows of history, the dictionary size, the
+    insertions skipped (``rho_tol``) and the rows seen once the dictionary was frozen (``max_m``);
+    cum_loss : (1,) as in :class:`LinearState`.
+    """
+
+    X_hist: np.ndarray
+    Y_hist: np.ndarray
+    W_hist: np.ndarray
+    Phi: np.ndarray
+    X_dict: np.ndarray
+    L: np.ndarray
+    kors_inv: np.ndarray
+    kors_w: np.ndarray
+    kors_p: np.ndarray
+    dict_idx: np.ndarray
+    P: np.ndarray
+    b: np.ndarray
+    n_history: np.ndarray
+    n_dict: np.ndarray
+    n_skipped: np.ndarray
+    n_after_budget: np.ndarray
+    cum_loss: np.ndarray
+
+
 @numba.njit(cache=True, inline="always")
 def _weighted_sherman_morrison(P, m, v, w, u, g):
     """``A <- A + w v v'`` on ``P = A^{-1}``; returns ``s = v' P_old v`` (``u = P_old v``).
 
-    ``w = 1`` is exactly :func:`sherman_morrison`; ``w = 0`` leaves ``P`` unchanged.
+    ``w = 1`` is exactly ``utils._online_kernel.sherman_morrison`` (the same operations, ``g = u /
+    sqrt(1 + s)``, written once here so that the passes compile a single copy of the update);
+    ``w = 0`` leaves ``P`` unchanged.
     """
-    if w == 1.0:
-        return sherman_morrison(P, m, v, u, g)
     sym_matvec(P, m, v, u)
     s = 0.0
     for k in range(m):
         s += v[k] * u[k]
     if w == 0.0:
         return s
-    c = math.sqrt(w / (1.0 + w * s))
+    c = 1.0 / math.sqrt(1.0 + s) if w == 1.0 else math.sqrt(w / (1.0 + w * s))
     for k in range(m):
         g[k] = u[k] * c
     for i in range(m):
@@ -90,9 +227,11 @@ def _awv_heads(P, m, v, w, u, g, Yrow, b, awv, clip, out_row, loss_acc):
 
 
 @numba.njit(cache=True)
-def awv_pass_features(V, Y, sw, P, b, awv, clip, out, loss_acc):
-    """AWV / online ridge on precomputed features ``V`` (n x m)."""
+def awv_pass_features(V, Y, sw, settings, state, out):
+    """AWV / online ridge on precomputed features ``V`` (n x m); ``state``: :class:`LinearState`."""
     m = V.shape[1]
+    P, b, loss_acc = state.P, state.b, state.cum_loss
+    awv, clip = settings.awv, settings.clip
     u = np.empty(m)
     g = np.empty(m)
     for i in range(V.shape[0]):
@@ -102,15 +241,18 @@ def awv_pass_features(V, Y, sw, P, b, awv, clip, out, loss_acc):
 
 
 @numba.njit(cache=True)
-def awv_pass_taylor(X, center, inv_sigma, parent, var, inv_sqrt, Y, sw, P, b, awv, clip, out, loss_acc):
-    """PKAWV-Taylor: Taylor features computed row by row inside the pass (O(r) per row)."""
-    r = parent.shape[0]
+def awv_pass_taylor(X, Y, sw, taylor, settings, state, out):
+    """PKAWV-Taylor: Taylor features (:class:`TaylorMap`) computed row by row inside the pass (O(r)
+    per row); ``state``: :class:`LinearState`."""
+    r = taylor.parent.shape[0]
+    P, b, loss_acc = state.P, state.b, state.cum_loss
+    awv, clip = settings.awv, settings.clip
     v = np.empty(r)
     u = np.empty(r)
     g = np.empty(r)
     z = np.empty(X.shape[1] + r)
     for i in range(X.shape[0]):
-        taylor_row(X[i], center, inv_sigma, parent, var, inv_sqrt, z, v)
+        taylor_row(X[i], taylor.center, taylor.inv_sigma, taylor.parent, taylor.var, taylor.inv_sqrt, z, v)
         if not _awv_heads(P, r, v, sw[i], u, g, Y[i], b, awv, clip, out[i], loss_acc):
             return i
     return -1
@@ -151,13 +293,12 @@ def _kernel_column(Xh, t, x, kernel, gamma, kv, e, kbuf):
 
 
 @numba.njit(cache=True)
-def kernel_awv_pass(X, Y, sw, start, kernel, gamma, alpha, awv, clip, max_rows, Xh, L, W, n_arr, out,
-                    loss_acc):
+def kernel_awv_pass(X, Y, sw, start, kernel_settings, settings, state, out):
     """Exact Kernel-AWV / online kernel ridge regression, O(t^2) per row, on a Cholesky factor.
 
-    State: ``Xh[:t]`` past inputs, ``L[:t, :t]`` the lower Cholesky factor of
-    ``K_t + alpha W_t^{-1}`` (``W_t`` the diagonal of the rows' weights; ``alpha I`` unweighted),
-    ``W[:t] = L^{-1} y_{1:t}`` (one column per head), ``t = n_arr[0]``. With ``l = L^{-1} k_t(x)``
+    State (:class:`KernelAWVState`): ``Xh[:t]`` past inputs, ``L[:t, :t]`` the lower Cholesky factor
+    of ``K_t + alpha W_t^{-1}`` (``W_t`` the diagonal of the rows' weights; ``alpha I`` unweighted),
+    ``W[:t] = L^{-1} y_{1:t}`` (one column per head), ``t = n_stored[0]``. With ``l = L^{-1} k_t(x)``
     (forward substitution) the ridge prediction is ``l' W`` and the squared residual of
     ``k(x, .)`` is ``s2 = k(x, x) - l' l`` (floored at 0); the AWV prediction of a row of weight
     w is the ridge one divided by ``1 + w s2 / alpha`` (Sherman-Morrison). Learning appends the
@@ -168,9 +309,12 @@ def kernel_awv_pass(X, Y, sw, start, kernel, gamma, alpha, awv, clip, max_rows, 
     (``exp(-gamma d^2)``), 1 linear.
 
     Budget: once ``t == max_rows`` the rows are predicted with the stored ones and not learned
-    (``n_arr[1]`` counts them). Returns ``(rows_done, status)``; stops early when the buffer is
+    (``n_dropped`` counts them). Returns ``(rows_done, status)``; stops early when the buffer is
     full and below the budget (the caller grows it and resumes).
     """
+    kernel, gamma, max_rows = kernel_settings.kernel, kernel_settings.gamma, kernel_settings.max_rows
+    alpha, awv, clip = settings.alpha, settings.awv, settings.clip
+    Xh, L, W, loss_acc = state.X_hist, state.L, state.W, state.cum_loss
     cap = Xh.shape[0]
     n_heads = W.shape[1]
     kv = np.empty(cap)
@@ -179,7 +323,7 @@ def kernel_awv_pass(X, Y, sw, start, kernel, gamma, alpha, awv, clip, max_rows, 
     kbuf = np.empty(cap, dtype=np.int64)
     pk = np.empty(n_heads)
     for i in range(start, X.shape[0]):
-        t = n_arr[0]
+        t = state.n_stored[0]
         wi = sw[i]
         learn = t < max_rows and wi > 0.0
         if learn and t == cap:
@@ -210,7 +354,7 @@ def kernel_awv_pass(X, Y, sw, start, kernel, gamma, alpha, awv, clip, max_rows, 
             loss_acc[0] += wi * ((y - p) * (y - p))
         if not learn:
             if wi > 0.0:  # past the budget (a row of weight 0 has nothing to learn)
-                n_arr[1] += 1
+                state.n_dropped[0] += 1
             continue
         # learn: append the row (l', r) to the factor and (y - l'W) / r to W
         r = math.sqrt(s2 + alpha / wi)
@@ -222,13 +366,17 @@ def kernel_awv_pass(X, Y, sw, start, kernel, gamma, alpha, awv, clip, max_rows, 
             W[t, k] = (Y[i, k] - pk[k]) / r
         for j in range(x.shape[0]):
             Xh[t, j] = x[j]
-        n_arr[0] = t + 1
+        state.n_stored[0] = t + 1
     return X.shape[0], -1
 
 
 @numba.njit(cache=True)
-def kernel_predict(X, kernel, gamma, alpha, awv, clip, Xh, t, L, W, out):
+def kernel_predict(X, kernel_settings, settings, state, out):
     """Stateless predictions of the exact forecaster for the rows of ``X`` (as the next round)."""
+    kernel, gamma = kernel_settings.kernel, kernel_settings.gamma
+    alpha, awv, clip = settings.alpha, settings.awv, settings.clip
+    Xh, L, W = state.X_hist, state.L, state.W
+    t = state.n_stored[0]
     n1 = max(t, 1)
     kv = np.empty(n1)
     lv = np.empty(n1)
@@ -254,10 +402,7 @@ def kernel_predict(X, kernel, gamma, alpha, awv, clip, Xh, t, L, W, out):
 
 # --------------------------------------------------------------------------- PKAWV-Nyström
 @numba.njit(cache=True)
-def nystrom_awv_pass(
-    X, Y, sw, draws, start, gamma, alpha, mu, eps, beta, sqrt_weight, rho_tol, max_m, awv, clip,
-    Xh, Yh, Wh, Phi, Xd, L, Ginv, w, probs, didx, P, b, counts, out, loss_acc,
-):
+def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, state, out):
     """PKAWV with Nyström projections on a KORS dictionary, as a growing orthonormal embedding.
 
     With ``L L' = K_DD`` (Cholesky), ``phi(x) = L^{-1} k_D(x)`` are the coordinates of the
@@ -268,13 +413,20 @@ def nystrom_awv_pass(
     ``e_s = (k(x_s, x_t) - phi(x_s)' phi(x_t)) / rho`` and ``A = alpha I + Phi' Phi``, ``b = Phi' Y``
     grow by one row/column (``P = A^{-1}`` by the Schur complement).
 
-    ``counts = [t, m, n_skipped, n_after_budget]``, ``t`` the rows in the history. An insertion
-    whose residual ``rho^2 = 1 - ||phi(x_t)||^2`` is below ``rho_tol`` (numerically already in the
-    span) is skipped and counted. Budget: once ``m == max_m`` the dictionary is frozen (rows are
-    no longer offered to KORS; counted in ``n_after_budget``) and the history, needed only to
-    re-project the past on an insertion, stops growing: the pass is then linear AWV on a fixed
-    ``m``-dimensional map.
+    ``draws[i]`` is row i's uniform draw for KORS's Bernoulli; ``kors``: :class:`KORSSettings`;
+    ``state``: :class:`NystromState`, with ``t = n_history[0]`` rows in the history and
+    ``m = n_dict[0]`` dictionary points. An insertion whose residual ``rho^2 = 1 - ||phi(x_t)||^2``
+    is below ``rho_tol`` (numerically already in the span) is skipped and counted (``n_skipped``).
+    Budget: once ``m == max_m`` the dictionary is frozen (rows are no longer offered to KORS;
+    counted in ``n_after_budget``) and the history, needed only to re-project the past on an
+    insertion, stops growing: the pass is then linear AWV on a fixed ``m``-dimensional map.
     """
+    gamma, mu, eps, beta, sqrt_weight = kors.gamma, kors.mu, kors.eps, kors.beta, kors.sqrt_weight
+    rho_tol, max_m = kors.rho_tol, kors.max_m
+    alpha, awv, clip = settings.alpha, settings.awv, settings.clip
+    Xh, Yh, Wh, Phi = state.X_hist, state.Y_hist, state.W_hist, state.Phi
+    Xd, L, Ginv, w, probs, didx = state.X_dict, state.L, state.kors_inv, state.kors_w, state.kors_p, state.dict_idx
+    P, b, loss_acc = state.P, state.b, state.cum_loss
     cap_t = Xh.shape[0]
     cap_m = Xd.shape[0]
     n_heads = b.shape[0]
@@ -291,8 +443,8 @@ def nystrom_awv_pass(
     ecol = np.empty(ln)
     cvec = np.empty(ln)
     for i in range(start, X.shape[0]):
-        t = counts[0]
-        m = counts[1]
+        t = state.n_history[0]
+        m = state.n_dict[0]
         frozen = m >= max_m
         if t == cap_t and not frozen:
             return i, -1
@@ -300,7 +452,7 @@ def nystrom_awv_pass(
         if frozen:  # no KORS decision: the embedding phi = L^{-1} k_D(x) only
             rbf_row(Xd, m, x, gamma, e, kD, kbuf)
             lower_solve(L, m, kD, phi)
-            counts[3] += 1
+            state.n_after_budget[0] += 1
             z, p, rho2 = False, 0.0, 0.0
         else:
             z, p, rho2 = kors_nystrom_decide(
@@ -342,9 +494,9 @@ def nystrom_awv_pass(
                 kors_nystrom_insert(Xd, m, x, L, Ginv, w, probs, mu, p, sqrt_weight, phi, rho, wk, q)
                 didx[m] = t
                 m += 1
-                counts[1] = m
+                state.n_dict[0] = m
             else:
-                counts[2] += 1
+                state.n_skipped[0] += 1
         # AWV step on phi (m may be 0: prediction 0)
         if not _awv_heads(P, m, phi, sw[i], u, g, Y[i], b, awv, clip, out[i], loss_acc):
             return i, i
@@ -357,5 +509,5 @@ def nystrom_awv_pass(
         for k in range(n_heads):
             Yh[t, k] = Y[i, k]
         Wh[t] = sw[i]
-        counts[0] = t + 1
+        state.n_history[0] = t + 1
     return X.shape[0], -1

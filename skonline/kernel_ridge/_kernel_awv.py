@@ -19,6 +19,7 @@ from ._base import (
     _DOC_STANDARDIZE,
     STANDARDIZE_SAMPLE_WEIGHT_XFAIL,
     _GrowingStateMixin,
+    awv_settings,
     first_capacity,
     grow,
     next_capacity,
@@ -161,9 +162,6 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
     def _expected_failed_checks(self):
         return dict(STANDARDIZE_SAMPLE_WEIGHT_XFAIL) if self.standardize else {}
 
-    def _clip_value(self):
-        return np.inf if self.clip is None else float(self.clip)
-
     def _gamma(self):
         return 1.0 / (2.0 * resolve_sigma(self.sigma, self.n_features_in_) ** 2)
 
@@ -173,10 +171,24 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         self._X_buf_ = np.zeros((cap, d))
         self._chol_buf_ = np.zeros((cap, cap))
         self._w_buf_ = np.zeros((cap, 1))
-        self._n_buf_ = np.zeros(2, dtype=np.int64)  # rows stored, rows dropped (budget reached)
+        self._n_stored_ = np.zeros(1, dtype=np.int64)  # rows learned and stored
+        self._n_dropped_ = np.zeros(1, dtype=np.int64)  # rows not learned once max_rows was reached
+
+    def _records(self, cum_loss):
+        """The kernel's and the forecaster's settings and the
+        :class:`~skonline.kernel_ridge._core.KernelAWVState` over the state attributes."""
+        kernel = core.KernelSettings(
+            kernel=_KERNELS[self.kernel], gamma=self._gamma(),
+            max_rows=np.iinfo(np.int64).max if self.max_rows is None else int(self.max_rows),
+        )
+        state = core.KernelAWVState(
+            X_hist=self._X_buf_, L=self._chol_buf_, W=self._w_buf_, n_stored=self._n_stored_,
+            n_dropped=self._n_dropped_, cum_loss=cum_loss,
+        )
+        return kernel, awv_settings(self), state
 
     def _buffer_layout(self):
-        t, d = int(self._n_buf_[0]), self._X_buf_.shape[1]
+        t, d = int(self._n_stored_[0]), self._X_buf_.shape[1]
         return {
             "_X_buf_": ((t, d), False),
             "_chol_buf_": ((t, t), False),
@@ -200,23 +212,19 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         X = chunk["X"]
         Y = chunk["y"].reshape(-1, 1)
         out = np.zeros((X.shape[0], 1))
-        loss = np.array([self.cumulative_loss_])
-        before = int(self._n_buf_[0])
-        budget = np.iinfo(np.int64).max if self.max_rows is None else int(self.max_rows)
+        cum_loss = np.array([self.cumulative_loss_])
+        before = int(self._n_stored_[0])
         start = 0
         while True:
-            start, status = core.kernel_awv_pass(
-                X, Y, chunk["sample_weight"], start, _KERNELS[self.kernel], self._gamma(), float(self.alpha),
-                self.algorithm == "awv", self._clip_value(), budget, self._X_buf_, self._chol_buf_,
-                self._w_buf_, self._n_buf_, out, loss,
-            )
+            kernel, settings, state = self._records(cum_loss)  # again after a growth: new buffers
+            start, status = core.kernel_awv_pass(X, Y, chunk["sample_weight"], start, kernel, settings, state, out)
             raise_if_nonfinite(status, what="predictions")
             if start == X.shape[0]:
                 break
             self._grow()
-        self.cumulative_loss_ = float(loss[0])
+        self.cumulative_loss_ = float(cum_loss[0])
         warn_growth(
-            self, what="the stored rows", param="max_rows", before=before, after=int(self._n_buf_[0]),
+            self, what="the stored rows", param="max_rows", before=before, after=int(self._n_stored_[0]),
             budget=self.max_rows, nbytes=self._state_bytes,
             policy="Later rows are predicted with the stored ones and not learned (the regret "
                  "bound of Proposition 1 covers the stored rounds only).",
@@ -225,23 +233,23 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
 
     @property
     def n_rows_stored_(self):
-        check_is_fitted(self, "_n_buf_")
-        return int(self._n_buf_[0])
+        check_is_fitted(self, "_n_stored_")
+        return int(self._n_stored_[0])
 
     @property
     def n_rows_dropped_(self):
-        check_is_fitted(self, "_n_buf_")
-        return int(self._n_buf_[1])
+        check_is_fitted(self, "_n_dropped_")
+        return int(self._n_dropped_[0])
 
     @property
     def X_fit_(self):
         check_is_fitted(self, "_X_buf_")
-        return self._X_buf_[: self._n_buf_[0]].copy()
+        return self._X_buf_[: self._n_stored_[0]].copy()
 
     @property
     def dual_coef_(self):
         check_is_fitted(self, "_w_buf_")
-        t = int(self._n_buf_[0])
+        t = int(self._n_stored_[0])
         return solve_triangular(self._chol_buf_[:t, :t], self._w_buf_[:t, 0], lower=True, trans="T",
                                 check_finite=False)
 
@@ -250,8 +258,6 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         check_is_fitted(self, "_X_buf_")
         X = self._predict_input(X, dtype=np.float64, order="C")
         out = np.zeros((X.shape[0], 1))
-        core.kernel_predict(
-            X, _KERNELS[self.kernel], self._gamma(), float(self.alpha), self.algorithm == "awv",
-            self._clip_value(), self._X_buf_, int(self._n_buf_[0]), self._chol_buf_, self._w_buf_, out,
-        )
+        kernel, settings, state = self._records(np.zeros(1))
+        core.kernel_predict(X, kernel, settings, state, out)
         return out[:, 0]

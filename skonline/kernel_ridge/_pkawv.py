@@ -76,7 +76,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
                     UserWarning,
                     stacklevel=5,
                 )
-            self.powers_, self._parent_, self._var_, self._inv_sqrt_ = taylor_tables(d, int(self.degree))
+            self.powers_, self._parent, self._var, self._inv_sqrt = taylor_tables(d, int(self.degree))
             self._init_linear_state(r, n_heads)
             return
         ct, cm = _CAP_ROWS, first_capacity(_CAP_COMPONENTS, self.max_components)
@@ -92,12 +92,15 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         self._dict_idx_ = np.zeros(cm, dtype=np.int64)
         self._precision_ = np.zeros((cm, cm))
         self._b_ = np.zeros((n_heads, cm))
-        self._counts_ = np.zeros(4, dtype=np.int64)  # history rows, components, skipped, dropped (budget)
+        self._n_history_ = np.zeros(1, dtype=np.int64)  # rows in the history
+        self._n_dict_ = np.zeros(1, dtype=np.int64)  # dictionary size m
+        self._n_skipped_ = np.zeros(1, dtype=np.int64)  # insertions skipped (already in the span)
+        self._n_after_budget_ = np.zeros(1, dtype=np.int64)  # rows seen once m reached max_components
 
     def _buffer_layout(self):
-        if not hasattr(self, "_counts_") or self.features_ == "taylor":
+        if not hasattr(self, "_n_dict_") or self.features_ == "taylor":
             return {}
-        t, m = int(self._counts_[0]), int(self._counts_[1])
+        t, m = int(self._n_history_[0]), int(self._n_dict_[0])
         d, k = self._X_hist_.shape[1], self._Y_hist_.shape[1]
         return {
             "_X_hist_": ((t, d), False),
@@ -117,7 +120,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
     def _n_active(self):
         if self.features_ == "taylor":
             return self._precision_.shape[0]
-        return int(self._counts_[1])
+        return int(self._n_dict_[0])
 
     def _grow_rows(self):
         ct = next_capacity(self._X_hist_.shape[0])
@@ -137,41 +140,54 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         self._b_ = grow(self._b_, (self._b_.shape[0], cm))
 
     # ------------------------------------------------------------------ pass
+    def _taylor_map(self, d):
+        """The :class:`~skonline.kernel_ridge._core.TaylorMap` of the Taylor features."""
+        return core.TaylorMap(center=np.zeros(d), inv_sigma=self._inv_sigma(), parent=self._parent, var=self._var,
+                              inv_sqrt=self._inv_sqrt)
+
+    def _nystrom_records(self, cum_loss):
+        """The :class:`~skonline.kernel_ridge._core.KORSSettings` and the
+        :class:`~skonline.kernel_ridge._core.NystromState` over the state attributes."""
+        kors = core.KORSSettings(
+            gamma=self._gamma(), mu=float(self.mu), eps=float(self.eps), beta=float(self.beta),
+            sqrt_weight=self.kors_weighting == "inverse_sqrt_p", rho_tol=_RHO_TOL,
+            max_m=np.iinfo(np.int64).max if self.max_components is None else int(self.max_components),
+        )
+        state = core.NystromState(
+            X_hist=self._X_hist_, Y_hist=self._Y_hist_, W_hist=self._W_hist_, Phi=self._Phi_hist_,
+            X_dict=self._dict_X_, L=self._chol_, kors_inv=self._kors_inv_, kors_w=self._kors_w_,
+            kors_p=self._kors_p_, dict_idx=self._dict_idx_, P=self._precision_, b=self._b_,
+            n_history=self._n_history_, n_dict=self._n_dict_, n_skipped=self._n_skipped_,
+            n_after_budget=self._n_after_budget_, cum_loss=cum_loss,
+        )
+        return kors, state
+
     def _run_pass(self, X, Y, sw):
         n = X.shape[0]
         out = np.zeros((n, Y.shape[1]))
-        loss = np.array([self.cumulative_loss_])
-        awv = self.algorithm == "awv"
-        clip = self._clip_value()
+        cum_loss = np.array([self.cumulative_loss_])
+        settings = self._awv_settings()
         if self.features_ == "taylor":
             status = core.awv_pass_taylor(
-                X, np.zeros(X.shape[1]), self._inv_sigma(), self._parent_, self._var_, self._inv_sqrt_,
-                Y, sw, self._precision_, self._b_, awv, clip, out, loss,
+                X, Y, sw, self._taylor_map(X.shape[1]), settings, self._linear_state(cum_loss), out
             )
             raise_if_nonfinite(status, what="predictions")
         else:
             draws = self._rng_.random(n)  # one uniform per row: the KORS Bernoulli draw
-            budget = np.iinfo(np.int64).max if self.max_components is None else int(self.max_components)
-            m0, t0 = int(self._counts_[1]), int(self._counts_[0])
+            m0, t0 = int(self._n_dict_[0]), int(self._n_history_[0])
             start = 0
             while True:
-                start, status = core.nystrom_awv_pass(
-                    X, Y, sw, draws, start, self._gamma(), float(self.alpha), float(self.mu),
-                    float(self.eps), float(self.beta), self.kors_weighting == "inverse_sqrt_p",
-                    _RHO_TOL, budget, awv, clip, self._X_hist_, self._Y_hist_, self._W_hist_, self._Phi_hist_,
-                    self._dict_X_,
-                    self._chol_, self._kors_inv_, self._kors_w_, self._kors_p_, self._dict_idx_,
-                    self._precision_, self._b_, self._counts_, out, loss,
-                )
+                kors, state = self._nystrom_records(cum_loss)  # again after a growth: new buffers
+                start, status = core.nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, state, out)
                 raise_if_nonfinite(status, what="predictions")
                 if start == n:
                     break
-                if self._counts_[0] == self._X_hist_.shape[0]:
+                if self._n_history_[0] == self._X_hist_.shape[0]:
                     self._grow_rows()
                 else:
                     self._grow_components()
             self._warn_growth(m0, t0)
-        self.cumulative_loss_ = float(loss[0])
+        self.cumulative_loss_ = float(cum_loss[0])
         return out
 
     def _state_bytes(self, m, t=None):
@@ -180,14 +196,14 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         while cap < m and next_capacity(cap, self.max_components) > cap:
             cap = next_capacity(cap, self.max_components)
         ct = _CAP_ROWS
-        t = int(self._counts_[0]) if t is None else t
+        t = int(self._n_history_[0]) if t is None else t
         while ct < t:
             ct = next_capacity(ct)
         d, k = self._X_hist_.shape[1], self._Y_hist_.shape[1]
         return 8 * (ct * (d + k + cap) + cap * (3 * cap + d + k + 3))
 
     def _warn_growth(self, m0, t0):
-        m = int(self._counts_[1])
+        m = int(self._n_dict_[0])
         warn_growth(
             self, what="the Nyström dictionary", param="max_components", before=m0, after=m,
             budget=self.max_components, nbytes=self._state_bytes,
@@ -196,7 +212,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         )
         warn_growth(
             self, what="the rows of history", param="max_components", before=t0,
-            after=int(self._counts_[0]), budget=None,
+            after=int(self._n_history_[0]), budget=None,
             nbytes=lambda t: self._state_bytes(m, t), policy="",
             hint="the history (kept to re-project the past on each insertion) grows until the "
                  "dictionary reaches max_components; lower max_components (or raise mu) to bound it.",
@@ -206,15 +222,15 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
     def n_rows_after_budget_(self):
         """Rows seen after the dictionary reached ``max_components`` (not offered to KORS)."""
         check_is_fitted(self, "_precision_")
-        return int(self._counts_[3]) if self.features_ == "nystrom" else 0
+        return int(self._n_after_budget_[0]) if self.features_ == "nystrom" else 0
 
     # ------------------------------------------------------------------ features
     def _embed(self, X):
         """Feature rows of ``X`` under the current map (n, m)."""
         if self.features_ == "taylor":
             out = np.empty((X.shape[0], self._precision_.shape[0]))
-            taylor_transform(X, np.zeros(X.shape[1]), self._inv_sigma(), self._parent_, self._var_,
-                             self._inv_sqrt_, out)
+            taylor_transform(X, np.zeros(X.shape[1]), self._inv_sigma(), self._parent, self._var,
+                             self._inv_sqrt, out)
             return out
         m = self._n_active()
         if m == 0:
@@ -245,7 +261,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
     def n_skipped_components_(self):
         """Sampled points not added because already in the span to 1e-10 (``'nystrom'``)."""
         check_is_fitted(self, "_precision_")
-        return int(self._counts_[2]) if self.features_ == "nystrom" else 0
+        return int(self._n_skipped_[0]) if self.features_ == "nystrom" else 0
 
 
 _DOC_FEATURES = """
@@ -309,10 +325,15 @@ _DOC_KERNEL = """
         Source of the KORS Bernoulli draws (``features='nystrom'``; one uniform per row)."""
 
 _DOC_ATTRS = """
+    features_ : {'taylor', 'nystrom'}
+        The feature map in use (the choice of ``features='auto'``).
     n_components_ : int
         Dimension m of the current feature map (Taylor: C(M+d, d); Nyström: dictionary size).
     precision_ : ndarray of shape (m, m)
         :math:`A_t^{-1} = (\\lambda I + \\sum_{s \\le t} \\phi(x_s) \\phi(x_s)^\\top)^{-1}`.
+    b_ : ndarray of shape (m,) (regressor) or (n_heads, m) (classifier)
+        :math:`b_t = \\sum_{s \\le t} y_s \\phi(x_s)`, one row per head (one head for two classes,
+        one per class otherwise).
     coef_ : ndarray
         Ridge weights :math:`A_t^{-1} b_t` in feature coordinates.
     powers_ : ndarray of shape (m, n_features_in_)

@@ -33,7 +33,7 @@ from ._math import EXP_MIN
 
 __all__ = ["project_clipped_simplex", "project_clipped_spectraplex"]
 
-#: Michelot-style fixed-point passes tried before falling back to the O(K log K) sort
+#: Michelot-style fixed-point passes tried before falling back to the exact O(K log K) solution
 _MAX_FIXED_POINT_PASSES = 4
 
 
@@ -71,11 +71,8 @@ def exp_nonpos(x):
 
 
 @numba.njit(cache=True, inline="always")
-def shifted_exp(logp, K, d, p, kbuf):
-    """``d = logp - max(logp)`` and ``p = exp(d)`` (exactly 0 below exp's range).
-
-    Returns ``sum(p)`` (``kbuf`` is unused, kept for the callers' buffer layout).
-    """
+def shifted_exp(logp, K, d, p):
+    """``d = logp - max(logp)`` and ``p = exp(d)`` (exactly 0 below exp's range); returns ``sum(p)``."""
     m = -math.inf
     for i in range(K):
         if logp[i] > m:
@@ -90,22 +87,70 @@ def shifted_exp(logp, K, d, p, kbuf):
     return s
 
 
+@numba.njit(cache=True)
+def _sift_down(a, j, end):
+    """Restore the max-heap order of ``a[:end]`` below position ``j``."""
+    x = a[j]
+    c = 2 * j + 1
+    while c < end:
+        if c + 1 < end and a[c + 1] > a[c]:
+            c += 1
+        if a[c] > x:
+            a[j] = a[c]
+            j = c
+            c = 2 * j + 1
+        else:
+            break
+    a[j] = x
+
+
+@numba.njit(cache=True)
+def sorted_lambda(p, K, floor, sbuf):
+    """The projection's ``lam`` from ``p[:K]`` in descending order (exact): the top k* coordinates
+    are free, k* the last k with ``q_k (1 - (K - k) floor) >= floor (q_1 + ... + q_k)``.
+
+    The fallback of the fixed point in :func:`clip_project` and in the projections written out in
+    ``experts/_rules_core.py``. The coordinates are taken in descending order from a max-heap
+    (built in ``sbuf``, K scratch entries): O(K + k* log K), and no call to ``ndarray.sort``, whose
+    generic quicksort costs about a second of compilation on a cold start for this rare path.
+    """
+    for i in range(K):
+        sbuf[i] = p[i]
+    for j in range(K // 2 - 1, -1, -1):
+        _sift_down(sbuf, j, K)
+    end = K
+    cum = 0.0
+    lam = 0.0
+    for k in range(1, K + 1):
+        q = sbuf[0]  # the k-th largest
+        end -= 1
+        sbuf[0] = sbuf[end]
+        _sift_down(sbuf, 0, end)
+        cum += q
+        rest = 1.0 - (K - k) * floor
+        if k == 1 or q * rest >= floor * cum:
+            lam = rest / cum
+        else:
+            break
+    return lam
+
+
 @numba.njit(cache=True, inline="always")
-def clip_project(logp, K, floor, log_floor, w, logw, d, p, kbuf, sbuf):
+def clip_project(logp, K, floor, log_floor, w, logw, d, p, sbuf):
     """KL projection of ``exp(logp[:K])`` onto the clipped simplex with floor ``floor``.
 
     Writes the weights to ``w[:K]`` and their logarithms to ``logw[:K]`` (``log_floor`` for clipped
     coordinates, ``log(lam) + logp - max(logp)`` for free ones, so no logarithm is taken per
-    coordinate). ``d``, ``p``, ``sbuf`` (float64) and ``kbuf`` (int64) are scratch buffers of at least
-    K entries. ``logp`` may contain ``-inf`` (those coordinates end exactly at the floor) and may
-    alias ``logw``. Requires ``0 <= K * floor <= 1`` and at least one finite entry in ``logp``.
+    coordinate). ``d``, ``p`` and ``sbuf`` are scratch buffers of at least K entries. ``logp`` may
+    contain ``-inf`` (those coordinates end exactly at the floor) and may alias ``logw``. Requires
+    ``0 <= K * floor <= 1`` and at least one finite entry in ``logp``.
 
     Cost: a few O(K) fixed-point passes (Michelot's algorithm: clip every coordinate below the floor
     at the current lam, recompute lam; lam only decreases, so it stops after at most K passes), and
-    after ``_MAX_FIXED_POINT_PASSES`` passes the exact O(K log K) sort (in place, in ``sbuf``).
+    after ``_MAX_FIXED_POINT_PASSES`` passes the exact O(K log K) :func:`sorted_lambda` (in ``sbuf``).
     Returns lam.
     """
-    s = shifted_exp(logp, K, d, p, kbuf)
+    s = shifted_exp(logp, K, d, p)
     if floor <= 0.0:
         lam = 1.0 / s
         log_lam = -math.log(s)
@@ -138,20 +183,7 @@ def clip_project(logp, K, floor, log_floor, w, logw, d, p, kbuf, sbuf):
             break
         lam = (1.0 - n_clip * floor) / s_free
     if not converged:
-        # exact sort-based solution: the top k* coordinates (descending) are free
-        for i in range(K):
-            sbuf[i] = p[i]
-        sbuf[:K].sort()
-        cum = 0.0
-        lam = 0.0
-        for k in range(1, K + 1):
-            q = sbuf[K - k]
-            cum += q
-            rest = 1.0 - (K - k) * floor
-            if k == 1 or q * rest >= floor * cum:
-                lam = rest / cum
-            else:
-                break
+        lam = sorted_lambda(p, K, floor, sbuf)
     log_lam = math.log(lam)
     for i in range(K):
         v = lam * p[i]
@@ -274,10 +306,9 @@ def project_clipped_simplex(log_p, floor):
     d = np.empty(K)
     p = np.empty(K)
     s = np.empty(K)
-    kb = np.empty(K, dtype=np.int64)
     for r in range(rows.shape[0]):
         lp = np.ascontiguousarray(rows[r])
-        clip_project(lp, K, floor, log_floor, out[r], logw, d, p, kb, s)
+        clip_project(lp, K, floor, log_floor, out[r], logw, d, p, s)
     return out.reshape(a.shape)
 
 

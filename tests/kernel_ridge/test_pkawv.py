@@ -207,11 +207,11 @@ def test_nystrom_budget_freezes_the_dictionary_and_memory(Est):
         est.partial_fit(X[:500], y[:500], **kw)
     assert est.n_components_ == 50
     shapes = _array_shapes(est)
-    t_hist = int(est._counts_[0])
+    t_hist = int(est._n_history_[0])
     for s in range(500, n, 700):
         est.partial_fit(X[s : s + 700], y[s : s + 700])
         assert _array_shapes(est) == shapes  # nothing grows past the budget
-    assert est.n_components_ == 50 and int(est._counts_[0]) == t_hist
+    assert est.n_components_ == 50 and int(est._n_history_[0]) == t_hist
     assert est.n_rows_after_budget_ == n - int(np.max(est.component_indices_)) - 1 and est.n_samples_seen_ == n
     # the same stream in one call gives the same model, and learning goes on on the frozen map
     ref = Est(features="nystrom", sigma=0.5, mu=1e-3, max_components=50, random_state=0)
@@ -231,7 +231,7 @@ def test_nystrom_pickle_holds_only_the_used_blocks():
     X = rng.uniform(-1, 1, (700, 5))
     y = np.sin(X.sum(1))
     reg = PKAWVRegressor(features="nystrom", sigma=0.5, mu=1e-2, random_state=0).fit(X[:600], y[:600])
-    t, m = int(reg._counts_[0]), reg.n_components_
+    t, m = int(reg._n_history_[0]), reg.n_components_
     used = 8 * (t * (5 + 1 + m) + m * (3 * m + 5 + 1 + 3))
     held = sum(v.nbytes for v in vars(reg).values() if isinstance(v, np.ndarray))
     blob = pickle.dumps(reg)
