@@ -39,7 +39,8 @@ def test_the_learning_does_not_depend_on_predict_mode(cls, n_components):
     y = yc if cls is KernelSelectionClassifier else yr
     fitted = [cls(n_components=n_components, predict_mode=m, random_state=0).fit(X, y) for m in MODES]
     for other in fitted[1:]:
-        assert_same_state(fitted[0], other, ignore=("cumulative_loss_", "average_loss_", "n_mistakes_", "mistake_rate_"))
+        assert_same_state(fitted[0], other,
+                          ignore=("cumulative_loss_", "average_loss_", "n_mistakes_", "mistake_rate_"))
 
 
 @pytest.mark.parametrize("n_components", [None, 32])
