@@ -258,10 +258,15 @@ def fixed_share_tuning(K, T, S, eta_user, alpha_user):
         if eta != eta:
             # log of the inverse prior mass of a sequence with S - 1 switches
             cfs = math.log(K)
-            if S > 1:
-                cfs += (S - 1.0) * math.log((K - 1.0) / alpha)
-            if T - S > 0 and alpha > 0.0:
-                cfs -= (T - S) * math.log1p(-alpha)
+            if alpha < 0.0:
+                # alpha='decreasing' (code -1): alpha_t = 1 / (t + 1); staying put for T rounds has
+                # prior 1 / (T + 1), and a switch at round t costs alpha_t / (K - 1) >= 1 / ((T + 1)(K - 1))
+                cfs += math.log(T + 1.0) + (S - 1.0) * math.log((K - 1.0) * (T + 1.0))
+            else:
+                if S > 1:
+                    cfs += (S - 1.0) * math.log((K - 1.0) / alpha)
+                if T - S > 0 and alpha > 0.0:
+                    cfs -= (T - S) * math.log1p(-alpha)
             eta = math.sqrt(8.0 * cfs / T)
     elif eta != eta:
         eta = 1.0

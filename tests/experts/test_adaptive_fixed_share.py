@@ -50,3 +50,16 @@ def test_ensemble_default_rule():
     rule = default_rule()
     assert isinstance(rule, FixedShare)
     assert rule.get_params()["eta"] == "adaptive" and rule.get_params()["alpha"] == "decreasing"
+
+
+@pytest.mark.parametrize("n_segments", [1, 3])
+def test_decreasing_share_with_the_horizon_tuned_rate(n_segments):
+    # eta='auto' with alpha='decreasing' took the log of the internal code of 'decreasing' (-1)
+    # as a sharing rate: NaN for n_segments > 1. The rate now uses the prior of the decreasing
+    # switch rate: -log prior <= log K + log(T + 1) + (S - 1) log((K - 1)(T + 1)).
+    K, T = 4, 200
+    L = np.random.default_rng(0).uniform(size=(T, K))
+    rule = FixedShare(alpha="decreasing", n_segments=n_segments, horizon=T).fit(L)
+    c = np.log(K) + np.log(T + 1) + (n_segments - 1) * np.log((K - 1) * (T + 1))
+    assert rule.eta_ == pytest.approx(np.sqrt(8 * c / T), rel=1e-12)
+    assert np.all(np.isfinite(rule.weights_))
