@@ -297,10 +297,6 @@ class _GeneratorState:
 class OnlineMixin:
     """Mixin implementing the streaming contract (see the module docstring)."""
 
-    #: attribute names (besides fitted ``*_`` ones) that belong to the learned state
-    #: (``_validated_params``, a cache of the last validated parameters, is not state: never reset)
-    _private_state = ()
-
     # ------------------------------------------------------------------ public API
     def fit(self, X, y=None, **fit_params):
         """Reset the state, then learn the rows of ``X`` in order, in one pass.
@@ -547,11 +543,9 @@ class OnlineMixin:
         self._validated_params = current
 
     def _state_keys(self):
-        return [
-            k
-            for k in vars(self)
-            if (k.endswith("_") and not k.startswith("__")) or k in self._private_state
-        ]
+        # the learned state: every attribute ending with an underscore (``_validated_params``,
+        # a cache of the last validated parameters, is not state: never reset)
+        return [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]
 
     def _reset(self):
         for k in self._state_keys():

@@ -12,16 +12,11 @@ import scipy.sparse as sp
 
 
 def learned_state(est):
-    """Every learned attribute: fitted ``*_`` ones and the declared private state (for an online
-    pipeline, those of every step)."""
+    """Every learned attribute: those whose name ends with an underscore, public ``name_`` and
+    private ``_name_`` (for an online pipeline, those of every step)."""
     if hasattr(est, "steps"):
         return {f"{name}__{k}": v for name, step in est.steps for k, v in learned_state(step).items()}
-    private = set(getattr(est, "_private_state", ()))
-    return {
-        k: v
-        for k, v in vars(est).items()
-        if (k.endswith("_") and not k.startswith("__")) or k in private
-    }
+    return {k: v for k, v in vars(est).items() if k.endswith("_") and not k.startswith("__")}
 
 
 def _assert_same(va, vb, where, depth=0, ignore=()):

@@ -11,7 +11,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
-from ..losses import get_loss
+from ..losses import LOG_LOSS, get_loss
 from . import _gdro_core as core
 
 __all__ = ["GroupDROClassifier", "GroupDRORegressor"]
@@ -51,11 +51,6 @@ class _BaseGroupDRO:
         "standardize": ["boolean"],
     }
 
-    _private_state = (
-        "_rng_", "_W", "_w_sum", "_logq", "_qlin", "_q_sum", "_sc", "_order",
-        "_g_loss", "_stats", "_bX", "_bY", "_bstate", "_uq", "_ustate", "_pend",
-        "_pstate",
-    )
     #: NaN marks a group with no draw yet (its risk is unknown), and then the objective
     _nonfinite_state_ok = ("group_risks_", "objective_value_")
 
@@ -254,24 +249,33 @@ class _BaseGroupDRO:
         else:
             self.average_ = bool(self.average)
         self.T_ = None if T is None else int(T)
-        self._W = np.zeros((H, D))
-        self._w_sum = np.zeros((H, D))
-        self._logq = np.full(m, -math.log(m))
-        self._qlin = np.exp(self._logq)  # q_t in linear space, kept equal to exp(_logq)
-        self._q_sum = np.zeros(m)
-        self._sc = np.zeros(5)  # [sum of averaging weights, eta_w, eta_q, gamma, ||W||^2]
-        self._order = np.arange(m, dtype=np.int64)
-        self._g_loss = np.zeros(m)
+        # the learned state of core.State (see its docstring for each field)
+        self._w_ = np.zeros((H, D))
+        self._w_sum_ = np.zeros((H, D))
+        self._log_q_ = np.full(m, -math.log(m))
+        self._q_linear_ = np.exp(self._log_q_)
+        self._q_sum_ = np.zeros(m)
+        self._avg_weight_sum_ = np.zeros(1)
+        self._w_norm2_ = np.zeros(1)
+        self._eta_w_ = np.zeros(1)
+        self._eta_q_ = np.zeros(1)
+        self._gamma_ = np.zeros(1)
+        self._q_order_ = np.arange(m, dtype=np.int64)
+        self._group_loss_sum_ = np.zeros(m)
         self.group_draws_ = np.zeros(m, dtype=np.int64)
-        self._stats = np.zeros(2)
-        self._bX = np.zeros((m, 1, d))
-        self._bY = np.zeros((m, 1, H + 1))  # the heads' targets and the sample weight
-        self._bstate = np.zeros((2, m), dtype=np.int64)
-        self._uq = np.zeros(1)
-        self._ustate = np.zeros(2, dtype=np.int64)
-        self._pend = np.zeros(max(m, self.k_), dtype=np.int64)
-        self._pstate = np.zeros(3, dtype=np.int64)
-        self.n_iter_ = 0
+        self._x_norm2_max_ = np.zeros(1)
+        self._y_abs_max_ = np.zeros(1)
+        self._t_ = np.zeros(1, dtype=np.int64)
+        # the stream's queues, core.StreamBuffers (grown on demand)
+        self._buffer_X_ = np.zeros((m, 1, d))
+        self._buffer_Y_ = np.zeros((m, 1, H + 1))  # the heads' targets and the sample weight
+        self._buffer_head_ = np.zeros(m, dtype=np.int64)
+        self._buffer_length_ = np.zeros(m, dtype=np.int64)
+        self._uniforms_ = np.zeros(1)
+        self._uniforms_head_ = np.zeros(1, dtype=np.int64)
+        self._uniforms_length_ = np.zeros(1, dtype=np.int64)
+        self._pending_groups_ = np.zeros(max(m, self.k_), dtype=np.int64)
+        self._n_pending_ = np.zeros(1, dtype=np.int64)
         self.history_coef_ = None
         self.history_q_ = None
         self.history_iter_ = None
@@ -321,10 +325,10 @@ class _BaseGroupDRO:
     def _learn(self, chunk):
         before = self.n_iter_
         if chunk["pool"]:
-            raw = self._learn_pool(chunk)
+            raw, pool_risks = self._learn_pool(chunk)
         else:
-            raw = self._learn_stream(chunk)
-        self._finish()
+            raw, pool_risks = self._learn_stream(chunk), None
+        self._finish(pool_risks)
         if (not self.anytime_ and self.T_ is not None and before <= self.T_ < self.n_iter_
                 and not chunk["pool"]):
             warnings.warn(
@@ -342,6 +346,55 @@ class _BaseGroupDRO:
         Y = chunk["Ymat"]
         return np.ascontiguousarray(np.hstack([Y, chunk["sample_weight"][:, None]]))
 
+    def _records(self, n_heads):
+        """The records the compiled passes read: ``(core.Settings, core.State, core.StreamBuffers)``
+        assembled from the parameters and the state attributes (the arrays are shared, not copied:
+        the passes update the state in place)."""
+        m = self.n_groups_
+        alg = self._alg_code()
+        loss, lip_kind, lip = self._loss_info()
+        inv_b = self._inv_b()
+        u_need = core.uniforms_per_decision(alg, m, self.k_)
+        settings = core.Settings(
+            k=int(self.k_),
+            fit_intercept=bool(self.fit_intercept),
+            loss=int(loss.code),
+            epsilon=0.1,
+            inv_b=inv_b,
+            inv_hb=inv_b / n_heads,
+            clip=self.loss_bound is not None,
+            radius=float(self.radius),
+            anytime=bool(self.anytime_),
+            D=float(self.D_),
+            T=0 if self.T_ is None else int(self.T_),
+            average=bool(self.average_),
+            eta_w_scale=float(self.eta_w_scale),
+            eta_q_scale=float(self.eta_q_scale),
+            lip_kind=int(lip_kind),
+            lip=float(lip),
+            max_buffer=int(self.max_buffer),
+            max_uniforms=max(1, u_need * (m * int(self.max_buffer) + 1)),
+            uniforms_per_decision=int(u_need),
+        )
+        state = core.State(
+            w=self._w_, w_sum=self._w_sum_, log_q=self._log_q_, q=self._q_linear_, q_sum=self._q_sum_,
+            a_sum=self._avg_weight_sum_, w_norm2=self._w_norm2_, eta_w=self._eta_w_,
+            eta_q=self._eta_q_, gamma=self._gamma_, order=self._q_order_,
+            group_loss=self._group_loss_sum_, group_draws=self.group_draws_,
+            x_norm2_max=self._x_norm2_max_, y_abs_max=self._y_abs_max_, t=self._t_,
+        )
+        buffers = core.StreamBuffers(
+            X=self._buffer_X_, Y=self._buffer_Y_, head=self._buffer_head_,
+            length=self._buffer_length_, uniforms=self._uniforms_, u_head=self._uniforms_head_,
+            u_length=self._uniforms_length_, pending=self._pending_groups_,
+            n_pending=self._n_pending_,
+        )
+        return settings, state, buffers
+
+    def _variant(self):
+        """What the compiled passes are specialised for: ``(algorithm code, k > 1, log loss?)``."""
+        return self._alg_code(), self.k_ > 1, get_loss(self.loss).code == LOG_LOSS
+
     def _learn_stream(self, chunk):
         X, Y, G = chunk["X"], chunk["Ymat"], chunk["G"]
         YW = self._with_weights(chunk)
@@ -350,24 +403,16 @@ class _BaseGroupDRO:
         n = X.shape[0]
         c = core.uniforms_per_row(alg, m, self.k_)
         Ur = self._rng_.random((n, c)) if c > 0 else np.zeros((n, 0))
-        u_need = core.uniforms_per_decision(alg, m, self.k_)
-        max_uq = max(1, u_need * (m * int(self.max_buffer) + 1))
-        loss, lip_kind, lip = self._loss_info()
         raw = np.zeros((n, Y.shape[1]))
         loss_acc = np.array([self.cumulative_loss_])
-        T = 0 if self.T_ is None else self.T_
-        status, self._bX, self._bY, self._uq = core.stream_pass(
-            alg, X, YW, G, Ur, int(self.max_buffer), max_uq, u_need, lip_kind, lip,
-            float(self.radius), self.D_, T, self.anytime_, float(self.eta_w_scale),
-            float(self.eta_q_scale), self.k_, self.fit_intercept, self.average_, loss.code, 0.1,
-            self._inv_b(), self.loss_bound is not None, self._W, self._w_sum, self._logq,
-            self._qlin, self._q_sum, self._sc, self._order, self._g_loss, self.group_draws_,
-            self._stats, self._bX, self._bY, self._bstate, self._uq, self._ustate, self._pend,
-            self._pstate, raw, loss_acc,
+        settings, state, buffers = self._records(Y.shape[1])
+        work = core.make_scratch(m, settings.k, Y.shape[1], settings.uniforms_per_decision)
+        stream_pass = core.stream_pass_for(*self._variant())
+        status, self._buffer_X_, self._buffer_Y_, self._uniforms_ = stream_pass(
+            settings, state, buffers, X, YW, G, Ur, raw, loss_acc, work
         )
         raise_if_nonfinite(status, what="losses")
         self.cumulative_loss_ = float(loss_acc[0])
-        self.n_iter_ = int(self._pstate[2])
         return raw
 
     def _learn_pool(self, chunk):
@@ -382,21 +427,18 @@ class _BaseGroupDRO:
         loss, lip_kind, lip = self._loss_info()
         inv_b = self._inv_b()
         xn2 = np.einsum("ij,ij->i", X, X) + float(self.fit_intercept)
-        self._stats[0] = max(self._stats[0], float(xn2.max()))
-        self._stats[1] = max(self._stats[1], float(np.abs(Y).max()))
-        x_norm = math.sqrt(self._stats[0])
-        Gl = core.lipschitz_bound(lip_kind, lip, x_norm, self._stats[1], float(self.radius), H, inv_b)
+        self._x_norm2_max_[0] = max(self._x_norm2_max_[0], float(xn2.max()))
+        self._y_abs_max_[0] = max(self._y_abs_max_[0], float(np.abs(Y).max()))
+        x_norm = math.sqrt(self._x_norm2_max_[0])
+        Gl = core.lipschitz_bound(lip_kind, lip, x_norm, self._y_abs_max_[0], float(self.radius), H,
+                                  inv_b)
         order = np.argsort(G, kind="stable")
         counts = np.bincount(G, minlength=m)
         rec = self.record_every
         n_hist = 0 if rec is None else T // rec
-        hist_W = np.zeros((n_hist, H, self._W.shape[1]))
-        hist_q = np.zeros((n_hist, m))
-        hist_t = np.zeros(n_hist, dtype=np.int64)
-        n_rec = np.zeros(1, dtype=np.int64)
-        code = loss.code
-        clip = self.loss_bound is not None
-        t0 = int(self._pstate[2])
+        hist = core.History(every=1 if rec is None else int(rec),
+                            W=np.zeros((n_hist, H, self._w_.shape[1])), q=np.zeros((n_hist, m)),
+                            t=np.zeros(n_hist, dtype=np.int64), n=np.zeros(1, dtype=np.int64))
         if alg in (core.SMD_WEIGHTED, core.MIRROR_PROX):
             # budgets read without replacement: each pool is a few independent permutations
             n_perm = int(math.ceil(self.n_epochs)) + 1
@@ -407,35 +449,30 @@ class _BaseGroupDRO:
                 for _ in range(n_perm):
                     pieces.append(self._rng_.permutation(rows_i))
                 ptr.append(ptr[-1] + n_perm * counts[i])
-            pool_idx = np.concatenate(pieces).astype(np.int64)
+            pool_rows = np.concatenate(pieces).astype(np.int64)
             pool_ptr = np.asarray(ptr, dtype=np.int64)
-            seq_pos = np.zeros(m, dtype=np.int64)
         else:
-            pool_idx = order.astype(np.int64)
+            pool_rows = order.astype(np.int64)
             pool_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-            seq_pos = np.zeros(m, dtype=np.int64)
+        p = self.weights_ if alg in (core.SMD_WEIGHTED, core.MIRROR_PROX) else np.ones(m)
+        pools = core.Pools(ptr=pool_ptr, rows=pool_rows, position=np.zeros(m, dtype=np.int64), p=p)
+        settings, state, _ = self._records(H)
         if alg == core.MIRROR_PROX:
-            status = self._run_mirror_prox(X, YW, pool_ptr, pool_idx, seq_pos, counts, T, t0, Gl,
-                                           x_norm, code, inv_b, clip, hist_W, hist_q, hist_t,
-                                           n_rec, loss)
+            status = self._run_mirror_prox(settings, state, X, YW, pools, counts, T, Gl, x_norm,
+                                           hist, loss)
         else:
             cw, cq = core.step_constants(alg, self.anytime_, T, self.D_, Gl, m, k)
             cw *= float(self.eta_w_scale)
             cq *= float(self.eta_q_scale)
-            p_incl = self.weights_ if alg == core.SMD_WEIGHTED else np.ones(m)
             upr = core.uniforms_per_round(alg, m, k)
-            par = np.array([cw, cq, float(self.radius), 0.1, inv_b / H, inv_b])
+            work = core.make_scratch(m, k, H, upr)
+            pool_pass = core.pool_pass_for(*self._variant(), rec is not None)
             status = -1
             done = 0
             while done < T and status < 0:
                 nb = min(_ROUND_BLOCK, T - done)
                 U = self._rng_.random((nb, upr))
-                status = core.pool_pass(
-                    alg, X, YW, pool_ptr, pool_idx, seq_pos, p_incl, U, t0 + done, self.anytime_,
-                    k, self.fit_intercept, code, clip, par, self._W, self._w_sum, self._logq,
-                    self._qlin, self._q_sum, self._sc, self._order, self._g_loss, self.group_draws_,
-                    0 if rec is None else rec, hist_W, hist_q, hist_t, n_rec,
-                )
+                status = pool_pass(settings, state, X, YW, pools, U, cw, cq, hist, work)
                 if status >= 0:
                     status += done
                 done += nb
@@ -444,15 +481,13 @@ class _BaseGroupDRO:
                 f"Round {status} produced a non-finite loss; the fit was rejected and the estimator "
                 "is unchanged. Check the scale of the features and targets."
             )
-        self._pstate[2] = t0 + T
-        self.n_iter_ = t0 + T
         if rec is not None:
-            r = int(n_rec[0])
-            self.history_coef_ = hist_W[:r]
-            self.history_q_ = hist_q[:r]
-            self.history_iter_ = hist_t[:r]
+            r = int(hist.n[0])
+            self.history_coef_ = hist.W[:r]
+            self.history_q_ = hist.q[:r]
+            self.history_iter_ = hist.t[:r]
         if alg in (core.SMD_WEIGHTED, core.MIRROR_PROX):
-            self.n_pool_wraps_ = np.maximum(0, (seq_pos - 1) // np.maximum(counts, 1))
+            self.n_pool_wraps_ = np.maximum(0, (pools.position - 1) // np.maximum(counts, 1))
         # metrics of the fitted model on the training rows
         self._finish()
         raw = self._decision_raw(X)
@@ -460,17 +495,16 @@ class _BaseGroupDRO:
         self.cumulative_loss_ = float(vals.sum())
         sums = np.bincount(G, weights=vals, minlength=m)
         mass = np.bincount(G, weights=sw, minlength=m)  # the weighted mean loss of each group
-        self._pool_risks = sums / np.where(mass > 0, mass, 1.0)
-        return raw
+        return raw, sums / np.where(mass > 0, mass, 1.0)
 
-    def _run_mirror_prox(self, X, Y, pool_ptr, pool_idx, seq_pos, counts, T, t0, Gl, x_norm, code,
-                         inv_b, clip, hist_W, hist_q, hist_t, n_rec, loss):
+    def _run_mirror_prox(self, settings, state, X, Y, pools, counts, T, Gl, x_norm, hist, loss):
         m = self.n_groups_
         H = Y.shape[1] - 1  # Y holds the sample weights in its last column
         n_bar = int(counts.min())
         batch = np.maximum(1, counts // max(n_bar, 1)).astype(np.int64)
         p = self.weights_
         D, lnm = self.D_, math.log(m)
+        inv_b = settings.inv_b
         Ls = float(loss.smoothness) * x_norm**2 * inv_b / H
         L_tilde = 2.0 * math.sqrt(2.0) * p.max() * (D * D * Ls + D * Gl * math.sqrt(lnm))
         omega = float(np.max(p**2 / batch))
@@ -484,26 +518,24 @@ class _BaseGroupDRO:
         eta = min(cands) if cands else 0.0
         eta_w = 2.0 * D * D * eta * float(self.eta_w_scale)
         eta_q = 2.0 * eta * lnm * float(self.eta_q_scale)
-        self._sc[1:4] = [eta_w, eta_q, 0.0]
+        self._eta_w_[0], self._eta_q_[0], self._gamma_[0] = eta_w, eta_q, 0.0
         self.batch_sizes_ = batch
-        rec = 0 if self.record_every is None else self.record_every
-        status = core.mirror_prox_pass(
-            X, Y, pool_ptr, pool_idx, seq_pos, batch, p, T, t0, eta_w, eta_q,
-            float(self.radius), self.fit_intercept, code, 0.1, inv_b / H, inv_b, clip, self._W,
-            self._w_sum, self._logq, self._q_sum, self._sc, self._g_loss, self.group_draws_, rec,
-            hist_W, hist_q, hist_t, n_rec,
-        )
-        self._qlin[:] = np.exp(self._logq)
+        _, _, log_loss = self._variant()
+        mirror_prox_pass = core.mirror_prox_pass_for(log_loss, self.record_every is not None)
+        status = mirror_prox_pass(settings, state, X, Y, pools, batch, T, eta_w, eta_q, hist)
+        self._q_linear_[:] = np.exp(self._log_q_)
         return status
 
-    def _finish(self):
-        """Refresh the public attributes from the state."""
-        if self.average_ and self._sc[0] > 0:
-            W = self._w_sum / self._sc[0]
-            q = self._q_sum / self._sc[0]
+    def _finish(self, pool_risks=None):
+        """Refresh the public attributes from the state (``pool_risks``: the group risks of a
+        pooled fit's model on its rows; otherwise the running estimates of the rounds)."""
+        a_sum = self._avg_weight_sum_[0]
+        if self.average_ and a_sum > 0:
+            W = self._w_sum_ / a_sum
+            q = self._q_sum_ / a_sum
         else:
-            W = self._W.copy()
-            q = np.exp(self._logq)
+            W = self._w_.copy()
+            q = np.exp(self._log_q_)
         d = W.shape[1] - int(self.fit_intercept)
         coef = W[:, :d]
         intercept = W[:, d] if self.fit_intercept else np.zeros(W.shape[0])
@@ -514,18 +546,41 @@ class _BaseGroupDRO:
             self.coef_ = coef.copy()
             self.intercept_ = intercept.copy()
         self.q_ = q
-        self.q_last_ = np.exp(self._logq)
-        self.eta_w_, self.eta_q_, self.gamma_ = (float(v) for v in self._sc[1:4])
+        self.q_last_ = np.exp(self._log_q_)
         loss, lip_kind, lip = self._loss_info()
-        self.G_ = float(core.lipschitz_bound(lip_kind, lip, math.sqrt(self._stats[0]),
-                                             self._stats[1], float(self.radius), self._W.shape[0],
-                                             self._inv_b()))
+        self.G_ = float(core.lipschitz_bound(lip_kind, lip, math.sqrt(self._x_norm2_max_[0]),
+                                             self._y_abs_max_[0], float(self.radius),
+                                             self._w_.shape[0], self._inv_b()))
         with np.errstate(invalid="ignore", divide="ignore"):
-            est = np.where(self.group_draws_ > 0, self._g_loss / np.maximum(self.group_draws_, 1),
-                           np.nan)
-        pool = self.__dict__.pop("_pool_risks", None)
-        self.group_risks_ = pool if pool is not None else est
+            est = np.where(self.group_draws_ > 0,
+                           self._group_loss_sum_ / np.maximum(self.group_draws_, 1), np.nan)
+        self.group_risks_ = pool_risks if pool_risks is not None else est
         self.objective_value_ = self._objective(self.group_risks_)
+
+    # ------------------------------------------------------------------ derived state
+    @property
+    def n_iter_(self):
+        """Rounds completed (the paper's t)."""
+        check_is_fitted(self, "_t_")
+        return int(self._t_[0])
+
+    @property
+    def eta_w_(self):
+        """Step size of the w-player in the last round."""
+        check_is_fitted(self, "_eta_w_")
+        return float(self._eta_w_[0])
+
+    @property
+    def eta_q_(self):
+        """Step size of the q-player in the last round."""
+        check_is_fitted(self, "_eta_q_")
+        return float(self._eta_q_[0])
+
+    @property
+    def gamma_(self):
+        """Implicit-exploration coefficient of the last round (``eta_q / 2``; 0 for mirror-prox)."""
+        check_is_fitted(self, "_gamma_")
+        return float(self._gamma_[0])
 
     def _objective(self, risks):
         if np.any(np.isnan(risks)):

@@ -3,8 +3,8 @@
 Every algorithm plays the same game ``min_{w in W} max_{q} sum_i q_i R_i(w)``: the w-player runs
 projected SGD on the Euclidean ball ``W = {||w||_2 <= R}`` (``w`` holds every head's coefficients and
 intercept), the q-player a mirror step in log space on the simplex or the capped simplex. One round
-(:func:`_round`) takes the samples the algorithm drew, computes their losses and gradients at
-``w_t``, and updates both players simultaneously:
+takes the samples the algorithm drew, computes their losses and gradients at ``w_t``, and updates
+both players simultaneously (``_begin_round``, ``_sample_losses``, ``_w_step``, ``_q_step``):
 
 ============ ================================= ================================= ===================
 algorithm    w-gradient                        q-step (log q_i += ...)           samples per round
@@ -26,22 +26,34 @@ proportional to it: the paper's eq. (20)).
 
 Randomness: the pool pass (``fit``) reads a fixed number of uniforms per round; the stream pass
 (``partial_fit``) receives a fixed number per row, queued until a random decision needs them (see
-``stream_pass``). Neither calls a random generator.
+``stream_pass_for``). Neither calls a random generator.
+
+Records: the passes read their inputs from named tuples (numba compiles one type per record):
+:class:`Settings` (fixed for a call), :class:`State` (the learned state, updated in place; the
+estimator keeps each field as an array attribute), :class:`StreamBuffers` (the stream pass's
+queues), :class:`Pools` (the pool pass's rows per group), :class:`History` (recorded iterates)
+and :class:`Scratch` (work buffers). The estimator builds them right before a call.
+
+Compilation: a fresh process compiles what its configuration uses, and nothing else. Each pass
+is built for one configuration by :func:`pool_pass_for`, :func:`stream_pass_for` and
+:func:`mirror_prox_pass_for` (cached per process; numba caches each variant on disk): the
+algorithm code ``alg``, ``capped`` (``k > 1``: the KL projection onto the capped simplex),
+``log_loss`` (the log loss without the loss catalogue's dispatch) and, for the pool passes,
+``record`` are compile-time constants of the variant, so numba removes the branches they rule
+out. ``Settings`` holds what may vary without recompiling.
 
 Status: passes return -1, or the index (row or round) at which a loss became non-finite.
 """
 
+import functools
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
 
-from ..losses import loss_and_derivative, loss_value
-from ..utils._capped_simplex import (
-    depround_select,
-    log_normalize,
-    project_capped_log_lin,
-)
+from ..losses import LOG_LOSS, loss_and_derivative, loss_derivative, loss_value
+from ..utils._capped_simplex import depround_select, log_normalize, project_capped_log_lin
 
 SMD = 0
 SMD_UNIFORM = 1
@@ -50,14 +62,174 @@ DEPROUND = 3
 SMD_WEIGHTED = 4
 MIRROR_PROX = 5
 
-RESYNC = 1024  # rounds between exact renormalisations of q (see _round)
+RESYNC = 1024  # rounds between exact recomputations of ||w||^2 and of q's normalisation
 
 LIP_CONST = 0  # Lipschitz loss: |dl/dp| <= lip
 LIP_SQUARED = 1  # squared error: |dl/dp| <= R ||x|| + |y|
 
 
+# --------------------------------------------------------------------------- records
+class Settings(NamedTuple):
+    """What a pass needs to know besides the state; fixed for one call (m groups, H heads).
+
+    k : int -- the top-k parameter: q lives in the capped simplex ``{q_i <= 1/k}`` (1: simplex).
+    fit_intercept : bool -- the last column of ``w`` is an intercept (a constant feature 1).
+    loss : int -- loss code of :mod:`skonline.losses`; ``epsilon`` its parameter.
+    inv_b : float -- ``1 / B`` (the loss bound ``B``; 1 without one); ``inv_hb = inv_b / H``.
+    clip : bool -- the q-player sees ``min(l / B, 1)`` (a loss bound is given).
+    radius : float -- R, the radius of the ball W.
+    anytime : bool -- step sizes and averaging weights ``~ 1 / sqrt(t)``.
+    Stream pass only (the pool pass gets its fixed step constants as arguments):
+    D : float -- ``R / sqrt(2)``; T : int -- the horizon of fixed steps (0: none).
+    average : bool -- the prequential prediction uses the averaged iterate.
+    eta_w_scale, eta_q_scale : float -- multipliers of the prescribed step sizes.
+    lip_kind : int -- LIP_CONST or LIP_SQUARED (how G follows the data); lip : float -- the
+        loss's Lipschitz constant (LIP_CONST).
+    max_buffer : int -- rows kept per group; max_uniforms : int -- uniforms kept in the queue.
+    uniforms_per_decision : int -- uniforms one random decision reads.
+    """
+
+    k: int
+    fit_intercept: bool
+    loss: int
+    epsilon: float
+    inv_b: float
+    inv_hb: float
+    clip: bool
+    radius: float
+    anytime: bool
+    D: float
+    T: int
+    average: bool
+    eta_w_scale: float
+    eta_q_scale: float
+    lip_kind: int
+    lip: float
+    max_buffer: int
+    max_uniforms: int
+    uniforms_per_decision: int
+
+
+class State(NamedTuple):
+    """The learned state of both players (updated in place; one-element arrays hold scalars).
+
+    w : (H, n_features + fit_intercept) -- the current iterate ``w_t`` (a row per head).
+    w_sum : like ``w`` -- ``sum_s a_s w_s`` (the averaged iterate is ``w_sum / a_sum``).
+    log_q : (m,) -- ``log q_t``.
+    q : (m,) -- ``q_t`` in linear space, kept equal to ``exp(log_q)`` (to rounding; exactly every
+        RESYNC rounds).
+    q_sum : (m,) -- ``sum_s a_s q_s``.
+    a_sum : (1,) -- ``sum_s a_s``, the sum of the averaging weights.
+    w_norm2 : (1,) -- ``||w_t||^2`` (kept incrementally between exact recomputations).
+    eta_w, eta_q, gamma : (1,) each -- the step sizes and IX coefficient of the last round.
+    order : (m,) int64 -- a permutation sorting ``log q`` in decreasing order (the capped
+        projection re-sorts it in place, in linear time when nearly sorted).
+    group_loss : (m,) -- sum of the losses each group's samples had in their round.
+    group_draws : (m,) int64 -- samples of each group used by the rounds.
+    x_norm2_max : (1,) -- ``max ||[x, 1]||^2`` over the rows seen (G follows it).
+    y_abs_max : (1,) -- ``max |y|`` over the rows seen (G of the squared loss).
+    t : (1,) int64 -- rounds completed.
+    """
+
+    w: np.ndarray
+    w_sum: np.ndarray
+    log_q: np.ndarray
+    q: np.ndarray
+    q_sum: np.ndarray
+    a_sum: np.ndarray
+    w_norm2: np.ndarray
+    eta_w: np.ndarray
+    eta_q: np.ndarray
+    gamma: np.ndarray
+    order: np.ndarray
+    group_loss: np.ndarray
+    group_draws: np.ndarray
+    x_norm2_max: np.ndarray
+    y_abs_max: np.ndarray
+    t: np.ndarray
+
+
+class StreamBuffers(NamedTuple):
+    """The stream pass's queues: rows waiting for a round, uniforms waiting for a decision.
+
+    X : (m, capacity, n_features) -- per-group FIFO rings of rows (grown up to ``max_buffer``).
+    Y : (m, capacity, H + 1) -- their targets and, last, their sample weights.
+    head, length : (m,) int64 -- each ring's oldest slot and number of rows.
+    uniforms : (capacity,) -- a FIFO ring of uniforms (grown up to ``max_uniforms``).
+    u_head, u_length : (1,) int64 -- its oldest slot and number of uniforms.
+    pending : (max(m, k),) int64 -- the groups the next round needs (drawn, waiting for rows).
+    n_pending : (1,) int64 -- how many (0: no draw pending).
+    """
+
+    X: np.ndarray
+    Y: np.ndarray
+    head: np.ndarray
+    length: np.ndarray
+    uniforms: np.ndarray
+    u_head: np.ndarray
+    u_length: np.ndarray
+    pending: np.ndarray
+    n_pending: np.ndarray
+
+
+class Pools(NamedTuple):
+    """The rows of each group for the pool pass (``fit``): group i's rows are
+    ``rows[ptr[i]:ptr[i + 1]]``.
+
+    ptr : (m + 1,) int64; rows : (ptr[m],) int64 -- row indices into X.
+    position : (m,) int64 -- next position read in order (SMD_WEIGHTED, mirror-prox: the pools
+        are then a few concatenated permutations, read without replacement and wrapping around).
+    p : (m,) -- SMD_WEIGHTED: the inclusion probabilities ``p_i``; mirror-prox: the weights
+        ``p_i`` of the objective; ones otherwise.
+    """
+
+    ptr: np.ndarray
+    rows: np.ndarray
+    position: np.ndarray
+    p: np.ndarray
+
+
+class History(NamedTuple):
+    """Averaged iterates recorded every ``every`` rounds, up to ``t.shape[0]`` records (passes
+    compiled with ``record=False`` leave it alone).
+
+    W : (n_records, H, n_features + fit_intercept); q : (n_records, m); t : (n_records,) int64 the
+    round of each record; n : (1,) int64 records written.
+    """
+
+    every: int
+    W: np.ndarray
+    q: np.ndarray
+    t: np.ndarray
+    n: np.ndarray
+
+
+class Scratch(NamedTuple):
+    """Work buffers of one call (contents irrelevant between rounds); r = max(m, k).
+
+    rows, groups : (r,) int64 -- the rows of a round's samples (into the X it reads) and their
+    groups; dloss : (r, H) -- ``dl_h/dp / (H B)`` of each sample; loss : (r,) -- each sample's
+    loss; suffix : (m + 1,) -- the capped projection's; x : (m,) -- DepRound's; u : (n_u,) -- the
+    uniforms of one decision (the pool pass: of one round).
+    """
+
+    rows: np.ndarray
+    groups: np.ndarray
+    dloss: np.ndarray
+    loss: np.ndarray
+    suffix: np.ndarray
+    x: np.ndarray
+    u: np.ndarray
+
+
+def make_scratch(m, k, n_heads, n_uniforms):
+    """The work buffers of a pass (see :class:`Scratch`)."""
+    r = max(m, k)
+    return Scratch(np.empty(r, dtype=np.int64), np.empty(r, dtype=np.int64), np.empty((r, n_heads)),
+                   np.empty(r), np.empty(m + 1), np.empty(m), np.empty(max(n_uniforms, 1)))
+
+
 # --------------------------------------------------------------------------- step sizes
-@numba.njit(cache=True)
 def step_constants(alg, anytime, T, D, G, m, k):
     """Theory step-size constants ``(c_w, c_q)``: eta_t = c (fixed) or c / sqrt(t) (anytime).
 
@@ -71,6 +243,9 @@ def step_constants(alg, anytime, T, D, G, m, k):
         anytime eta_w = D / (G sqrt(t)),        eta_q = sqrt(ln m / (m t))
     DEPROUND (Thm 15): eta_w = 2 D / (G sqrt(5 T)),  eta_q = sqrt(k ln m / (m T)).
     The IX coefficient is always gamma = eta_q / 2.
+
+    Plain Python (the estimator computes the pool pass's constants); the stream pass, where G
+    grows with the data, calls the compiled copy ``_step_constants`` every round.
     """
     lnm = math.log(m)
     if alg == SMD or alg == SMD_WEIGHTED or alg == SMD_UNIFORM:
@@ -98,14 +273,20 @@ def step_constants(alg, anytime, T, D, G, m, k):
     return cw, cq
 
 
-@numba.njit(cache=True)
 def lipschitz_bound(lip_kind, lip, x_norm, y_max, R, n_heads, inv_b):
-    """G: bound on the Frobenius norm of the gradient of the (scaled, head-averaged) loss."""
+    """G: bound on the Frobenius norm of the gradient of the (scaled, head-averaged) loss.
+
+    Plain Python; the stream pass calls the compiled copy ``_lipschitz_bound``.
+    """
     if lip_kind == LIP_SQUARED:
         lp = R * x_norm + y_max
     else:
         lp = lip
     return lp * x_norm * inv_b / math.sqrt(n_heads)
+
+
+_step_constants = numba.njit(cache=True)(step_constants)
+_lipschitz_bound = numba.njit(cache=True)(lipschitz_bound)
 
 
 # --------------------------------------------------------------------------- row kernels
@@ -120,15 +301,17 @@ def _dot(x, w, d, fi):
 
 
 @numba.njit(cache=True, inline="always")
-def _loss_grad(X, Y, row, W, d, fi, code, eps, inv_hb, dbuf, jj):
-    """Head-averaged loss of row ``row`` at W (raw scale); dbuf[jj, h] = dl_h/dp * inv_hb.
+def _loss_grad(log_loss, s, X, Y, row, W, dloss, jj):
+    """Head-averaged loss of row ``row`` at W (raw scale); dloss[jj, h] = dl_h/dp / (H B).
 
     ``Y`` has one column per head plus, last, the row's sample weight, which multiplies the loss
     and its derivative (weighted per-sample loss; 1 without weights). Also returns
-    ``sum_h dbuf[jj, h] p_h`` and ``||[x, 1]||^2`` (for the incremental norm of W).
+    ``sum_h dloss[jj, h] p_h`` and ``||[x, 1]||^2`` (for the incremental norm of W).
     Indexes the 2-D arrays directly: a row view per sample costs reference counting.
     """
     H = W.shape[0]
+    d = X.shape[1]
+    fi = s.fit_intercept
     wr = Y[row, H]
     tot = 0.0
     dp = 0.0
@@ -148,18 +331,23 @@ def _loss_grad(X, Y, row, W, d, fi, code, eps, inv_hb, dbuf, jj):
                 p += W[h, j] * X[row, j]
             if fi:
                 p += W[h, d]
-        lv, g = loss_and_derivative(code, Y[row, h], p, eps)
+        if log_loss:  # a compile-time constant: the fused log loss, no catalogue dispatch
+            lv, g = loss_and_derivative(LOG_LOSS, Y[row, h], p, s.epsilon)
+        else:  # the catalogue (loss_and_derivative of a loss other than the log loss)
+            lv = loss_value(s.loss, Y[row, h], p, s.epsilon)
+            g = loss_derivative(s.loss, Y[row, h], p, s.epsilon)
         tot += lv
-        dbuf[jj, h] = g * inv_hb * wr
-        dp += dbuf[jj, h] * p
+        dloss[jj, h] = g * s.inv_hb * wr
+        dp += dloss[jj, h] * p
     return wr * tot / H, dp, x2
 
 
 @numba.njit(cache=True, inline="always")
-def _axpy(X, row, dbuf, jj, coef, W, d, fi):
-    """W[h] -= coef * dbuf[jj, h] * [X[row], 1]."""
+def _axpy(X, row, dloss, jj, coef, W, fi):
+    """W[h] -= coef * dloss[jj, h] * [X[row], 1]."""
+    d = X.shape[1]
     for h in range(W.shape[0]):
-        c = coef * dbuf[jj, h]
+        c = coef * dloss[jj, h]
         if c != 0.0:
             for j in range(d):
                 W[h, j] -= c * X[row, j]
@@ -167,7 +355,7 @@ def _axpy(X, row, dbuf, jj, coef, W, d, fi):
                 W[h, d] -= c
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _project_ball(W, R):
     """Project W onto the Frobenius ball of radius R; returns ||W||^2 after."""
     s = 0.0
@@ -180,7 +368,7 @@ def _project_ball(W, R):
     return s
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _scale_to(W, R, s):
     c = R / math.sqrt(s)
     for h in range(W.shape[0]):
@@ -188,152 +376,57 @@ def _scale_to(W, R, s):
             W[h, j] *= c
 
 
-@numba.njit(cache=True, inline="always")
-def _fill_q(logq, qbuf):
-    for i in range(logq.shape[0]):
-        qbuf[i] = math.exp(logq[i])
+@numba.njit(cache=True)
+def _fill_q(log_q, q):
+    for i in range(log_q.shape[0]):
+        q[i] = math.exp(log_q[i])
 
 
-@numba.njit(cache=True, inline="always")
-def _categorical(qbuf, u):
-    """Inverse-CDF draw from qbuf (sums to 1 up to rounding)."""
-    m = qbuf.shape[0]
+@numba.njit(cache=True)
+def _categorical(q, u):
+    """Inverse-CDF draw from q (sums to 1 up to rounding)."""
+    m = q.shape[0]
     c = 0.0
     last = 0
     for i in range(m):
-        if qbuf[i] > 0.0:
+        if q[i] > 0.0:
             last = i
-            c += qbuf[i]
+            c += q[i]
             if u < c:
                 return i
     return last
 
 
-# --------------------------------------------------------------------------- one round
 @numba.njit(cache=True, inline="always")
-def _round(alg, Xs, Ys, rows, grp, r, t, anytime, k, fi, code, clip, par, W, w_sum, logq, q_sum,
-           sc, qbuf, dbuf, lbuf, order, suffix, g_loss, g_draws):
-    """One simultaneous update of both players from ``r`` samples (``Xs[rows[j]]``, group grp[j]).
+def _decide(alg, q, u, groups):
+    """Groups needed by the next round, into ``groups``; returns how many (DepRound apart).
 
-    ``par = [c_w, c_q, R, epsilon, 1 / (n_heads B), 1 / B]``; ``sc = [sum of averaging weights,
-    eta_w, eta_q, gamma, ||W||^2]`` (eta and gamma written: the values of this round). ``qbuf`` is the
-    state ``q_t`` in linear space, kept equal to ``exp(logq)`` (to rounding; exactly every RESYNC
-    rounds) and updated here. Returns False on a non-finite loss. Inlined into the passes (a
-    call with this many array arguments costs as much as a low-dimensional round); numba inlines
-    calls of fewer than 32 arguments only.
+    SMD: every group; SMD(1): a uniform group; otherwise one group drawn from q (Online(1), and
+    the k = 1 cases). DepRound with ``k > 1`` draws with :func:`_depround` instead.
     """
-    m = logq.shape[0]
-    d = Xs.shape[1]
-    cw, cq, R, eps, inv_hb, inv_b = par[0], par[1], par[2], par[3], par[4], par[5]
-    a = 1.0 / math.sqrt(t) if anytime else 1.0
-    for h in range(W.shape[0]):
-        for j in range(W.shape[1]):
-            w_sum[h, j] += a * W[h, j]
-    for i in range(m):
-        q_sum[i] += a * qbuf[i]
-    sc[0] += a
-    eta_w = cw * a
-    eta_q = cq * a
-    gamma = 0.5 * eta_q
-    dp = 0.0
-    x2 = 0.0
-    for j in range(r):
-        lv, dp, x2 = _loss_grad(Xs, Ys, rows[j], W, d, fi, code, eps, inv_hb, dbuf, j)
-        if not math.isfinite(lv):
-            return False
-        lbuf[j] = lv
-        g_loss[grp[j]] += lv
-        g_draws[grp[j]] += 1
-    c = 0.0
-    for j in range(r):
-        g = grp[j]
-        if alg == SMD or alg == SMD_WEIGHTED:
-            c = qbuf[g]
-        elif alg == SMD_UNIFORM:
-            c = m * qbuf[g]
-        elif alg == ONLINE:
-            c = 1.0
-        else:
-            c = 1.0 / k
-        _axpy(Xs, rows[j], dbuf, j, eta_w * c, W, d, fi)
-    if r == 1 and t % RESYNC != 0:
-        # one sample: ||W - s dvec x~'||^2 = ||W||^2 - 2 s dvec.p + s^2 ||dvec||^2 ||x~||^2,
-        # no pass over W (exact recomputation every RESYNC rounds)
-        st = eta_w * c
-        dd = 0.0
-        for h in range(W.shape[0]):
-            dd += dbuf[0, h] * dbuf[0, h]
-        n2 = sc[4] - 2.0 * st * dp + st * st * dd * x2
-        if n2 < 0.0:
-            n2 = 0.0
-        if n2 > R * R:
-            _scale_to(W, R, n2)
-            n2 = R * R
-        sc[4] = n2
-    else:
-        sc[4] = _project_ball(W, R)
-    if eta_q > 0.0:
-        # sparse update (a few coordinates, simplex): renormalise in O(m) multiplications from
-        # Z = sum_i q_i exp(delta_i) = sum_i q_i + sum_{updated} q_i (exp(delta_i) - 1) (the
-        # actual sum, so rounding errors do not compound); exactly (m exponentials) every RESYNC
-        # rounds, for a k > 1 projection, or if Z is small (cancellation)
-        sparse = k == 1 and alg != SMD and t % RESYNC != 0
-        z = 0.0
-        if sparse:
-            for i in range(m):
-                z += qbuf[i]
-        for j in range(r):
-            lv = lbuf[j] * inv_b
-            if clip and lv > 1.0:
-                lv = 1.0
-            g = grp[j]
-            if alg == SMD or alg == SMD_WEIGHTED:
-                delta = eta_q * lv
-            elif alg == SMD_UNIFORM:
-                delta = eta_q * m * lv
-            elif alg == ONLINE:
-                delta = -eta_q * (1.0 - lv) / (qbuf[g] + gamma)
-            else:
-                delta = -eta_q * (1.0 - lv) / (k * qbuf[g] + gamma)
-            logq[g] += delta
-            if sparse:
-                e = math.exp(delta)
-                lbuf[j] = e
-                z += qbuf[g] * (e - 1.0)
-        if sparse and z > 0.25 and z < 1e300:
-            lz = math.log(z)
-            iz = 1.0 / z
-            for i in range(m):
-                logq[i] -= lz
-                qbuf[i] *= iz
-            for j in range(r):
-                qbuf[grp[j]] *= lbuf[j]
-        elif k > 1:
-            project_capped_log_lin(logq, k, order, suffix, logq, qbuf)
-        else:
-            log_normalize(logq)
-            _fill_q(logq, qbuf)
-    sc[1] = eta_w
-    sc[2] = eta_q
-    sc[3] = gamma
-    return True
-
-
-@numba.njit(cache=True, inline="always")
-def _decide(alg, m, k, qbuf, u, x, pend):
-    """Groups needed by the next round (into ``pend``); returns how many."""
+    m = q.shape[0]
     if alg == SMD:
         for i in range(m):
-            pend[i] = i
+            groups[i] = i
         return m
     if alg == SMD_UNIFORM:
         g = int(u[0] * m)
-        pend[0] = g if g < m else m - 1
+        groups[0] = g if g < m else m - 1
         return 1
-    if alg == ONLINE or k == 1:
-        pend[0] = _categorical(qbuf, u[0])
-        return 1
-    depround_select(qbuf, k, u, x, pend)
+    groups[0] = _categorical(q, u[0])
+    return 1
+
+
+@numba.njit(cache=True)
+def _project_capped(log_q, k, order, suffix, q):
+    """KL projection onto the capped simplex (Alg. 8), in place: ``log_q`` and ``q = exp(log_q)``."""
+    project_capped_log_lin(log_q, k, order, suffix, log_q, q)
+
+
+@numba.njit(cache=True)
+def _depround(q, k, u, x, groups):
+    """DepRound (Alg. 9): k distinct groups with ``P(i drawn) = k q_i``; returns k."""
+    depround_select(q, k, u, x, groups)
     return k
 
 
@@ -363,158 +456,318 @@ def uniforms_per_round(alg, m, k):
     return 2
 
 
-# --------------------------------------------------------------------------- pool pass (fit)
-@numba.njit(cache=True)
-def pool_pass(alg, X, Y, pool_ptr, pool_idx, seq_pos, p_incl, U, t0, anytime, k, fi, code, clip,
-              par, W, w_sum, logq, qbuf, q_sum, sc, order, g_loss, g_draws, rec_every, hist_W,
-              hist_q, hist_t, n_rec):
-    """``U.shape[0]`` rounds drawing from per-group pools ``pool_idx[pool_ptr[i]:pool_ptr[i+1]]``.
-
-    SMD, SMD_UNIFORM, ONLINE, DEPROUND draw uniformly with replacement from the pools (the group(s)
-    as the algorithm prescribes). SMD_WEIGHTED includes group i with probability ``p_incl[i]`` and
-    reads its pool in order from position ``seq_pos[i]`` (the pools are then concatenated
-    permutations, read without replacement and wrapping around).
-    Every ``rec_every`` rounds the averaged iterate is appended to ``hist_*`` (``n_rec[0]`` counts).
-    ``par`` and ``sc`` as in :func:`_round`.
-    """
-    m = logq.shape[0]
-    H = W.shape[0]
-    rows = np.empty(max(m, k), dtype=np.int64)
-    grp = np.empty(max(m, k), dtype=np.int64)
-    dbuf = np.empty((max(m, k), H))
-    lbuf = np.empty(max(m, k))
-    suffix = np.empty(m + 1)
-    xw = np.empty(m)
-    u = np.empty(U.shape[1])
-    for s in range(U.shape[0]):
-        for c in range(U.shape[1]):
-            u[c] = U[s, c]
-        t = t0 + s + 1
-        r = 0
-        if alg == SMD:
-            for i in range(m):
-                n_i = pool_ptr[i + 1] - pool_ptr[i]
-                o = int(u[i] * n_i)
-                rows[i] = pool_idx[pool_ptr[i] + (o if o < n_i else n_i - 1)]
-                grp[i] = i
-            r = m
-        elif alg == SMD_WEIGHTED:
-            for i in range(m):
-                if u[i] < p_incl[i]:
-                    n_i = pool_ptr[i + 1] - pool_ptr[i]
-                    rows[r] = pool_idx[pool_ptr[i] + seq_pos[i] % n_i]
-                    seq_pos[i] += 1
-                    grp[r] = i
-                    r += 1
-        else:
-            if alg == SMD_UNIFORM or alg == ONLINE or k == 1:
-                r = _decide(alg, m, k, qbuf, u, xw, grp)
-                off = 1
-            else:
-                r = _decide(alg, m, k, qbuf, u, xw, grp)
-                off = m - 1
-            for j in range(r):
-                i = grp[j]
-                n_i = pool_ptr[i + 1] - pool_ptr[i]
-                o = int(u[off + j] * n_i)
-                rows[j] = pool_idx[pool_ptr[i] + (o if o < n_i else n_i - 1)]
-        if not _round(alg, X, Y, rows, grp, r, t, anytime, k, fi, code, clip, par, W, w_sum, logq,
-                      q_sum, sc, qbuf, dbuf, lbuf, order, suffix, g_loss, g_draws):
-            return s
-        if rec_every > 0 and t % rec_every == 0 and n_rec[0] < hist_t.shape[0]:
-            _record(W, w_sum, logq, q_sum, sc, t, hist_W, hist_q, hist_t, n_rec)
-    return -1
-
-
-@numba.njit(cache=True)
-def _record(W, w_sum, logq, q_sum, sc, t, hist_W, hist_q, hist_t, n_rec):
-    """Append the averaged iterate (the model ``predict`` would use now) to the history."""
-    n = n_rec[0]
-    inv = 1.0 / sc[0] if sc[0] > 0.0 else 0.0
+# --------------------------------------------------------------------------- one round
+# A round of the passes: ``_begin_round``, ``_sample_losses``, ``_w_step``, ``_q_step``, then the
+# round's steps are kept. Each step is inlined (numba IR) into the passes, where ``alg``, ``capped``
+# (k > 1: q lives in the capped simplex) and ``log_loss`` are compile-time constants: numba compiles
+# only the branches of the configuration (the capped projection only where it is used; the log loss
+# without the loss catalogue's dispatch). Compile time shapes this: the steps are inlined one by
+# one (numba copies an inlined function's IR at a cost growing with the square of its size) and
+# take the arrays they use rather than the records (binding a record of arrays counts a reference
+# to each of them); a call that is not inlined would cost, per round, as much as a
+# low-dimensional round.
+@numba.njit(cache=True, inline="always")
+def _begin_round(anytime, t, W, w_sum, q, q_sum, a_sum, c_w, c_q):
+    """Round t: add ``a_t w_t`` and ``a_t q_t`` to the running sums (before the update) and
+    return ``(eta_w, eta_q, gamma)``, the steps ``c a_t`` of the round."""
+    a = 1.0 / math.sqrt(t) if anytime else 1.0
     for h in range(W.shape[0]):
         for j in range(W.shape[1]):
-            hist_W[n, h, j] = w_sum[h, j] * inv if sc[0] > 0.0 else W[h, j]
-    for i in range(logq.shape[0]):
-        hist_q[n, i] = q_sum[i] * inv if sc[0] > 0.0 else math.exp(logq[i])
+            w_sum[h, j] += a * W[h, j]
+    for i in range(q.shape[0]):
+        q_sum[i] += a * q[i]
+    a_sum[0] += a
+    eta_q = c_q * a
+    return c_w * a, eta_q, 0.5 * eta_q
+
+
+@numba.njit(cache=True, inline="always")
+def _sample_losses(log_loss, s, X, Y, W, rows, groups, r, dloss, losses, group_loss, group_draws):
+    """Losses (``losses``) and scaled derivatives (``dloss``) at ``W`` of the round's samples
+    ``X[rows[j]]``, added to their groups' running risks. Returns ``(finite, dp, x2)``, the last
+    two for the last sample (see :func:`_loss_grad`)."""
+    dp = 0.0
+    x2 = 0.0
+    for j in range(r):
+        lv, dp, x2 = _loss_grad(log_loss, s, X, Y, rows[j], W, dloss, j)
+        if not math.isfinite(lv):
+            return False, dp, x2
+        losses[j] = lv
+        group_loss[groups[j]] += lv
+        group_draws[groups[j]] += 1
+    return True, dp, x2
+
+
+@numba.njit(cache=True, inline="always")
+def _w_step(alg, s, X, W, w_norm2, q, rows, groups, r, dloss, eta_w, t, dp, x2):
+    """The w-player: ``w -= eta_w sum_j c_j grad l_j`` (c_j by algorithm, module docstring), then
+    the projection onto the ball of radius R (``w_norm2`` keeps ``||w||^2``)."""
+    m = q.shape[0]
+    R = s.radius
+    c = 0.0
+    for j in range(r):
+        g = groups[j]
+        if alg == SMD or alg == SMD_WEIGHTED:
+            c = q[g]
+        elif alg == SMD_UNIFORM:
+            c = m * q[g]
+        elif alg == ONLINE:
+            c = 1.0
+        else:
+            c = 1.0 / s.k
+        _axpy(X, rows[j], dloss, j, eta_w * c, W, s.fit_intercept)
+    if r == 1 and t % RESYNC != 0:
+        # one sample: ||W - s dvec x~'||^2 = ||W||^2 - 2 s dvec.p + s^2 ||dvec||^2 ||x~||^2,
+        # no pass over W (exact recomputation every RESYNC rounds)
+        st_ = eta_w * c
+        dd = 0.0
+        for h in range(W.shape[0]):
+            dd += dloss[0, h] * dloss[0, h]
+        n2 = w_norm2[0] - 2.0 * st_ * dp + st_ * st_ * dd * x2
+        if n2 < 0.0:
+            n2 = 0.0
+        if n2 > R * R:
+            _scale_to(W, R, n2)
+            n2 = R * R
+        w_norm2[0] = n2
+    else:
+        w_norm2[0] = _project_ball(W, R)
+
+
+@numba.njit(cache=True, inline="always")
+def _q_step(alg, capped, s, log_q, q, order, groups, r, losses, suffix, eta_q, gamma, t):
+    """The q-player: a mirror step in log space on the sampled groups' coordinates (by algorithm,
+    module docstring), then back onto the simplex or (``capped``) the capped simplex."""
+    if not eta_q > 0.0:
+        return
+    m = q.shape[0]
+    k = s.k
+    if alg == SMD:  # Hedge on every coordinate: exact normalisation
+        for j in range(r):
+            lv = losses[j] * s.inv_b
+            if s.clip and lv > 1.0:
+                lv = 1.0
+            log_q[groups[j]] += eta_q * lv
+        if capped:
+            _project_capped(log_q, k, order, suffix, q)
+        else:
+            log_normalize(log_q)
+            _fill_q(log_q, q)
+        return
+    # a few coordinates (simplex): renormalise in O(m) multiplications from
+    # Z = sum_i q_i exp(delta_i) = sum_i q_i + sum_{updated} q_i (exp(delta_i) - 1) (the actual
+    # sum, so rounding errors do not compound); exactly (m exponentials) every RESYNC rounds, for a
+    # k > 1 projection, or if Z is small (cancellation)
+    sparse = k == 1 and t % RESYNC != 0
+    z = 0.0
+    if sparse:
+        for i in range(m):
+            z += q[i]
+    for j in range(r):
+        lv = losses[j] * s.inv_b
+        if s.clip and lv > 1.0:
+            lv = 1.0
+        g = groups[j]
+        if alg == SMD_WEIGHTED:
+            delta = eta_q * lv
+        elif alg == SMD_UNIFORM:
+            delta = eta_q * m * lv
+        elif alg == ONLINE:
+            delta = -eta_q * (1.0 - lv) / (q[g] + gamma)
+        else:
+            delta = -eta_q * (1.0 - lv) / (k * q[g] + gamma)
+        log_q[g] += delta
+        if sparse:
+            e = math.exp(delta)
+            losses[j] = e
+            z += q[g] * (e - 1.0)
+    if sparse and z > 0.25 and z < 1e300:
+        lz = math.log(z)
+        iz = 1.0 / z
+        for i in range(m):
+            log_q[i] -= lz
+            q[i] *= iz
+        for j in range(r):
+            q[groups[j]] *= losses[j]
+    elif capped:
+        _project_capped(log_q, k, order, suffix, q)
+    else:
+        log_normalize(log_q)
+        _fill_q(log_q, q)
+
+
+@numba.njit(cache=True)
+def _record(t, W, w_sum, log_q, q_sum, a_sum, hist_W, hist_q, hist_t, n_rec):
+    """Append the averaged iterate of round t (the model ``predict`` would use then) to the
+    history (a :class:`History`'s arrays; ``n_rec[0]`` counts the records)."""
+    n = n_rec[0]
+    inv = 1.0 / a_sum if a_sum > 0.0 else 0.0
+    for h in range(W.shape[0]):
+        for j in range(W.shape[1]):
+            hist_W[n, h, j] = w_sum[h, j] * inv if a_sum > 0.0 else W[h, j]
+    for i in range(log_q.shape[0]):
+        hist_q[n, i] = q_sum[i] * inv if a_sum > 0.0 else math.exp(log_q[i])
     hist_t[n] = t
     n_rec[0] = n + 1
 
 
+# --------------------------------------------------------------------------- pool pass (fit)
+@functools.cache
+def pool_pass_for(alg, capped, log_loss, record):
+    """The pool pass compiled for algorithm ``alg``, the simplex or (``capped``) the capped simplex,
+    the log loss or (``log_loss=False``) any other loss, recording the iterates (``record``) or not.
+
+    ``pool_pass(s, st, X, Y, pools, U, c_w, c_q, hist, work)`` runs ``U.shape[0]`` rounds drawing
+    from the per-group pools, round t reading the uniforms ``U[t]``: SMD, SMD_UNIFORM, ONLINE,
+    DEPROUND draw uniformly with replacement from the pools (the group(s) as the algorithm
+    prescribes); SMD_WEIGHTED includes group i with probability ``pools.p[i]`` and reads its pool
+    in order from ``pools.position[i]``. Records the averaged iterate in ``hist`` every
+    ``hist.every`` rounds. Returns -1, or the round whose loss was non-finite.
+    """
+
+    depround = alg == DEPROUND and capped
+
+    @numba.njit(cache=True)
+    def pool_pass(s, st, X, Y, pools, U, c_w, c_q, hist, work):
+        W, w_sum, log_q, q, q_sum = st.w, st.w_sum, st.log_q, st.q, st.q_sum
+        rows, groups, dloss, losses, u = work.rows, work.groups, work.dloss, work.loss, work.u
+        m = log_q.shape[0]
+        ptr = pools.ptr
+        for n in range(U.shape[0]):
+            for c in range(U.shape[1]):
+                u[c] = U[n, c]
+            r = 0
+            if alg == SMD:
+                for i in range(m):
+                    n_i = ptr[i + 1] - ptr[i]
+                    o = int(u[i] * n_i)
+                    rows[i] = pools.rows[ptr[i] + (o if o < n_i else n_i - 1)]
+                    groups[i] = i
+                r = m
+            elif alg == SMD_WEIGHTED:
+                for i in range(m):
+                    if u[i] < pools.p[i]:
+                        n_i = ptr[i + 1] - ptr[i]
+                        rows[r] = pools.rows[ptr[i] + pools.position[i] % n_i]
+                        pools.position[i] += 1
+                        groups[r] = i
+                        r += 1
+            else:
+                if depround:
+                    r = _depround(q, s.k, u, work.x, groups)
+                    off = m - 1
+                else:
+                    r = _decide(alg, q, u, groups)
+                    off = 1
+                for j in range(r):
+                    i = groups[j]
+                    n_i = ptr[i + 1] - ptr[i]
+                    o = int(u[off + j] * n_i)
+                    rows[j] = pools.rows[ptr[i] + (o if o < n_i else n_i - 1)]
+            # one round (module docstring): averages, losses at w_t, both players' steps
+            t = st.t[0] + 1
+            eta_w, eta_q, gamma = _begin_round(s.anytime, t, W, w_sum, q, q_sum, st.a_sum, c_w, c_q)
+            finite, dp, x2 = _sample_losses(log_loss, s, X, Y, W, rows, groups, r, dloss, losses,
+                                            st.group_loss, st.group_draws)
+            if not finite:
+                return n
+            _w_step(alg, s, X, W, st.w_norm2, q, rows, groups, r, dloss, eta_w, t, dp, x2)
+            _q_step(alg, capped, s, log_q, q, st.order, groups, r, losses, work.suffix, eta_q, gamma, t)
+            st.eta_w[0], st.eta_q[0], st.gamma[0], st.t[0] = eta_w, eta_q, gamma, t
+            if record and t % hist.every == 0 and hist.n[0] < hist.t.shape[0]:
+                _record(t, W, w_sum, log_q, q_sum, st.a_sum[0], hist.W, hist.q, hist.t, hist.n)
+        return -1
+
+    return pool_pass
+
+
 # --------------------------------------------------------------------------- mirror-prox (Alg 4)
-@numba.njit(cache=True)
-def _mp_half(X, Y, pool_ptr, pool_idx, seq_pos, batch, p_w, Wg, qg, Wout, logq_out, eta_w, eta_q,
-             fi, code, eps, inv_hb, inv_b, clip, g_loss, g_draws, dvec):
-    """One half-step: gradients at (Wg, qg) from fresh mini-batches, applied to Wout / logq_out
-    (``dvec`` is a (1, n_heads) work buffer).
+@numba.njit(cache=True, inline="always")
+def _mp_half(log_loss, s, X, Y, ptr, pool_rows, position, p_w, batch, Wg, qg, Wout, log_q_out, eta_w,
+             eta_q, dvec, group_loss, group_draws):
+    """One half-step: gradients at (Wg, qg) from fresh mini-batches (group i's ``batch[i]`` next
+    rows of its pool, :class:`Pools`), applied to Wout / log_q_out (``dvec`` is a (1, n_heads)
+    work buffer).
 
     g_w = sum_i qg_i p_i mean_j grad l(Wg; z_ij),  [g_q]_i = p_i mean_j l(Wg; z_ij)  (eq. 37/40).
     """
     m = qg.shape[0]
-    d = X.shape[1]
     for i in range(m):
-        n_i = pool_ptr[i + 1] - pool_ptr[i]
+        n_i = ptr[i + 1] - ptr[i]
         b = batch[i]
         acc = 0.0
         coef = eta_w * qg[i] * p_w[i] / b
         for _j in range(b):
-            row = pool_idx[pool_ptr[i] + seq_pos[i] % n_i]
-            seq_pos[i] += 1
-            lv, _dp, _x2 = _loss_grad(X, Y, row, Wg, d, fi, code, eps, inv_hb, dvec, 0)
+            row = pool_rows[ptr[i] + position[i] % n_i]
+            position[i] += 1
+            lv, _dp, _x2 = _loss_grad(log_loss, s, X, Y, row, Wg, dvec, 0)
             if not math.isfinite(lv):
                 return False
-            g_loss[i] += lv
-            g_draws[i] += 1
-            ls = lv * inv_b
-            if clip and ls > 1.0:
+            group_loss[i] += lv
+            group_draws[i] += 1
+            ls = lv * s.inv_b
+            if s.clip and ls > 1.0:
                 ls = 1.0
             acc += ls
-            _axpy(X, row, dvec, 0, coef, Wout, d, fi)
-        logq_out[i] += eta_q * p_w[i] * acc / b
+            _axpy(X, row, dvec, 0, coef, Wout, s.fit_intercept)
+        log_q_out[i] += eta_q * p_w[i] * acc / b
     return True
 
 
-@numba.njit(cache=True)
-def mirror_prox_pass(X, Y, pool_ptr, pool_idx, seq_pos, batch, p_w, n_rounds, t0, eta_w, eta_q, R,
-                     fi, code, eps, inv_hb, inv_b, clip, W, w_sum, logq, q_sum, sc, g_loss,
-                     g_draws, rec_every, hist_W, hist_q, hist_t, n_rec):
-    """Stochastic mirror-prox with mini-batches (Alg. 4); ``W``/``logq`` hold (w'_t, q'_t).
+@functools.cache
+def mirror_prox_pass_for(log_loss, record):
+    """Stochastic mirror-prox with mini-batches (Alg. 4) compiled for the log loss or not, recording
+    the iterates or not:
+    ``mirror_prox_pass(s, st, X, Y, pools, batch, n_rounds, eta_w, eta_q, hist)``, where
+    ``st.w``/``st.log_q`` hold (w'_t, q'_t).
 
     Each round: extrapolate (w_{t+1}, q_{t+1}) from (w'_t, q'_t) with gradients at (w'_t, q'_t);
     then update (w'_{t+1}, q'_{t+1}) from (w'_t, q'_t) with gradients at (w_{t+1}, q_{t+1}) on
-    fresh batches. The output averages the extrapolated points w_2..w_{T+1} (uniformly).
+    fresh batches of ``batch[i]`` rows of each group. The output averages the extrapolated points
+    w_2..w_{T+1} (uniformly). Returns -1, or the round whose loss was non-finite.
     """
-    m = logq.shape[0]
-    H = W.shape[0]
-    We = np.empty_like(W)
-    le = np.empty(m)
-    qp = np.empty(m)
-    qe = np.empty(m)
-    dvec = np.empty((1, H))
-    for s in range(n_rounds):
-        t = t0 + s + 1
-        _fill_q(logq, qp)
-        We[:, :] = W
-        le[:] = logq
-        if not _mp_half(X, Y, pool_ptr, pool_idx, seq_pos, batch, p_w, W, qp, We, le, eta_w, eta_q,
-                        fi, code, eps, inv_hb, inv_b, clip, g_loss, g_draws, dvec):
-            return s
-        _project_ball(We, R)
-        log_normalize(le)
-        _fill_q(le, qe)
-        for h in range(H):
-            for j in range(W.shape[1]):
-                w_sum[h, j] += We[h, j]
-        for i in range(m):
-            q_sum[i] += qe[i]
-        sc[0] += 1.0
-        if not _mp_half(X, Y, pool_ptr, pool_idx, seq_pos, batch, p_w, We, qe, W, logq, eta_w,
-                        eta_q, fi, code, eps, inv_hb, inv_b, clip, g_loss, g_draws, dvec):
-            return s
-        sc[4] = _project_ball(W, R)
-        log_normalize(logq)
-        if rec_every > 0 and t % rec_every == 0 and n_rec[0] < hist_t.shape[0]:
-            _record(W, w_sum, logq, q_sum, sc, t, hist_W, hist_q, hist_t, n_rec)
-    return -1
+
+    @numba.njit(cache=True)
+    def mirror_prox_pass(s, st, X, Y, pools, batch, n_rounds, eta_w, eta_q, hist):
+        W, w_sum, log_q, q_sum = st.w, st.w_sum, st.log_q, st.q_sum
+        ptr, pool_rows, position, p_w = pools.ptr, pools.rows, pools.position, pools.p
+        group_loss, group_draws = st.group_loss, st.group_draws
+        m = log_q.shape[0]
+        H = W.shape[0]
+        R = s.radius
+        We = np.empty_like(W)
+        le = np.empty(m)
+        qp = np.empty(m)
+        qe = np.empty(m)
+        dvec = np.empty((1, H))
+        for n in range(n_rounds):
+            t = st.t[0] + 1
+            _fill_q(log_q, qp)
+            We[:, :] = W
+            le[:] = log_q
+            if not _mp_half(log_loss, s, X, Y, ptr, pool_rows, position, p_w, batch, W, qp, We, le,
+                            eta_w, eta_q, dvec, group_loss, group_draws):
+                return n
+            _project_ball(We, R)
+            log_normalize(le)
+            _fill_q(le, qe)
+            for h in range(H):
+                for j in range(W.shape[1]):
+                    w_sum[h, j] += We[h, j]
+            for i in range(m):
+                q_sum[i] += qe[i]
+            st.a_sum[0] += 1.0
+            if not _mp_half(log_loss, s, X, Y, ptr, pool_rows, position, p_w, batch, We, qe, W, log_q,
+                            eta_w, eta_q, dvec, group_loss, group_draws):
+                return n
+            st.w_norm2[0] = _project_ball(W, R)
+            log_normalize(log_q)
+            st.t[0] = t
+            if record and t % hist.every == 0 and hist.n[0] < hist.t.shape[0]:
+                _record(t, W, w_sum, log_q, q_sum, st.a_sum[0], hist.W, hist.q, hist.t, hist.n)
+        return -1
+
+    return mirror_prox_pass
 
 
 # --------------------------------------------------------------------------- stream pass
@@ -537,153 +790,156 @@ def _grow1(a, new_cap, head, length):
     return b
 
 
-@numba.njit(cache=True)
-def stream_pass(alg, X, Y, G, Ur, max_buf, max_uq, u_need, lip_kind, lip, R, D, T, anytime,
-                scale_w, scale_q, k, fi, average, code, eps, inv_b, clip,
-                W, w_sum, logq, qbuf, q_sum, sc, order, g_loss, g_draws, stats,
-                bX, bY, bstate, uq, ustate, pend, pstate, raw, loss_acc):
-    """Rows arrive in order; each is predicted, buffered in its group's FIFO, then every round the
-    buffers can serve is run.
+@functools.cache
+def stream_pass_for(alg, capped, log_loss):
+    """The stream pass compiled for algorithm ``alg``, the simplex or (``capped``) the capped
+    simplex, and the log loss or (``log_loss=False``) any other loss.
+
+    ``stream_pass(s, st, b, X, Y, G, Ur, raw, loss_acc, work)``: rows arrive in order; each is
+    predicted, buffered in its group's FIFO, then every round the buffers can serve is run.
 
     Per row: ``raw[i]`` = the decision value of the model ``predict`` would use now (averaged
-    iterate unless ``average`` is False), its loss added to ``loss_acc``; the running maxima
-    ``stats = [max ||x~||^2, max |y|]`` are updated (they give G); the row joins the buffer of its
-    group (``bX``/``bY`` rings, ``bstate = [head(m), len(m)]``; a full buffer of ``max_buf`` rows
-    drops its oldest) and its ``Ur[i]`` uniforms join the uniform queue ``uq`` (``ustate = [head,
-    len]``, capacity ``max_uq``, oldest dropped). Then, repeatedly: if no round is pending and
-    ``u_need`` uniforms are queued, the next round's groups are drawn from ``q_t`` (SMD: all
-    groups; SMD(1): uniform; Online: i ~ q; DepRound: a k-set) into ``pend`` (``pstate = [pending?,
-    how many]``); if every pending group has a buffered row, the oldest of each is used for one
-    round. The pending draw is kept across calls: it is never redrawn because its group is absent.
+    iterate unless ``s.average`` is False), its loss added to ``loss_acc[0]``; the running maxima
+    ``st.x_norm2_max``, ``st.y_abs_max`` are updated (they give G); the row joins the ring of its
+    group in ``b`` (a full ring of ``s.max_buffer`` rows drops its oldest) and its uniforms
+    ``Ur[i]`` join the uniform queue (capacity ``s.max_uniforms``, oldest dropped). Then,
+    repeatedly: if no round is pending and a decision's uniforms are queued, the next round's
+    groups are drawn from ``q_t`` (SMD: all groups; SMD(1): uniform; Online: i ~ q; DepRound: a
+    k-set) into ``b.pending``; if every pending group has a buffered row, the oldest of each is
+    used for one round. The pending draw is kept across calls: it is never redrawn because its
+    group is absent.
 
-    Returns ``(status, bX, bY, uq)``; the arrays are new when a buffer had to grow.
+    Returns ``(status, X, Y, uniforms)``: the buffer arrays are new when a ring had to grow.
     """
-    n, d = X.shape
-    m = logq.shape[0]
-    H = W.shape[0]
-    kk = max(m, k)
-    rows = np.empty(kk, dtype=np.int64)
-    grp = np.empty(kk, dtype=np.int64)
-    dbuf = np.empty((kk, H))
-    lbuf = np.empty(kk)
-    suffix = np.empty(m + 1)
-    xw = np.empty(m)
-    ubuf = np.empty(max(u_need, 1))
-    c_row = Ur.shape[1]
-    par = np.array([0.0, 0.0, R, eps, inv_b / H, inv_b])
-    head = bstate[0]
-    blen = bstate[1]
-    Xf = bX.reshape(m * bX.shape[1], d)  # the buffers as (m * cap) rows; re-made after growth
-    HW = Y.shape[1]  # the heads and, last, the sample weight
-    Yf = bY.reshape(m * bY.shape[1], HW)
-    for i in range(n):
-        x = X[i]
-        # prequential prediction with the current predictor
-        use_avg = average and sc[0] > 0.0
-        inv = 1.0 / sc[0] if use_avg else 1.0
-        tot = 0.0
-        for h in range(H):
-            p = _dot(x, w_sum[h], d, fi) * inv if use_avg else _dot(x, W[h], d, fi)
-            raw[i, h] = p
-            tot += loss_value(code, Y[i, h], p, eps)
-        if not math.isfinite(tot):
-            return i, bX, bY, uq
-        loss_acc[0] += Y[i, H] * tot / H
-        nx = 1.0 if fi else 0.0
-        for j in range(d):
-            nx += x[j] * x[j]
-        if nx > stats[0]:
-            stats[0] = nx
-        for h in range(H):
-            ay = abs(Y[i, h])
-            if ay > stats[1]:
-                stats[1] = ay
-        # buffer the row
-        g = G[i]
-        cap = bX.shape[1]
-        if blen[g] == cap:
-            if cap < max_buf:
-                new_cap = min(2 * cap, max_buf)
-                bX = _grow3(bX, new_cap, head, blen)
-                bY = _grow3(bY, new_cap, head, blen)
-                for a in range(m):
-                    head[a] = 0
-                cap = new_cap
-            else:
-                head[g] = (head[g] + 1) % cap
-                blen[g] -= 1
-        slot = (head[g] + blen[g]) % cap
-        for j in range(d):
-            bX[g, slot, j] = x[j]
-        for h in range(HW):
-            bY[g, slot, h] = Y[i, h]
-        blen[g] += 1
-        # queue the row's uniforms
-        for c in range(c_row):
-            qcap = uq.shape[0]
-            if ustate[1] == qcap:
-                if qcap < max_uq:
-                    uq = _grow1(uq, min(2 * qcap, max_uq), ustate[0], ustate[1])
-                    ustate[0] = 0
-                    qcap = uq.shape[0]
-                else:
-                    ustate[0] = (ustate[0] + 1) % qcap
-                    ustate[1] -= 1
-            uq[(ustate[0] + ustate[1]) % qcap] = Ur[i, c]
-            ustate[1] += 1
-        # run every round the buffers can serve
-        while True:
-            if pstate[0] == 0:
-                if ustate[1] < u_need:
-                    break
-                qcap = uq.shape[0]
-                for c in range(u_need):
-                    ubuf[c] = uq[ustate[0]]
-                    ustate[0] = (ustate[0] + 1) % qcap
-                    ustate[1] -= 1
-                pstate[1] = _decide(alg, m, k, qbuf, ubuf, xw, pend)
-                pstate[0] = 1
-            r = pstate[1]
-            ready = True
-            for j in range(r):
-                if blen[pend[j]] == 0:
-                    ready = False
-                    break
-            if not ready:
-                break
-            cap = bX.shape[1]
-            if Xf.shape[0] != m * cap:
-                Xf = bX.reshape(m * cap, d)
-                Yf = bY.reshape(m * cap, HW)
-            for j in range(r):
-                gj = pend[j]
-                rows[j] = gj * cap + head[gj]
-                grp[j] = gj
-            Gl = lipschitz_bound(lip_kind, lip, math.sqrt(stats[0]), stats[1], R, H, inv_b)
-            cw, cq = step_constants(alg, anytime, T, D, Gl, m, k)
-            par[0] = cw * scale_w
-            par[1] = cq * scale_q
-            t = pstate[2] + 1
-            if not _round(alg, Xf, Yf, rows, grp, r, t, anytime, k, fi, code, clip, par, W, w_sum,
-                          logq, q_sum, sc, qbuf, dbuf, lbuf, order, suffix, g_loss, g_draws):
+
+    depround = alg == DEPROUND and capped
+
+    @numba.njit(cache=True)
+    def stream_pass(s, st, b, X, Y, G, Ur, raw, loss_acc, work):
+        W, w_sum, log_q, q, q_sum = st.w, st.w_sum, st.log_q, st.q, st.q_sum
+        rows, groups, dloss, losses, u = work.rows, work.groups, work.dloss, work.loss, work.u
+        n, d = X.shape
+        m = log_q.shape[0]
+        H = W.shape[0]
+        fi = s.fit_intercept
+        u_need = s.uniforms_per_decision
+        c_row = Ur.shape[1]
+        head = b.head
+        blen = b.length
+        pend = b.pending
+        bX = b.X
+        bY = b.Y
+        uq = b.uniforms
+        Xf = bX.reshape(m * bX.shape[1], d)  # the buffers as (m * cap) rows; re-made after growth
+        HW = Y.shape[1]  # the heads and, last, the sample weight
+        Yf = bY.reshape(m * bY.shape[1], HW)
+        for i in range(n):
+            x = X[i]
+            # prequential prediction with the current predictor
+            a_sum = st.a_sum[0]
+            use_avg = s.average and a_sum > 0.0
+            inv = 1.0 / a_sum if use_avg else 1.0
+            tot = 0.0
+            for h in range(H):
+                p = _dot(x, w_sum[h], d, fi) * inv if use_avg else _dot(x, W[h], d, fi)
+                raw[i, h] = p
+                tot += loss_value(s.loss, Y[i, h], p, s.epsilon)
+            if not math.isfinite(tot):
                 return i, bX, bY, uq
-            pstate[2] = t
-            for j in range(r):
-                gj = pend[j]
-                head[gj] = (head[gj] + 1) % cap
-                blen[gj] -= 1
-            pstate[0] = 0
-    return -1, bX, bY, uq
+            loss_acc[0] += Y[i, H] * tot / H
+            nx = 1.0 if fi else 0.0
+            for j in range(d):
+                nx += x[j] * x[j]
+            if nx > st.x_norm2_max[0]:
+                st.x_norm2_max[0] = nx
+            for h in range(H):
+                ay = abs(Y[i, h])
+                if ay > st.y_abs_max[0]:
+                    st.y_abs_max[0] = ay
+            # buffer the row
+            g = G[i]
+            cap = bX.shape[1]
+            if blen[g] == cap:
+                if cap < s.max_buffer:
+                    new_cap = min(2 * cap, s.max_buffer)
+                    bX = _grow3(bX, new_cap, head, blen)
+                    bY = _grow3(bY, new_cap, head, blen)
+                    for a in range(m):
+                        head[a] = 0
+                    cap = new_cap
+                else:
+                    head[g] = (head[g] + 1) % cap
+                    blen[g] -= 1
+            slot = (head[g] + blen[g]) % cap
+            for j in range(d):
+                bX[g, slot, j] = x[j]
+            for h in range(HW):
+                bY[g, slot, h] = Y[i, h]
+            blen[g] += 1
+            # queue the row's uniforms
+            for c in range(c_row):
+                qcap = uq.shape[0]
+                if b.u_length[0] == qcap:
+                    if qcap < s.max_uniforms:
+                        uq = _grow1(uq, min(2 * qcap, s.max_uniforms), b.u_head[0], b.u_length[0])
+                        b.u_head[0] = 0
+                        qcap = uq.shape[0]
+                    else:
+                        b.u_head[0] = (b.u_head[0] + 1) % qcap
+                        b.u_length[0] -= 1
+                uq[(b.u_head[0] + b.u_length[0]) % qcap] = Ur[i, c]
+                b.u_length[0] += 1
+            # run every round the buffers can serve
+            while True:
+                if b.n_pending[0] == 0:
+                    if b.u_length[0] < u_need:
+                        break
+                    qcap = uq.shape[0]
+                    for c in range(u_need):
+                        u[c] = uq[b.u_head[0]]
+                        b.u_head[0] = (b.u_head[0] + 1) % qcap
+                        b.u_length[0] -= 1
+                    if depround:
+                        b.n_pending[0] = _depround(q, s.k, u, work.x, pend)
+                    else:
+                        b.n_pending[0] = _decide(alg, q, u, pend)
+                r = b.n_pending[0]
+                ready = True
+                for j in range(r):
+                    if blen[pend[j]] == 0:
+                        ready = False
+                        break
+                if not ready:
+                    break
+                cap = bX.shape[1]
+                if Xf.shape[0] != m * cap:
+                    Xf = bX.reshape(m * cap, d)
+                    Yf = bY.reshape(m * cap, HW)
+                for j in range(r):
+                    gj = pend[j]
+                    rows[j] = gj * cap + head[gj]
+                    groups[j] = gj
+                Gl = _lipschitz_bound(s.lip_kind, s.lip, math.sqrt(st.x_norm2_max[0]), st.y_abs_max[0],
+                                      s.radius, H, s.inv_b)
+                cw, cq = _step_constants(alg, s.anytime, s.T, s.D, Gl, m, s.k)
+                c_w = cw * s.eta_w_scale
+                c_q = cq * s.eta_q_scale
+                # one round (module docstring): averages, losses at w_t, both players' steps
+                t = st.t[0] + 1
+                eta_w, eta_q, gamma = _begin_round(s.anytime, t, W, w_sum, q, q_sum, st.a_sum, c_w, c_q)
+                finite, dp, x2 = _sample_losses(log_loss, s, Xf, Yf, W, rows, groups, r, dloss, losses,
+                                                st.group_loss, st.group_draws)
+                if not finite:
+                    return i, bX, bY, uq
+                _w_step(alg, s, Xf, W, st.w_norm2, q, rows, groups, r, dloss, eta_w, t, dp, x2)
+                _q_step(alg, capped, s, log_q, q, st.order, groups, r, losses, work.suffix, eta_q, gamma,
+                        t)
+                st.eta_w[0], st.eta_q[0], st.gamma[0], st.t[0] = eta_w, eta_q, gamma, t
+                for j in range(r):
+                    gj = pend[j]
+                    head[gj] = (head[gj] + 1) % cap
+                    blen[gj] -= 1
+                b.n_pending[0] = 0
+        return -1, bX, bY, uq
 
-
-@numba.njit(cache=True)
-def group_losses(X, Y, G, W, fi, code, eps, out_sum, out_n):
-    """Per-group sums and counts of the head-averaged loss of ``W`` on the rows."""
-    n, d = X.shape
-    H = W.shape[0]
-    for i in range(n):
-        tot = 0.0
-        for h in range(H):
-            tot += loss_value(code, Y[i, h], _dot(X[i], W[h], d, fi), eps)
-        out_sum[G[i]] += tot / H
-        out_n[G[i]] += 1
+    return stream_pass

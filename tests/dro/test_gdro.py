@@ -397,8 +397,7 @@ STREAM_PARAMS = [
 
 
 def _state_bytes(est):
-    keep = {k: v for k, v in vars(est).items()
-            if k.endswith("_") or k in est._private_state}
+    keep = {k: v for k, v in vars(est).items() if k.endswith("_")}
     keep["_rng_"] = est._rng_.bit_generator.state
     return [(k, pickle.dumps(keep[k])) for k in sorted(keep)]
 
@@ -466,15 +465,15 @@ def test_pending_group_waits_and_is_not_redrawn():
     for seed in range(20):  # a seed whose first draw is not the first row's group
         est = GroupDROClassifier(algorithm="online", random_state=seed, max_buffer=5)
         est.partial_fit(X[:1], y[:1], groups=[0], **first)
-        if est._pstate[0] == 1 and est._pend[0] != 0:
+        if est._n_pending_[0] > 0 and est._pending_groups_[0] != 0:
             break
-    pending = int(est._pend[0])
+    pending = int(est._pending_groups_[0])
     assert est.n_iter_ == 0
     rows = np.flatnonzero(g != pending)[:40]
     est.partial_fit(X[rows], y[rows], groups=g[rows])
-    assert est.n_iter_ == 0 and int(est._pend[0]) == pending  # waits; never redrawn
-    assert est._bstate[1][pending] == 0 and np.all(est._bstate[1] <= 5)  # capped, oldest dropped
-    assert est._ustate[1] == 16  # queued coins: m * max_buffer + 1 at most
+    assert est.n_iter_ == 0 and int(est._pending_groups_[0]) == pending  # waits; never redrawn
+    assert est._buffer_length_[pending] == 0 and np.all(est._buffer_length_ <= 5)  # capped, oldest dropped
+    assert est._uniforms_length_[0] == 16  # queued coins: m * max_buffer + 1 at most
     row = np.flatnonzero(g == pending)[:1]
     est.partial_fit(X[row], y[row], groups=g[row])
     # the round runs, then the backlog is served with the queued coins
@@ -520,7 +519,7 @@ def test_q_stays_normalised_with_large_steps_and_raw_losses(algorithm):
     clf = GroupDROClassifier(algorithm=algorithm, eta_q_scale=300.0, radius=3.0, max_iter=20000,
                              random_state=0).fit(X * 5, y, groups=g)
     assert abs(clf.q_.sum() - 1) < 1e-12 and abs(clf.q_last_.sum() - 1) < 1e-12
-    np.testing.assert_allclose(clf._qlin, np.exp(clf._logq), rtol=1e-9, atol=1e-300)
+    np.testing.assert_allclose(clf._q_linear_, np.exp(clf._log_q_), rtol=1e-9, atol=1e-300)
 
 
 # ---------------------------------------------------------------- issue 12
