@@ -359,18 +359,23 @@ def test_gdro_keyboard_interrupt_inside_the_compiled_pass_is_a_keyboard_interrup
 
     clf, X, y, g = _gdro_stream()
     before = pickle.dumps(clf)
-    real = _gdro.core.stream_pass
+    real_for = _gdro.core.stream_pass_for  # the compiled pass of a configuration
 
-    def interrupted(*args):
-        real(*args)  # the state is changed in place, then the interrupt arrives
-        try:
-            raise KeyboardInterrupt
-        except KeyboardInterrupt as exc:
-            raise SystemError(
-                "CPUDispatcher(<function stream_pass>) returned a result with an exception set"
-            ) from exc
+    def interrupted_for(*variant):
+        real = real_for(*variant)
 
-    monkeypatch.setattr(_gdro.core, "stream_pass", interrupted)
+        def interrupted(*args):
+            real(*args)  # the state is changed in place, then the interrupt arrives
+            try:
+                raise KeyboardInterrupt
+            except KeyboardInterrupt as exc:
+                raise SystemError(
+                    "CPUDispatcher(<function stream_pass>) returned a result with an exception set"
+                ) from exc
+
+        return interrupted
+
+    monkeypatch.setattr(_gdro.core, "stream_pass_for", interrupted_for)
     with pytest.raises(KeyboardInterrupt):
         clf.partial_fit(X, y, groups=g)
     assert pickle.dumps(clf) == before

@@ -78,12 +78,12 @@ class OnlinePipeline(Pipeline):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.standard_normal((1000, 3)) * [1.0, 1e3, 1e-3] + [0.0, 5e3, 1.0]   # raw units
     >>> y = (X @ [1.0, 1e-3, 1e3] > 1005.0).astype(int)
-    >>> learner = KernelSelectionClassifier(standardize=False, random_state=0)   # the paper's learner
+    >>> learner = KernelSelectionClassifier(standardize=False, random_state=0)   # the scaler does it
     >>> pipe = make_online_pipeline(OnlineStandardScaler(), learner)
     >>> online = np.concatenate([pipe.partial_fit_predict(X[i:i + 100], y[i:i + 100], classes=[0, 1])
     ...                          for i in range(0, 1000, 100)])     # each row predicted, then learned
     >>> float(np.mean(online[500:] == y[500:]))
-    0.948
+    0.966
     """
 
     def __init__(self, steps, *, memory=None, verbose=False):
