@@ -482,15 +482,16 @@ def _reported(value, rows, report, q, model, r, h, I, pred):
     sum_k q_k f_{h,k}(x_r), with q before this round's update. Reading the other kernels' values
     changes no state (only work buffers), so the round learns exactly as the paper's."""
     K = q.shape[0]
-    if report == REPORT_BEST:
-        best = 0
-        for k in range(1, K):
-            if q[k] > q[best]:
-                best = k
-        return pred if best == I else value(model, rows, r, h, best)
+    best = 0
+    for k in range(1, K):
+        if q[k] > q[best]:
+            best = k
     acc = 0.0
-    for k in range(K):
-        acc += q[k] * (pred if k == I else value(model, rows, r, h, k))
+    for k in range(K):  # one call site of value: one inlined copy of the backend's evaluation
+        if report == REPORT_BEST and k != best:
+            continue
+        v = pred if k == I else value(model, rows, r, h, k)
+        acc += v if report == REPORT_BEST else q[k] * v
     return acc
 
 
