@@ -4,7 +4,7 @@ Every algorithm plays the same game ``min_{w in W} max_{q} sum_i q_i R_i(w)``: t
 projected SGD on the Euclidean ball ``W = {||w||_2 <= R}`` (``w`` holds every head's coefficients and
 intercept), the q-player a mirror step in log space on the simplex or the capped simplex. One round
 takes the samples the algorithm drew, computes their losses and gradients at ``w_t``, and updates
-both players simultaneously (``_begin_round``, ``_sample_losses``, ``_w_step``, ``_q_step``):
+both players simultaneously (``_begin_round``, the losses, ``_w_step``, ``_q_step``):
 
 ============ ================================= ================================= ===================
 algorithm    w-gradient                        q-step (log q_i += ...)           samples per round
@@ -66,6 +66,10 @@ RESYNC = 1024  # rounds between exact recomputations of ||w||^2 and of q's norma
 
 LIP_CONST = 0  # Lipschitz loss: |dl/dp| <= lip
 LIP_SQUARED = 1  # squared error: |dl/dp| <= R ||x|| + |y|
+
+#: compiled helpers the passes call (not inlined): no Python entry point, which numba would
+#: otherwise compile for each of them
+_internal = numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
 
 # --------------------------------------------------------------------------- records
@@ -285,18 +289,20 @@ def lipschitz_bound(lip_kind, lip, x_norm, y_max, R, n_heads, inv_b):
     return lp * x_norm * inv_b / math.sqrt(n_heads)
 
 
-_step_constants = numba.njit(cache=True)(step_constants)
-_lipschitz_bound = numba.njit(cache=True)(lipschitz_bound)
+_step_constants = _internal(step_constants)
+_lipschitz_bound = _internal(lipschitz_bound)
 
 
 # --------------------------------------------------------------------------- row kernels
 @numba.njit(cache=True, inline="always")
-def _dot(x, w, d, fi):
+def _dot(X, i, W, h, fi):
+    """``W[h] . [X[i], 1]`` (no intercept term unless ``fi``)."""
+    d = X.shape[1]
     s = 0.0
     for j in range(d):
-        s += w[j] * x[j]
+        s += W[h, j] * X[i, j]
     if fi:
-        s += w[d]
+        s += W[h, d]
     return s
 
 
@@ -355,34 +361,36 @@ def _axpy(X, row, dloss, jj, coef, W, fi):
                 W[h, d] -= c
 
 
-@numba.njit(cache=True)
-def _project_ball(W, R):
-    """Project W onto the Frobenius ball of radius R; returns ||W||^2 after."""
+@_internal
+def _sq_norm(W):
+    """``||W||_F^2``."""
     s = 0.0
     for h in range(W.shape[0]):
         for j in range(W.shape[1]):
             s += W[h, j] * W[h, j]
-    if s > R * R:
-        _scale_to(W, R, s)
-        return R * R
     return s
 
 
-@numba.njit(cache=True)
-def _scale_to(W, R, s):
-    c = R / math.sqrt(s)
-    for h in range(W.shape[0]):
-        for j in range(W.shape[1]):
-            W[h, j] *= c
+@_internal
+def _shrink_to_ball(W, R, n2):
+    """Project W, of squared norm ``n2``, onto the Frobenius ball of radius R; returns
+    ``||W||^2`` after."""
+    if n2 > R * R:
+        c = R / math.sqrt(n2)
+        for h in range(W.shape[0]):
+            for j in range(W.shape[1]):
+                W[h, j] *= c
+        return R * R
+    return n2
 
 
-@numba.njit(cache=True)
+@_internal
 def _fill_q(log_q, q):
     for i in range(log_q.shape[0]):
         q[i] = math.exp(log_q[i])
 
 
-@numba.njit(cache=True)
+@_internal
 def _categorical(q, u):
     """Inverse-CDF draw from q (sums to 1 up to rounding)."""
     m = q.shape[0]
@@ -417,13 +425,13 @@ def _decide(alg, q, u, groups):
     return 1
 
 
-@numba.njit(cache=True)
+@_internal
 def _project_capped(log_q, k, order, suffix, q):
     """KL projection onto the capped simplex (Alg. 8), in place: ``log_q`` and ``q = exp(log_q)``."""
     project_capped_log_lin(log_q, k, order, suffix, log_q, q)
 
 
-@numba.njit(cache=True)
+@_internal
 def _depround(q, k, u, x, groups):
     """DepRound (Alg. 9): k distinct groups with ``P(i drawn) = k q_i``; returns k."""
     depround_select(q, k, u, x, groups)
@@ -457,15 +465,16 @@ def uniforms_per_round(alg, m, k):
 
 
 # --------------------------------------------------------------------------- one round
-# A round of the passes: ``_begin_round``, ``_sample_losses``, ``_w_step``, ``_q_step``, then the
-# round's steps are kept. Each step is inlined (numba IR) into the passes, where ``alg``, ``capped``
-# (k > 1: q lives in the capped simplex) and ``log_loss`` are compile-time constants: numba compiles
-# only the branches of the configuration (the capped projection only where it is used; the log loss
-# without the loss catalogue's dispatch). Compile time shapes this: the steps are inlined one by
-# one (numba copies an inlined function's IR at a cost growing with the square of its size) and
-# take the arrays they use rather than the records (binding a record of arrays counts a reference
-# to each of them); a call that is not inlined would cost, per round, as much as a
-# low-dimensional round.
+# A round of the passes: ``_begin_round``; the samples' losses and gradients at ``w_t``
+# (``_loss_grad`` each); ``_w_step``; ``_q_step``; then the round's steps are kept. Each piece is
+# inlined (numba IR) into the passes, where ``alg``, ``capped`` (k > 1: q lives in the capped
+# simplex) and ``log_loss`` are compile-time constants: numba compiles only the branches of the
+# configuration (the capped projection only where it is used; the log loss without the loss
+# catalogue's dispatch). Compile time shapes this: the pieces are inlined one by one, not nested
+# in a round function (numba copies an inlined function's IR, nested inlines included, at a cost
+# growing with the square of its size), and take the arrays they use rather than the records
+# (binding a record of arrays counts a reference to each of them); a call that is not inlined
+# would cost, per round, as much as a low-dimensional round.
 @numba.njit(cache=True, inline="always")
 def _begin_round(anytime, t, W, w_sum, q, q_sum, a_sum, c_w, c_q):
     """Round t: add ``a_t w_t`` and ``a_t q_t`` to the running sums (before the update) and
@@ -479,23 +488,6 @@ def _begin_round(anytime, t, W, w_sum, q, q_sum, a_sum, c_w, c_q):
     a_sum[0] += a
     eta_q = c_q * a
     return c_w * a, eta_q, 0.5 * eta_q
-
-
-@numba.njit(cache=True, inline="always")
-def _sample_losses(log_loss, s, X, Y, W, rows, groups, r, dloss, losses, group_loss, group_draws):
-    """Losses (``losses``) and scaled derivatives (``dloss``) at ``W`` of the round's samples
-    ``X[rows[j]]``, added to their groups' running risks. Returns ``(finite, dp, x2)``, the last
-    two for the last sample (see :func:`_loss_grad`)."""
-    dp = 0.0
-    x2 = 0.0
-    for j in range(r):
-        lv, dp, x2 = _loss_grad(log_loss, s, X, Y, rows[j], W, dloss, j)
-        if not math.isfinite(lv):
-            return False, dp, x2
-        losses[j] = lv
-        group_loss[groups[j]] += lv
-        group_draws[groups[j]] += 1
-    return True, dp, x2
 
 
 @numba.njit(cache=True, inline="always")
@@ -526,12 +518,9 @@ def _w_step(alg, s, X, W, w_norm2, q, rows, groups, r, dloss, eta_w, t, dp, x2):
         n2 = w_norm2[0] - 2.0 * st_ * dp + st_ * st_ * dd * x2
         if n2 < 0.0:
             n2 = 0.0
-        if n2 > R * R:
-            _scale_to(W, R, n2)
-            n2 = R * R
-        w_norm2[0] = n2
     else:
-        w_norm2[0] = _project_ball(W, R)
+        n2 = _sq_norm(W)
+    w_norm2[0] = _shrink_to_ball(W, R, n2)
 
 
 @numba.njit(cache=True, inline="always")
@@ -596,7 +585,7 @@ def _q_step(alg, capped, s, log_q, q, order, groups, r, losses, suffix, eta_q, g
         _fill_q(log_q, q)
 
 
-@numba.njit(cache=True)
+@_internal
 def _record(t, W, w_sum, log_q, q_sum, a_sum, hist_W, hist_q, hist_t, n_rec):
     """Append the averaged iterate of round t (the model ``predict`` would use then) to the
     history (a :class:`History`'s arrays; ``n_rec[0]`` counts the records)."""
@@ -629,8 +618,16 @@ def pool_pass_for(alg, capped, log_loss, record):
 
     @numba.njit(cache=True)
     def pool_pass(s, st, X, Y, pools, U, c_w, c_q, hist, work):
-        W, w_sum, log_q, q, q_sum = st.w, st.w_sum, st.log_q, st.q, st.q_sum
-        rows, groups, dloss, losses, u = work.rows, work.groups, work.dloss, work.loss, work.u
+        W = st.w
+        w_sum = st.w_sum
+        log_q = st.log_q
+        q = st.q
+        q_sum = st.q_sum
+        rows = work.rows
+        groups = work.groups
+        dloss = work.dloss
+        losses = work.loss
+        u = work.u
         m = log_q.shape[0]
         ptr = pools.ptr
         for n in range(U.shape[0]):
@@ -667,10 +664,15 @@ def pool_pass_for(alg, capped, log_loss, record):
             # one round (module docstring): averages, losses at w_t, both players' steps
             t = st.t[0] + 1
             eta_w, eta_q, gamma = _begin_round(s.anytime, t, W, w_sum, q, q_sum, st.a_sum, c_w, c_q)
-            finite, dp, x2 = _sample_losses(log_loss, s, X, Y, W, rows, groups, r, dloss, losses,
-                                            st.group_loss, st.group_draws)
-            if not finite:
-                return n
+            dp = 0.0
+            x2 = 0.0
+            for j in range(r):  # losses and gradients at w_t
+                lv, dp, x2 = _loss_grad(log_loss, s, X, Y, rows[j], W, dloss, j)
+                if not math.isfinite(lv):
+                    return n
+                losses[j] = lv
+                st.group_loss[groups[j]] += lv
+                st.group_draws[groups[j]] += 1
             _w_step(alg, s, X, W, st.w_norm2, q, rows, groups, r, dloss, eta_w, t, dp, x2)
             _q_step(alg, capped, s, log_q, q, st.order, groups, r, losses, work.suffix, eta_q, gamma, t)
             st.eta_w[0], st.eta_q[0], st.gamma[0], st.t[0] = eta_w, eta_q, gamma, t
@@ -682,7 +684,7 @@ def pool_pass_for(alg, capped, log_loss, record):
 
 
 # --------------------------------------------------------------------------- mirror-prox (Alg 4)
-@numba.njit(cache=True, inline="always")
+@_internal
 def _mp_half(log_loss, s, X, Y, ptr, pool_rows, position, p_w, batch, Wg, qg, Wout, log_q_out, eta_w,
              eta_q, dvec, group_loss, group_draws):
     """One half-step: gradients at (Wg, qg) from fresh mini-batches (group i's ``batch[i]`` next
@@ -729,9 +731,16 @@ def mirror_prox_pass_for(log_loss, record):
 
     @numba.njit(cache=True)
     def mirror_prox_pass(s, st, X, Y, pools, batch, n_rounds, eta_w, eta_q, hist):
-        W, w_sum, log_q, q_sum = st.w, st.w_sum, st.log_q, st.q_sum
-        ptr, pool_rows, position, p_w = pools.ptr, pools.rows, pools.position, pools.p
-        group_loss, group_draws = st.group_loss, st.group_draws
+        W = st.w
+        w_sum = st.w_sum
+        log_q = st.log_q
+        q_sum = st.q_sum
+        ptr = pools.ptr
+        pool_rows = pools.rows
+        position = pools.position
+        p_w = pools.p
+        group_loss = st.group_loss
+        group_draws = st.group_draws
         m = log_q.shape[0]
         H = W.shape[0]
         R = s.radius
@@ -743,12 +752,15 @@ def mirror_prox_pass_for(log_loss, record):
         for n in range(n_rounds):
             t = st.t[0] + 1
             _fill_q(log_q, qp)
-            We[:, :] = W
-            le[:] = log_q
+            for h in range(H):  # element by element: a slice assignment compiles shape checks
+                for j in range(W.shape[1]):
+                    We[h, j] = W[h, j]
+            for i in range(m):
+                le[i] = log_q[i]
             if not _mp_half(log_loss, s, X, Y, ptr, pool_rows, position, p_w, batch, W, qp, We, le,
                             eta_w, eta_q, dvec, group_loss, group_draws):
                 return n
-            _project_ball(We, R)
+            _shrink_to_ball(We, R, _sq_norm(We))
             log_normalize(le)
             _fill_q(le, qe)
             for h in range(H):
@@ -760,7 +772,7 @@ def mirror_prox_pass_for(log_loss, record):
             if not _mp_half(log_loss, s, X, Y, ptr, pool_rows, position, p_w, batch, We, qe, W, log_q,
                             eta_w, eta_q, dvec, group_loss, group_draws):
                 return n
-            st.w_norm2[0] = _project_ball(W, R)
+            st.w_norm2[0] = _shrink_to_ball(W, R, _sq_norm(W))
             log_normalize(log_q)
             st.t[0] = t
             if record and t % hist.every == 0 and hist.n[0] < hist.t.shape[0]:
@@ -771,18 +783,22 @@ def mirror_prox_pass_for(log_loss, record):
 
 
 # --------------------------------------------------------------------------- stream pass
-@numba.njit(cache=True)
+@_internal
 def _grow3(a, new_cap, head, length):
+    """The rings ``a`` (m, cap, c) copied into rings of capacity ``new_cap``, oldest first."""
     m, cap, c = a.shape
     b = np.zeros((m, new_cap, c))
     for i in range(m):
         for s in range(length[i]):
-            b[i, s] = a[i, (head[i] + s) % cap]
+            src = (head[i] + s) % cap
+            for j in range(c):  # element by element: a row assignment compiles shape checks
+                b[i, s, j] = a[i, src, j]
     return b
 
 
-@numba.njit(cache=True)
+@_internal
 def _grow1(a, new_cap, head, length):
+    """The ring ``a`` copied into a ring of capacity ``new_cap``, oldest first."""
     b = np.zeros(new_cap)
     cap = a.shape[0]
     for s in range(length):
@@ -816,8 +832,16 @@ def stream_pass_for(alg, capped, log_loss):
 
     @numba.njit(cache=True)
     def stream_pass(s, st, b, X, Y, G, Ur, raw, loss_acc, work):
-        W, w_sum, log_q, q, q_sum = st.w, st.w_sum, st.log_q, st.q, st.q_sum
-        rows, groups, dloss, losses, u = work.rows, work.groups, work.dloss, work.loss, work.u
+        W = st.w
+        w_sum = st.w_sum
+        log_q = st.log_q
+        q = st.q
+        q_sum = st.q_sum
+        rows = work.rows
+        groups = work.groups
+        dloss = work.dloss
+        losses = work.loss
+        u = work.u
         n, d = X.shape
         m = log_q.shape[0]
         H = W.shape[0]
@@ -834,14 +858,13 @@ def stream_pass_for(alg, capped, log_loss):
         HW = Y.shape[1]  # the heads and, last, the sample weight
         Yf = bY.reshape(m * bY.shape[1], HW)
         for i in range(n):
-            x = X[i]
             # prequential prediction with the current predictor
             a_sum = st.a_sum[0]
             use_avg = s.average and a_sum > 0.0
             inv = 1.0 / a_sum if use_avg else 1.0
             tot = 0.0
             for h in range(H):
-                p = _dot(x, w_sum[h], d, fi) * inv if use_avg else _dot(x, W[h], d, fi)
+                p = _dot(X, i, w_sum, h, fi) * inv if use_avg else _dot(X, i, W, h, fi)
                 raw[i, h] = p
                 tot += loss_value(s.loss, Y[i, h], p, s.epsilon)
             if not math.isfinite(tot):
@@ -849,7 +872,7 @@ def stream_pass_for(alg, capped, log_loss):
             loss_acc[0] += Y[i, H] * tot / H
             nx = 1.0 if fi else 0.0
             for j in range(d):
-                nx += x[j] * x[j]
+                nx += X[i, j] * X[i, j]
             if nx > st.x_norm2_max[0]:
                 st.x_norm2_max[0] = nx
             for h in range(H):
@@ -872,7 +895,7 @@ def stream_pass_for(alg, capped, log_loss):
                     blen[g] -= 1
             slot = (head[g] + blen[g]) % cap
             for j in range(d):
-                bX[g, slot, j] = x[j]
+                bX[g, slot, j] = X[i, j]
             for h in range(HW):
                 bY[g, slot, h] = Y[i, h]
             blen[g] += 1
@@ -927,10 +950,15 @@ def stream_pass_for(alg, capped, log_loss):
                 # one round (module docstring): averages, losses at w_t, both players' steps
                 t = st.t[0] + 1
                 eta_w, eta_q, gamma = _begin_round(s.anytime, t, W, w_sum, q, q_sum, st.a_sum, c_w, c_q)
-                finite, dp, x2 = _sample_losses(log_loss, s, Xf, Yf, W, rows, groups, r, dloss, losses,
-                                                st.group_loss, st.group_draws)
-                if not finite:
-                    return i, bX, bY, uq
+                dp = 0.0
+                x2 = 0.0
+                for j in range(r):  # losses and gradients at w_t
+                    lv, dp, x2 = _loss_grad(log_loss, s, Xf, Yf, rows[j], W, dloss, j)
+                    if not math.isfinite(lv):
+                        return i, bX, bY, uq
+                    losses[j] = lv
+                    st.group_loss[groups[j]] += lv
+                    st.group_draws[groups[j]] += 1
                 _w_step(alg, s, Xf, W, st.w_norm2, q, rows, groups, r, dloss, eta_w, t, dp, x2)
                 _q_step(alg, capped, s, log_q, q, st.order, groups, r, losses, work.suffix, eta_q, gamma,
                         t)
