@@ -281,19 +281,32 @@ def expansion_value(x, store, idx, coef, n, inv2s2, ebuf, vbuf, kbuf):
 
 
 # ----------------------------------------------------------------------------------- backends
-# Each backend has three operations, written as inline functions and handed to the algorithms by
-# the entry points (so each entry point compiles its backend's code, and only that):
-#   begin_row(model)                         forget the previous row's cached features / store slot
-#   value(model, rows, row, h, k)            f_{h,k}(x_row)
-#   step(model, rows, row, h, k, step, pred, radius)
+# Each backend has three operations, chosen from the type of the model record (overloads of the
+# stubs below), so a pass compiles its backend's code and only that:
+#   _begin_row(model)                        forget the previous row's cached features / store slot
+#   _value(model, rows, row, h, k)           f_{h,k}(x_row)
+#   _step(model, rows, row, h, k, step, pred, radius)
 #                                            f_{h,k} <- Proj(f_{h,k} - step phi_k(x_row)); False if
 #                                            the state became non-finite
-@numba.njit(inline="always")
+# The exact backend's operations are compiled functions of their own (a call costs nothing next
+# to an expansion of n_support terms, and numba copies an inlined function's IR, nested inlines
+# included, into each caller); the random-feature ones, O(D) a call, are inlined.
+def _begin_row(model):
+    """Forget the previous row's cached features / store slot."""
+
+
+def _value(model, rows, row, h, k):
+    """f_{h,k}(x_row)."""
+
+
+def _step(model, rows, row, h, k, step, pred, radius):
+    """f_{h,k} <- Proj(f_{h,k} - step phi_k(x_row)); False if the state became non-finite."""
+
+
 def _exact_begin_row(model):
     model.cur[0] = -1  # the current row is not in the store yet
 
 
-@numba.njit(inline="always")
 def _exact_value(model, rows, row, h, k):
     n = model.n_support[h, k]
     if n == 0:
@@ -304,7 +317,6 @@ def _exact_value(model, rows, row, h, k):
     )
 
 
-@numba.njit(inline="always")
 def _exact_step(model, rows, row, h, k, step, pred, radius):
     if step == 0.0:
         return True
@@ -344,7 +356,6 @@ def _exact_step(model, rows, row, h, k, step, pred, radius):
     return True
 
 
-@numba.njit(inline="always")
 def _rf_begin_row(model):
     for b in range(model.proj_done.shape[0]):
         model.proj_done[b] = False
@@ -352,7 +363,6 @@ def _rf_begin_row(model):
         model.z_done[k] = False
 
 
-@numba.njit(inline="always")
 def _rf_value(model, rows, row, h, k):
     D = model.proj.shape[1]
     z = model.z[k]
@@ -363,7 +373,6 @@ def _rf_value(model, rows, row, h, k):
     return _dot(W[h, k], z, W.shape[2]) * (1.0 / math.sqrt(W.shape[2] // 2))
 
 
-@numba.njit(inline="always")
 def _rf_step(model, rows, row, h, k, step, pred, radius):
     z = model.z[k]
     w = model.W[h, k]
@@ -385,6 +394,42 @@ def _rf_step(model, rows, row, h, k, step, pred, radius):
             if not abs(v) < math.inf:
                 ok = False
     return ok
+
+
+@overload(_begin_row, inline="always")
+def _begin_row_exact(model):
+    if _is(model, ExactExpansion):
+        return _exact_begin_row
+
+
+@overload(_value)
+def _value_exact(model, rows, row, h, k):
+    if _is(model, ExactExpansion):
+        return _exact_value
+
+
+@overload(_step)
+def _step_exact(model, rows, row, h, k, step, pred, radius):
+    if _is(model, ExactExpansion):
+        return _exact_step
+
+
+@overload(_begin_row, inline="always")
+def _begin_row_rf(model):
+    if _is(model, RandomFeatures):
+        return _rf_begin_row
+
+
+@overload(_value)
+def _value_rf(model, rows, row, h, k):
+    if _is(model, RandomFeatures):
+        return _rf_value
+
+
+@overload(_step)
+def _step_rf(model, rows, row, h, k, step, pred, radius):
+    if _is(model, RandomFeatures):
+        return _rf_step
 
 
 # Random features read the rows through x_row . omega_b, chosen from the type of the rows record.
@@ -441,21 +486,43 @@ def _projection_impl(rows, row, model, k):
 
 
 # ----------------------------------------------------------------------------------- one round
-@numba.njit(inline="always")
-def _play(value, rows, rounds, settings, state, model, r, h, out, loss_sum):
+@numba.njit(cache=True)
+def _play(rows, rounds, settings, state, model, r, h, out, loss_sum):
     """Sample I ~ p_h, predict f_{h,I}(x_r), observe the weighted loss and derivative.
 
     ``out`` gets the reported prediction (``settings.report``) and ``loss_sum`` its loss; the
-    round learns from the sampled kernel's. Returns (I, prediction of I, loss, derivative, ok);
-    ``ok`` is False if a prediction, the loss sum or the derivative is not finite (the row is
-    then rejected before any state changes).
+    round learns from the sampled kernel's. The reported prediction is f_{h,k*}(x_r) with
+    k* = argmax q (first on ties), or sum_k q_k f_{h,k}(x_r), with q before this round's update;
+    reading the other kernels' values changes no state (only work buffers), so the round learns
+    exactly as the paper's. Returns (I, prediction of I, loss, derivative, ok); ``ok`` is False
+    if a prediction, the loss sum or the derivative is not finite (the row is then rejected
+    before any state changes).
     """
     forced = rounds.forced
     if forced.shape[0] > 0 and forced[r, h] >= 0:
         I = forced[r, h]
     else:
         I = sample_index(state.p[h], rounds.u[r, h])
-    pred = value(model, rows, r, h, I)
+    report = settings.report
+    q = state.q[h]
+    K = q.shape[0]
+    best = 0
+    if report == REPORT_BEST:
+        for k in range(1, K):
+            if q[k] > q[best]:
+                best = k
+    pred = 0.0
+    rep = 0.0
+    for k in range(K):  # one call site of the backend's evaluation
+        if k != I and report != REPORT_MIXTURE and not (report == REPORT_BEST and k == best):
+            continue
+        v = _value(model, rows, r, h, k)
+        if k == I:
+            pred = v
+        if report == REPORT_MIXTURE:
+            rep += q[k] * v
+        elif report == REPORT_BEST and k == best:
+            rep += v
     out[r, h] = pred
     if not abs(pred) < math.inf:
         return I, pred, 0.0, 0.0, False
@@ -463,10 +530,9 @@ def _play(value, rows, rounds, settings, state, model, r, h, out, loss_sum):
     wm = settings.loss_mult * rounds.weight[r]  # the row's weight multiplies its loss and derivative
     lv *= wm
     g *= wm
-    if settings.report == REPORT_SAMPLED:
+    if report == REPORT_SAMPLED:
         loss_sum[0] += lv
     else:
-        rep = _reported(value, rows, settings.report, state.q[h], model, r, h, I, pred)
         out[r, h] = rep
         if not abs(rep) < math.inf:
             return I, pred, 0.0, 0.0, False
@@ -474,25 +540,6 @@ def _play(value, rows, rounds, settings, state, model, r, h, out, loss_sum):
         loss_sum[0] += lr * wm
     ok = abs(loss_sum[0]) < math.inf and abs(g) < math.inf  # else the loss overflows
     return I, pred, lv, g, ok
-
-
-@numba.njit(inline="always")
-def _reported(value, rows, report, q, model, r, h, I, pred):
-    """The prediction reported for row r: f_{h,k*}(x_r) with k* = argmax q (first on ties), or
-    sum_k q_k f_{h,k}(x_r), with q before this round's update. Reading the other kernels' values
-    changes no state (only work buffers), so the round learns exactly as the paper's."""
-    K = q.shape[0]
-    best = 0
-    for k in range(1, K):
-        if q[k] > q[best]:
-            best = k
-    acc = 0.0
-    for k in range(K):  # one call site of value: one inlined copy of the backend's evaluation
-        if report == REPORT_BEST and k != best:
-            continue
-        v = pred if k == I else value(model, rows, r, h, k)
-        acc += v if report == REPORT_BEST else q[k] * v
-    return acc
 
 
 # ----------------------------------------------------------------------------------- horizons
@@ -520,8 +567,8 @@ def ioks_constants(T, K, U, G1, loss_bound, eta_scale):
 # ----------------------------------------------------------------------------------- algorithms
 # One body per algorithm, over any backend (begin_row, value, step); the entry points below
 # instantiate each with one backend.
-@numba.njit(inline="always")
-def _oks(begin_row, value, step, rows, rounds, settings, state, model, out, loss_sum):
+@numba.njit(cache=True)
+def oks_pass(rows, rounds, settings, state, model, out, loss_sum):
     """OKS (Yang et al. 2012; Algorithm 1 of the paper with the constants of Remark 1)."""
     q, p, L, C, T = state.q, state.p, state.L, state.C, state.T
     n = rounds.y.shape[0]
@@ -535,9 +582,9 @@ def _oks(begin_row, value, step, rows, rounds, settings, state, model, out, loss
             while t > T[0]:
                 T[0] *= 2.0
             d_, e_, l_ = oks_constants(T[0], K, s.loss_bound, s.G, s.step_scale)
-        begin_row(model)
+        _begin_row(model)
         for h in range(H):
-            I, pred, lv, g, ok = _play(value, rows, rounds, s, state, model, r, h, out, loss_sum)
+            I, pred, lv, g, ok = _play(rows, rounds, s, state, model, r, h, out, loss_sum)
             if not ok:
                 return r
             pI = p[h, I]
@@ -545,7 +592,7 @@ def _oks(begin_row, value, step, rows, rounds, settings, state, model, out, loss
             C[h] += lv / pI
             state.counts[h, I] += 1
             state.lam[h, I] = l_
-            if not step(model, rows, r, h, I, l_ * g / pI, pred, s.radius):
+            if not _step(model, rows, r, h, I, l_ * g / pI, pred, s.radius):
                 return r
             exp_weights(L[h], e_, q[h])
             mix_uniform(q[h], d_, p[h])
@@ -554,8 +601,8 @@ def _oks(begin_row, value, step, rows, rounds, settings, state, model, out, loss
     return -1
 
 
-@numba.njit(inline="always")
-def _okspp(begin_row, value, step, rows, rounds, settings, state, model, out, loss_sum):
+@numba.njit(cache=True)
+def okspp_pass(rows, rounds, settings, state, model, out, loss_sum):
     """OKS++ (Theorem 3.1; Algorithm 3 for random features), FTRL form of the weights."""
     q, p, L, C, S = state.q, state.p, state.L, state.C, state.S
     n = rounds.y.shape[0]
@@ -564,9 +611,9 @@ def _okspp(begin_row, value, step, rows, rounds, settings, state, model, out, lo
     s = settings
     two_ln_k = 2.0 * math.log(K)
     for r in range(n):
-        begin_row(model)
+        _begin_row(model)
         for h in range(H):
-            I, pred, lv, g, ok = _play(value, rows, rounds, s, state, model, r, h, out, loss_sum)
+            I, pred, lv, g, ok = _play(rows, rounds, s, state, model, r, h, out, loss_sum)
             if not ok:
                 return r
             pI = p[h, I]
@@ -580,7 +627,7 @@ def _okspp(begin_row, value, step, rows, rounds, settings, state, model, out, lo
                 m = s.b
             lam_t = s.lam_num * m ** (-1.0 / 6.0) / (s.lam_den * math.sqrt(1.0 + L[h, I]))
             state.lam[h, I] = lam_t
-            if not step(model, rows, r, h, I, lam_t * g / pI, pred, s.radius):
+            if not _step(model, rows, r, h, I, lam_t * g / pI, pred, s.radius):
                 return r
             c3 = 2.0 * C[h] ** (1.0 / 3.0)
             d_ = s.a / (2.0 * (s.a if s.a > c3 else c3))
@@ -592,8 +639,8 @@ def _okspp(begin_row, value, step, rows, rounds, settings, state, model, out, lo
     return -1
 
 
-@numba.njit(inline="always")
-def _ioks(begin_row, value, step, rows, rounds, settings, state, model, out, loss_sum):
+@numba.njit(cache=True)
+def ioks_pass(rows, rounds, settings, state, model, out, loss_sum):
     """IOKS (Algorithm 2; Algorithm 4 for random features)."""
     q, p, L, C, T, eta, rho = state.q, state.p, state.L, state.C, state.T, state.eta, state.rho
     n = rounds.y.shape[0]
@@ -613,9 +660,9 @@ def _ioks(begin_row, value, step, rows, rounds, settings, state, model, out, los
                 for i in range(K):
                     eta[h, i] *= e1 / e0  # keep the increases already applied
             e0 = e1
-        begin_row(model)
+        _begin_row(model)
         for h in range(H):
-            I, pred, lv, g, ok = _play(value, rows, rounds, s, state, model, r, h, out, loss_sum)
+            I, pred, lv, g, ok = _play(rows, rounds, s, state, model, r, h, out, loss_sum)
             if not ok:
                 return r
             pI = p[h, I]
@@ -624,7 +671,7 @@ def _ioks(begin_row, value, step, rows, rounds, settings, state, model, out, los
             state.counts[h, I] += 1
             lam_t = s.radius / (math.sqrt(2.0) * math.sqrt(1.0 + state.Gamma[h, I]))
             state.lam[h, I] = lam_t
-            if not step(model, rows, r, h, I, lam_t * gp, pred, s.radius):
+            if not _step(model, rows, r, h, I, lam_t * gp, pred, s.radius):
                 return r
             c = lv / s.loss_bound
             m = eta[h, 0]
@@ -649,49 +696,12 @@ def _ioks(begin_row, value, step, rows, rounds, settings, state, model, out, los
     return -1
 
 
-# ----------------------------------------------------------------------------------- passes
-# pass(rows, rounds, settings, state, model, out, loss_sum): one per algorithm and backend.
-@numba.njit(cache=True)
-def oks_exact_pass(rows, rounds, settings, state, model, out, loss_sum):
-    """OKS with exact kernel expansions."""
-    return _oks(_exact_begin_row, _exact_value, _exact_step, rows, rounds, settings, state, model, out, loss_sum)
-
-
-@numba.njit(cache=True)
-def oks_rf_pass(rows, rounds, settings, state, model, out, loss_sum):
-    """RF-OKS: OKS with random features."""
-    return _oks(_rf_begin_row, _rf_value, _rf_step, rows, rounds, settings, state, model, out, loss_sum)
-
-
-@numba.njit(cache=True)
-def okspp_exact_pass(rows, rounds, settings, state, model, out, loss_sum):
-    """OKS++ with exact kernel expansions."""
-    return _okspp(_exact_begin_row, _exact_value, _exact_step, rows, rounds, settings, state, model, out, loss_sum)
-
-
-@numba.njit(cache=True)
-def okspp_rf_pass(rows, rounds, settings, state, model, out, loss_sum):
-    """RF-OKS++ (Algorithm 3)."""
-    return _okspp(_rf_begin_row, _rf_value, _rf_step, rows, rounds, settings, state, model, out, loss_sum)
-
-
-@numba.njit(cache=True)
-def ioks_exact_pass(rows, rounds, settings, state, model, out, loss_sum):
-    """IOKS with exact kernel expansions (Algorithm 2)."""
-    return _ioks(_exact_begin_row, _exact_value, _exact_step, rows, rounds, settings, state, model, out, loss_sum)
-
-
-@numba.njit(cache=True)
-def ioks_rf_pass(rows, rounds, settings, state, model, out, loss_sum):
-    """RF-IOKS (Algorithm 4)."""
-    return _ioks(_rf_begin_row, _rf_value, _rf_step, rows, rounds, settings, state, model, out, loss_sum)
-
-
-#: the compiled pass of each algorithm and backend (``rf``: random features)
+#: the compiled pass of each algorithm and backend (``rf``: random features); a pass compiles one
+#: specialisation per backend, selected by the type of its model record
 PASSES = {
-    ("oks", False): oks_exact_pass, ("oks", True): oks_rf_pass,
-    ("oks++", False): okspp_exact_pass, ("oks++", True): okspp_rf_pass,
-    ("ioks", False): ioks_exact_pass, ("ioks", True): ioks_rf_pass,
+    ("oks", False): oks_pass, ("oks", True): oks_pass,
+    ("oks++", False): okspp_pass, ("oks++", True): okspp_pass,
+    ("ioks", False): ioks_pass, ("ioks", True): ioks_pass,
 }
 
 
