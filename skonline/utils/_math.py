@@ -4,10 +4,24 @@ import math
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
 
 #: inputs of :func:`exp_buffer` are clamped to this range (2^k stays a normal float64)
 EXP_MIN = -708.0
 EXP_MAX = 709.0
+
+
+@intrinsic
+def _int64_bits_as_float64(typingctx, bits):
+    """The float64 whose bit pattern is the int64 ``bits`` (a register bitcast, no memory view)."""
+    sig = types.float64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+
+    return sig, codegen
 
 
 @numba.njit(cache=True, inline="always")
@@ -16,8 +30,9 @@ def exp_buffer(e, out, kbuf, m):
 
     The scalar ``math.exp`` is a library call that blocks SIMD; this is the classic range
     reduction ``x = k ln2 + r``, a degree-13 Taylor polynomial on ``|r| <= ln2/2`` and ``2^k`` built
-    from its bit pattern. Precondition (the caller clamps): every input lies in
-    ``[EXP_MIN, EXP_MAX]``. ``kbuf`` is an int64 scratch buffer of at least ``m`` entries.
+    from its bit pattern (a register bitcast: no array view to compile). Precondition (the caller
+    clamps): every input lies in ``[EXP_MIN, EXP_MAX]``. ``kbuf`` (int64, at least ``m`` entries)
+    is no longer written; it stays in the signature until the callers' records drop it.
     """
     for j in range(m):
         x = e[j]
@@ -37,11 +52,7 @@ def exp_buffer(e, out, kbuf, m):
         p = p * r + 0.5
         p = p * r + 1.0
         p = p * r + 1.0
-        out[j] = p
-        kbuf[j] = (np.int64(k) + 1023) << 52
-    f = kbuf.view(np.float64)
-    for j in range(m):
-        out[j] *= f[j]
+        out[j] = p * _int64_bits_as_float64((np.int64(k) + 1023) << 52)
 
 
 @numba.njit(cache=True)

@@ -25,6 +25,8 @@ import scipy.sparse as sp
 #: rows a column's statistics need before they scale anything (before: output 0)
 MIN_COUNT = 10.0
 
+_NO_ROWS = np.empty(0)  # standardize_dense's shift and scale for feature columns
+
 
 @numba.njit(cache=True, inline="always")
 def _standardize_value(x, mu, m2, count, clip):
@@ -83,20 +85,29 @@ def _welford_update(j, x, s, count, mean, m2, clip):
 
 
 @numba.njit(cache=True)
-def standardize_dense(X, count, mean, m2, clip, with_mean, learn, out):
+def standardize_dense(X, count, mean, m2, clip, with_mean, learn, out, shift, scale):
     """Prequential standardisation of dense rows ``X`` (n, d) into ``out`` (n, d).
 
     ``count`` is a length-1 float64 array (rows seen), ``mean`` and ``m2`` are (d,) arrays, all
     updated in place when ``learn``. With ``with_mean=False`` the output is ``x / s`` (the mean is
-    still tracked for the scale). Returns nothing.
+    still tracked for the scale). A target column (d = 1) also records, when ``shift`` and
+    ``scale`` have n entries, the running mean and standard deviation before each row, and is
+    output as 0 while it has no spread (:func:`standardize_target`); otherwise they are empty.
+    One compiled pass serves features and targets (a regressor compiles it once). Returns nothing.
     """
     n, d = X.shape
+    target = shift.shape[0] > 0
     c = count[0]
     for i in range(n):
         for j in range(d):
             x = X[i, j]
             z, s = _standardize_value(x, mean[j], m2[j], c, clip)
-            if not with_mean and c >= MIN_COUNT:
+            if target:
+                shift[i] = mean[j]
+                scale[i] = s if s > 0.0 else 0.0
+                if not s > 0.0:
+                    z = 0.0
+            elif not with_mean and c >= MIN_COUNT:
                 z = _scale_only(x, s, clip)
             out[i, j] = z
             if learn:
@@ -104,27 +115,6 @@ def standardize_dense(X, count, mean, m2, clip, with_mean, learn, out):
         if learn:
             c += 1.0
     count[0] = c
-
-
-@numba.njit(cache=True)
-def standardize_dense_frozen(X, count, mean, m2, clip, with_mean, out):
-    """``transform``: every row with the current statistics (no update)."""
-    n, d = X.shape
-    c = count[0]
-    for j in range(d):
-        if c < MIN_COUNT:
-            for i in range(n):
-                out[i, j] = 0.0
-            continue
-        mu = mean[j]
-        s = math.sqrt(m2[j] / c)
-        for i in range(n):
-            x = X[i, j]
-            if with_mean:
-                z, _ = _standardize_value(x, mu, m2[j], c, clip)
-            else:
-                z = _scale_only(x, s, clip)
-            out[i, j] = z
 
 
 @numba.njit(cache=True)
@@ -167,6 +157,16 @@ def scale_csr(indptr, indices, data, count, sumsq, clip, learn, out_data):
     count[0] = c
 
 
+def _readonly_c(X):
+    """``X`` as a read-only C-ordered float64 view (a copy only if the layout or dtype differs):
+    features, targets and frozen transforms then share one compiled specialisation."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if X.flags.writeable:
+        X = X.view()
+        X.flags.writeable = False
+    return X
+
+
 def standardize_target(y, count, mean, m2, clip):
     """Prequential standardisation of a target column.
 
@@ -181,26 +181,8 @@ def standardize_target(y, count, mean, m2, clip):
     z = np.empty(n)
     shift = np.empty(n)
     scale = np.empty(n)
-    _target_pass(np.ascontiguousarray(y, dtype=np.float64), count, mean, m2, clip, z, shift, scale)
+    standardize_dense(_readonly_c(y.reshape(n, 1)), count, mean, m2, clip, True, True, z.reshape(n, 1), shift, scale)
     return z, shift, scale
-
-
-@numba.njit(cache=True)
-def _target_pass(y, count, mean, m2, clip, z, shift, scale):
-    c = count[0]
-    for i in range(y.shape[0]):
-        x = y[i]
-        v, s = _standardize_value(x, mean[0], m2[0], c, clip)
-        if s > 0.0:
-            z[i] = v
-            scale[i] = s
-        else:
-            z[i] = 0.0
-            scale[i] = 0.0
-        shift[i] = mean[0]
-        _welford_update(0, x, s, c, mean, m2, clip)
-        c += 1.0
-    count[0] = c
 
 
 def learn_transform(X, count, mean, m2, clip, with_mean=True):
@@ -215,7 +197,7 @@ def learn_transform(X, count, mean, m2, clip, with_mean=True):
         scale_csr(X.indptr, X.indices, X.data, count, m2, clip, True, out)
         return sp.csr_matrix((out, X.indices.copy(), X.indptr.copy()), shape=X.shape)
     out = np.empty(X.shape)
-    standardize_dense(X, count, mean, m2, clip, with_mean, True, out)
+    standardize_dense(_readonly_c(X), count, mean, m2, clip, with_mean, True, out, _NO_ROWS, _NO_ROWS)
     return out
 
 
@@ -226,5 +208,5 @@ def frozen_transform(X, count, mean, m2, clip, with_mean=True):
         scale_csr(X.indptr, X.indices, X.data, count.copy(), m2.copy(), clip, False, out)
         return sp.csr_matrix((out, X.indices.copy(), X.indptr.copy()), shape=X.shape)
     out = np.empty(X.shape)
-    standardize_dense_frozen(np.ascontiguousarray(X), count, mean, m2, clip, with_mean, out)
+    standardize_dense(_readonly_c(X), count, mean, m2, clip, with_mean, False, out, _NO_ROWS, _NO_ROWS)
     return out
