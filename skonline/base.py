@@ -85,21 +85,18 @@ def make_generator(random_state):
     raise ValueError(f"random_state must be None, an int, a Generator or a RandomState; got {random_state!r}.")
 
 
-@numba.njit(cache=True)
-def _seq_sum(start, values):
-    s = start
-    for i in range(values.shape[0]):
-        s += values[i]
-    return s
-
-
 def running_sum(start, values):
     """``start + values[0] + values[1] + ...`` summed left to right.
 
     Unlike ``np.sum`` (pairwise), the result does not depend on how a stream was split into chunks.
+    ``np.add.accumulate`` adds in order (each partial sum is the previous one plus the next value),
+    so this is the sequential sum, computed without a compiled loop (nothing to compile on a first
+    fit).
     """
     values = np.ascontiguousarray(values, dtype=np.float64).ravel()
-    return float(_seq_sum(float(start), values))
+    if values.shape[0] == 0:
+        return float(start)
+    return float(np.add.accumulate(np.concatenate(([float(start)], values)))[-1])
 
 
 def raise_if_nonfinite(status, first_row=0, what="state"):

@@ -81,6 +81,11 @@ def test_running_sum_is_chunking_invariant():
     for a in range(0, 1001, 37):
         parts = running_sum(parts, v[a : a + 37])
     assert whole == parts
+    seq = 0.0
+    for x in v:  # the left-to-right loop it stands for (np.sum, pairwise, differs on this data)
+        seq += x
+    assert whole == seq
+    assert running_sum(2.5, np.empty(0)) == 2.5
 
 
 def test_all_estimators_discovers_without_a_hand_list():
