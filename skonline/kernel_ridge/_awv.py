@@ -14,6 +14,7 @@ from ._base import (
     _DOC_ALGORITHM,
     _DOC_ALPHA,
     _DOC_CLIP,
+    _DOC_FORGETTING,
     _DOC_STANDARDIZE,
     STANDARDIZE_SAMPLE_WEIGHT_XFAIL,
     _LinearAWVMixin,
@@ -58,6 +59,7 @@ class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, Bas
         + _DOC_ALGORITHM
         + _DOC_CLIP
         + _DOC_STANDARDIZE
+        + _DOC_FORGETTING
         + r"""
 
     Attributes
@@ -124,8 +126,10 @@ class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, Bas
     #: ~1e300, which no float64 inverse (nor ridge solver) survives. Scale raw features.
     _bounded_inputs = True
 
-    def __init__(self, alpha=1.0, *, transformer=None, algorithm="awv", clip=None, standardize=True):
+    def __init__(self, alpha=1.0, *, transformer=None, algorithm="awv", clip=None, standardize=True,
+                 forgetting=0.999):
         self.alpha = alpha
+        self.forgetting = forgetting
         self.transformer = transformer
         self.algorithm = algorithm
         self.clip = clip
