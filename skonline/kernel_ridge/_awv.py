@@ -93,7 +93,9 @@ class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, Bas
     and the loss as ``w (y - f)^2`` (``cumulative_loss_`` is weighted). An integer weight k gives
     the same final solution as k copies of the row (up to rounding), though not the same
     prequential predictions (the copies would be predicted one after the other). Weights are per
-    row: any chunking gives the same state. A row of weight 0 changes nothing in the model.
+    row: any chunking gives the same state. With ``forgetting < 1`` the integer-weight and
+    zero-weight equivalences hold up to the discount: every row, whatever its weight, is a time step
+    that discounts the past. Without forgetting a row of weight 0 changes nothing in the model.
 
     References
     ----------

@@ -362,7 +362,9 @@ _REFERENCE = """
     and the loss as ``w (y - f)^2`` (``cumulative_loss_`` is weighted). An integer weight k gives
     the same final solution as k copies of the row (up to rounding), though not the same
     prequential predictions (the copies would be predicted one after the other). Weights are per
-    row: any chunking gives the same state. A row of weight 0 changes nothing in the model with
+    row: any chunking gives the same state. With ``forgetting < 1`` the integer-weight and
+    zero-weight equivalences hold up to the discount: every row, whatever its weight, is a time step
+    that discounts the past. Without forgetting a row of weight 0 changes nothing in the model with
     Taylor features; with Nyström features it is still offered to KORS (the dictionary does not
     depend on targets or weights) and kept, with weight 0, in the history.
 
