@@ -47,7 +47,7 @@ _DOC_FORGETTING = """
         on :math:`\\lceil m(1-\\gamma) \\rceil` coordinates in turn, so that each coordinate's
         regulariser stays within about :math:`[0.58\\lambda, 1.58\\lambda]` (plain exponential
         forgetting would let it decay as :math:`\\gamma^t \\lambda`, and :math:`A_t^{-1}` blow up
-        in the directions the data stop exciting). Cost: about twice the O(m^2) of a row
+        in the directions the data stop exciting). Cost: up to about twice the O(m^2) of a row
         without forgetting while :math:`m (1-\\gamma) \\le 1`, and
         O(:math:`\\lceil m(1-\\gamma)\\rceil` m^2) beyond. ``forgetting=1.0`` is the paper's
         forecaster exactly (no discount; what its regret bounds and the paper reproductions
