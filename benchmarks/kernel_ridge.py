@@ -211,7 +211,7 @@ def speed_table(quick):
 
         V = TaylorFeatures(degree=M).fit_transform(X)  # the same feature vectors, precomputed
         rank_one_loop(V[:5], y[:5], np.eye(m), np.zeros(m))
-        PKAWVRegressor(features="taylor", degree=M, sigma=1.0, standardize=False).fit(X[:5], y[:5])
+        PKAWVRegressor(features="taylor", degree=M, sigma=1.0, standardize=False, forgetting=1.0).fit(X[:5], y[:5])
         tb, tp = [], []
         for _ in range(3):
             P, b = np.eye(m) / LAMBDA, np.zeros(m)
@@ -219,7 +219,7 @@ def speed_table(quick):
             rank_one_loop(V, y, P, b)
             tb.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            PKAWVRegressor(features="taylor", degree=M, sigma=1.0, standardize=False).fit(X, y)
+            PKAWVRegressor(features="taylor", degree=M, sigma=1.0, standardize=False, forgetting=1.0).fit(X, y)
             tp.append(time.perf_counter() - t0)
         nn = min(n, 1000)
         t0 = time.perf_counter()
@@ -274,12 +274,12 @@ def main():
                 print(f"  PKAWV-Taylor M={M}: skipped (r={r})")
                 continue
             p, marks, _ = run_skonline(lambda M=M: Est(features="taylor", degree=M, alpha=LAMBDA, sigma=SIGMA,
-                                                       standardize=False),
+                                                       standardize=False, forgetting=1.0),
                                        X, y, task, budget)
             add(f"PKAWV-Taylor M={M}", p, marks, m=r)
         p, marks, est = run_skonline(
             lambda: Est(features="nystrom", alpha=LAMBDA, sigma=SIGMA, mu=1.0, beta=1.0, eps=0.5,
-                        standardize=False, random_state=SEED), X, y, task, budget)
+                        standardize=False, forgetting=1.0, random_state=SEED), X, y, task, budget)
         add("PKAWV-Nyström (KORS)", p, marks, m=est.n_components_)
         nk = min(kawv_prefix, n)
         p, marks, _ = run_skonline(lambda: KernelAWVRegressor(alpha=LAMBDA, sigma=SIGMA, standardize=False),
@@ -454,7 +454,7 @@ def write_report(results, speed, total, quick=False):
              "`skonline.kernel_ridge._core.rank_one_loop`, the paper's Algorithm 1 body (u = A^-1 v, "
              "A^-1 -= u u'/(1 + v'u), prediction, b += y v) compiled, on the same Taylor feature vectors "
              "precomputed in memory. *PKAWV-Taylor*: `PKAWVRegressor(features='taylor', degree=M, sigma=1.0, "
-             "standardize=False).fit(X, y)` on the raw rows "
+             "standardize=False, forgetting=1.0).fit(X, y)` on the raw rows "
              "(validation, Taylor features computed in the pass, loss bookkeeping). Best of 3 after a "
              "warm-up; x uniform in [-1, 1]^d. *paper's numpy code*: the PhiAWV loop of the paper's "
              "Appendix H.2 on the same features (1,000 rows), for scale.\n")

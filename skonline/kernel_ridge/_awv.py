@@ -14,6 +14,7 @@ from ._base import (
     _DOC_ALGORITHM,
     _DOC_ALPHA,
     _DOC_CLIP,
+    _DOC_FORGETTING,
     _DOC_STANDARDIZE,
     STANDARDIZE_SAMPLE_WEIGHT_XFAIL,
     _LinearAWVMixin,
@@ -58,6 +59,7 @@ class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, Bas
         + _DOC_ALGORITHM
         + _DOC_CLIP
         + _DOC_STANDARDIZE
+        + _DOC_FORGETTING
         + r"""
 
     Attributes
@@ -91,7 +93,9 @@ class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, Bas
     and the loss as ``w (y - f)^2`` (``cumulative_loss_`` is weighted). An integer weight k gives
     the same final solution as k copies of the row (up to rounding), though not the same
     prequential predictions (the copies would be predicted one after the other). Weights are per
-    row: any chunking gives the same state. A row of weight 0 changes nothing in the model.
+    row: any chunking gives the same state. With ``forgetting < 1`` the integer-weight and
+    zero-weight equivalences hold up to the discount: every row, whatever its weight, is a time step
+    that discounts the past. Without forgetting a row of weight 0 changes nothing in the model.
 
     References
     ----------
@@ -124,8 +128,10 @@ class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, Bas
     #: ~1e300, which no float64 inverse (nor ridge solver) survives. Scale raw features.
     _bounded_inputs = True
 
-    def __init__(self, alpha=1.0, *, transformer=None, algorithm="awv", clip=None, standardize=True):
+    def __init__(self, alpha=1.0, *, transformer=None, algorithm="awv", clip=None, standardize=True,
+                 forgetting=0.999):
         self.alpha = alpha
+        self.forgetting = forgetting
         self.transformer = transformer
         self.algorithm = algorithm
         self.clip = clip

@@ -8,7 +8,11 @@ classification shares the inverse, only ``b`` has one row per head):
          or  y_t = u' b             (online ridge regression, the paper's "Projected-KRR")
     receive y_t ; b <- b + y_t v
 
-``P`` is ``A^{-1}`` with ``A = alpha I + sum_s v_s v_s'``. Predictions are clipped to
+``P`` is ``A^{-1}`` with ``A = alpha I + sum_s v_s v_s'``. With a forgetting factor ``gamma < 1``
+(:class:`AWVSettings`), each row ends with a time update (:func:`_forget`): ``A <- gamma A + c sum_j
+e_k(j) e_k(j)'`` (the data discounted, the regulariser refreshed on ``q`` coordinates in turn, so that
+it stays near ``alpha I``) and ``b <- gamma b``; ``gamma = 1`` skips it (the paper's algorithm, the
+same operations as before the parameter existed). Predictions are clipped to
 ``[-clip, clip]`` (``clip = inf`` for none). The square loss ``(y_t - y_hat_t)^2`` of every
 prediction is added to ``state.cum_loss[0]`` in row order.
 
@@ -52,23 +56,29 @@ class AWVSettings(NamedTuple):
         ``False``: online ridge regression, predicting with the previous solution.
     clip : float
         Predictions are clipped to ``[-clip, clip]`` (``inf``: no clipping).
+    forgetting : float
+        The forgetting factor ``gamma`` in (0, 1] of the time update that ends each row (see
+        :func:`_forget`); ``1.0``: none (the paper's forecaster, the time update is skipped).
     """
 
     alpha: float
     awv: bool
     clip: float
+    forgetting: float
 
 
 class LinearState(NamedTuple):
     """State of linear AWV on an explicit feature map, updated in place.
 
     P : (m, m) ``A^{-1}``; b : (n_heads, m) ``sum_s w_s y_s v_s'``, one row per head;
-    cum_loss : (1,) the weighted square loss of the prequential predictions.
+    cum_loss : (1,) the weighted square loss of the prequential predictions; refresh : (1,) int64,
+    the next coordinate whose regulariser the time update refreshes (forgetting < 1; unused at 1).
     """
 
     P: np.ndarray
     b: np.ndarray
     cum_loss: np.ndarray
+    refresh: np.ndarray
 
 
 class TaylorMap(NamedTuple):
@@ -151,7 +161,7 @@ class NystromState(NamedTuple):
     positions; P : (c_m, c_m) ``A^{-1}``, b : (n_heads, c_m) as in :class:`LinearState`; n_history,
     n_dict, n_skipped, n_after_budget : (1,) int64, the rows of history, the dictionary size, the
     insertions skipped (``rho_tol``) and the rows seen once the dictionary was frozen (``max_m``);
-    cum_loss : (1,) as in :class:`LinearState`.
+    cum_loss, refresh : (1,) as in :class:`LinearState`.
     """
 
     X_hist: np.ndarray
@@ -171,6 +181,7 @@ class NystromState(NamedTuple):
     n_skipped: np.ndarray
     n_after_budget: np.ndarray
     cum_loss: np.ndarray
+    refresh: np.ndarray
 
 
 @numba.njit(cache=True, inline="always")
@@ -227,16 +238,68 @@ def _awv_heads(P, m, v, w, u, g, Yrow, b, awv, clip, out_row, loss_acc):
 
 
 @numba.njit(cache=True)
+def _forget(P, m, b, gamma, alpha, refresh, g):
+    """Time update of forgetting factor ``gamma < 1``: ``A <- gamma A + c sum_j e_k e_k'`` on ``P =
+    A^{-1}`` and ``b <- gamma b``, in O(q m^2).
+
+    Discounting ``A`` alone (``A <- gamma A``, plain exponential forgetting) would also discount the
+    regulariser, ``gamma^t alpha I``: ``A^{-1}`` blows up in the directions the data stop exciting
+    (covariance windup). Restoring it exactly, ``A <- gamma A + (1 - gamma) alpha I``, is a
+    full-rank update (O(m^3) on ``P``). Instead the same mass, ``(1 - gamma) alpha m`` per row, is
+    added on ``q = ceil(m (1 - gamma))`` coordinates in turn (``k = refresh[0], refresh[0] + 1, ...``
+    modulo m), each a Sherman-Morrison update of weight ``c = (1 - gamma) alpha m / q``: every
+    coordinate is refreshed every ``p = m / q <= 1 / (1 - gamma)`` rows, so its regulariser
+    settles between ``alpha x / (e^x - 1)`` and ``alpha x / (1 - e^{-x})`` (``x = p (1 - gamma)
+    <= 1``: within [0.58, 1.58] alpha) instead of vanishing, and the data's weight is bounded by
+    ``max ||v||^2 / (1 - gamma)``: ``P`` stays bounded on any stream. All updates add to ``A``
+    (no downdate). The first refresh also applies ``P <- P / gamma`` (one pass over ``P``; ``P``
+    stays exactly symmetric). ``g`` is scratch (m,).
+    """
+    if m == 0:
+        return
+    q = int(math.ceil(m * (1.0 - gamma)))
+    if q < 1:
+        q = 1
+    elif q > m:
+        q = m
+    c = (1.0 - gamma) * alpha * m / q
+    inv_gamma = 1.0 / gamma
+    k = refresh[0] % m
+    for j in range(q):
+        scale = inv_gamma if j == 0 else 1.0
+        Pk = P[k]
+        s = Pk[k] * scale
+        f = math.sqrt(c / (1.0 + c * s)) * scale
+        for i in range(m):
+            g[i] = Pk[i] * f
+        for i in range(m):
+            Pi = P[i]
+            gi = g[i]
+            for l in range(m):
+                Pi[l] = Pi[l] * scale - gi * g[l]
+        k += 1
+        if k == m:
+            k = 0
+    refresh[0] = k
+    for h in range(b.shape[0]):
+        bh = b[h]
+        for j in range(m):
+            bh[j] *= gamma
+
+
+@numba.njit(cache=True)
 def awv_pass_features(V, Y, sw, settings, state, out):
     """AWV / online ridge on precomputed features ``V`` (n x m); ``state``: :class:`LinearState`."""
     m = V.shape[1]
     P, b, loss_acc = state.P, state.b, state.cum_loss
-    awv, clip = settings.awv, settings.clip
+    awv, clip, gamma, alpha = settings.awv, settings.clip, settings.forgetting, settings.alpha
     u = np.empty(m)
     g = np.empty(m)
     for i in range(V.shape[0]):
         if not _awv_heads(P, m, V[i], sw[i], u, g, Y[i], b, awv, clip, out[i], loss_acc):
             return i
+        if gamma != 1.0:
+            _forget(P, m, b, gamma, alpha, state.refresh, g)
     return -1
 
 
@@ -246,7 +309,7 @@ def awv_pass_taylor(X, Y, sw, taylor, settings, state, out):
     per row); ``state``: :class:`LinearState`."""
     r = taylor.parent.shape[0]
     P, b, loss_acc = state.P, state.b, state.cum_loss
-    awv, clip = settings.awv, settings.clip
+    awv, clip, gamma, alpha = settings.awv, settings.clip, settings.forgetting, settings.alpha
     v = np.empty(r)
     u = np.empty(r)
     g = np.empty(r)
@@ -255,6 +318,8 @@ def awv_pass_taylor(X, Y, sw, taylor, settings, state, out):
         taylor_row(X[i], taylor.center, taylor.inv_sigma, taylor.parent, taylor.var, taylor.inv_sqrt, z, v)
         if not _awv_heads(P, r, v, sw[i], u, g, Y[i], b, awv, clip, out[i], loss_acc):
             return i
+        if gamma != 1.0:
+            _forget(P, r, b, gamma, alpha, state.refresh, g)
     return -1
 
 
@@ -420,10 +485,15 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, state, out):
     Budget: once ``m == max_m`` the dictionary is frozen (rows are no longer offered to KORS;
     counted in ``n_after_budget``) and the history, needed only to re-project the past on an
     insertion, stops growing: the pass is then linear AWV on a fixed ``m``-dimensional map.
+
+    Forgetting (``forget = settings.forgetting < 1``): every row ends with the time update of
+    :func:`_forget` on the current ``m`` coordinates; on an insertion the past rows enter the new
+    coordinate with their discounted weights ``w_s forget^(t - s)`` (row s of the history, t rows
+    stored) and the new coordinate's regulariser is ``alpha`` (a fresh one).
     """
     gamma, mu, eps, beta, sqrt_weight = kors.gamma, kors.mu, kors.eps, kors.beta, kors.sqrt_weight
     rho_tol, max_m = kors.rho_tol, kors.max_m
-    alpha, awv, clip = settings.alpha, settings.awv, settings.clip
+    alpha, awv, clip, forget = settings.alpha, settings.awv, settings.clip, settings.forgetting
     Xh, Yh, Wh, Phi = state.X_hist, state.Y_hist, state.W_hist, state.Phi
     Xd, L, Ginv, w, probs, didx = state.X_dict, state.L, state.kors_inv, state.kors_w, state.kors_p, state.dict_idx
     P, b, loss_acc = state.P, state.b, state.cum_loss
@@ -442,6 +512,7 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, state, out):
     g = np.empty(ln)
     ecol = np.empty(ln)
     cvec = np.empty(ln)
+    w_aged = np.empty(cap_t if forget != 1.0 else 0)
     for i in range(start, X.shape[0]):
         t = state.n_history[0]
         m = state.n_dict[0]
@@ -472,12 +543,18 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, state, out):
                         acc -= Ps[k] * phi[k]
                     ecol[s] = acc / rho
                 # c = Phi' e ; corner = alpha + e' e ; grow P = A^{-1}
+                if forget != 1.0:  # past rows count with their discounted weights
+                    for s in range(t):
+                        w_aged[s] = Wh[s] * math.pow(forget, t - s)
+                    Wr = w_aged
+                else:
+                    Wr = Wh
                 for k in range(m):
                     cvec[k] = 0.0
                 corner = alpha
                 for s in range(t):
                     es = ecol[s]
-                    wes = Wh[s] * es  # weighted least squares: past rows count with their weight
+                    wes = Wr[s] * es  # weighted least squares: past rows count with their weight
                     corner += wes * es
                     if wes != 0.0:
                         Ps = Phi[s]
@@ -487,7 +564,7 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, state, out):
                 for k in range(n_heads):
                     acc = 0.0
                     for s in range(t):
-                        acc += (Wh[s] * ecol[s]) * Yh[s, k]
+                        acc += (Wr[s] * ecol[s]) * Yh[s, k]
                     b[k, m] = acc
                 for s in range(t):
                     Phi[s, m] = ecol[s]
@@ -500,6 +577,8 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, state, out):
         # AWV step on phi (m may be 0: prediction 0)
         if not _awv_heads(P, m, phi, sw[i], u, g, Y[i], b, awv, clip, out[i], loss_acc):
             return i, i
+        if forget != 1.0:
+            _forget(P, m, b, forget, alpha, state.refresh, g)
         if m >= max_m:  # frozen dictionary: no insertion will need this row again
             continue
         for k in range(m):

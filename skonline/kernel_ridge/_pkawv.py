@@ -19,6 +19,7 @@ from ._base import (
     _DOC_ALGORITHM,
     _DOC_ALPHA,
     _DOC_CLIP,
+    _DOC_FORGETTING,
     _DOC_STANDARDIZE,
     _GrowingStateMixin,
     _LinearAWVMixin,
@@ -96,6 +97,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         self._n_dict_ = np.zeros(1, dtype=np.int64)  # dictionary size m
         self._n_skipped_ = np.zeros(1, dtype=np.int64)  # insertions skipped (already in the span)
         self._n_after_budget_ = np.zeros(1, dtype=np.int64)  # rows seen once m reached max_components
+        self._refresh_ = np.zeros(1, dtype=np.int64)  # forgetting: next coordinate to refresh
 
     def _buffer_layout(self):
         if not hasattr(self, "_n_dict_") or self.features_ == "taylor":
@@ -158,7 +160,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
             X_dict=self._dict_X_, L=self._chol_, kors_inv=self._kors_inv_, kors_w=self._kors_w_,
             kors_p=self._kors_p_, dict_idx=self._dict_idx_, P=self._precision_, b=self._b_,
             n_history=self._n_history_, n_dict=self._n_dict_, n_skipped=self._n_skipped_,
-            n_after_budget=self._n_after_budget_, cum_loss=cum_loss,
+            n_after_budget=self._n_after_budget_, cum_loss=cum_loss, refresh=self._refresh_,
         )
         return kors, state
 
@@ -360,7 +362,9 @@ _REFERENCE = """
     and the loss as ``w (y - f)^2`` (``cumulative_loss_`` is weighted). An integer weight k gives
     the same final solution as k copies of the row (up to rounding), though not the same
     prequential predictions (the copies would be predicted one after the other). Weights are per
-    row: any chunking gives the same state. A row of weight 0 changes nothing in the model with
+    row: any chunking gives the same state. With ``forgetting < 1`` the integer-weight and
+    zero-weight equivalences hold up to the discount: every row, whatever its weight, is a time step
+    that discounts the past. Without forgetting a row of weight 0 changes nothing in the model with
     Taylor features; with Nyström features it is still offered to KORS (the dictionary does not
     depend on targets or weights) and kept, with weight 0, in the history.
 
@@ -401,7 +405,7 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
 
     Parameters
     ----------"""
-        + _DOC_FEATURES + _DOC_ALPHA + _DOC_KERNEL + _DOC_ALGORITHM + _DOC_CLIP + _DOC_STANDARDIZE
+        + _DOC_FEATURES + _DOC_ALPHA + _DOC_KERNEL + _DOC_ALGORITHM + _DOC_CLIP + _DOC_STANDARDIZE + _DOC_FORGETTING
         + """
 
     Attributes
@@ -442,8 +446,9 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
 
     def __init__(self, features="auto", *, alpha=1.0, sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
                  kors_weighting="inverse_p", max_components=2000, algorithm="awv", clip=None, standardize=True,
-                 random_state=None):
+                 forgetting=0.999, random_state=None):
         self.features = features
+        self.forgetting = forgetting
         self.standardize = standardize
         self.alpha = alpha
         self.sigma = sigma
@@ -500,7 +505,7 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
 
     Parameters
     ----------"""
-        + _DOC_FEATURES + _DOC_ALPHA + _DOC_KERNEL + _DOC_ALGORITHM + _DOC_CLIP + _DOC_STANDARDIZE
+        + _DOC_FEATURES + _DOC_ALPHA + _DOC_KERNEL + _DOC_ALGORITHM + _DOC_CLIP + _DOC_STANDARDIZE + _DOC_FORGETTING
         + """
 
     Attributes
@@ -535,8 +540,9 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
 
     def __init__(self, features="auto", *, alpha=1.0, sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
                  kors_weighting="inverse_p", max_components=2000, algorithm="awv", clip=None, standardize=True,
-                 random_state=None):
+                 forgetting=0.999, random_state=None):
         self.features = features
+        self.forgetting = forgetting
         self.standardize = standardize
         self.alpha = alpha
         self.sigma = sigma

@@ -48,12 +48,14 @@ def test_awv_ridge_matches_weighted_ridge():
 
 @pytest.mark.parametrize(
     "est",
-    [AWVRegressor(alpha=0.5, standardize=False), KernelAWVRegressor(alpha=0.5, standardize=False),
-     PKAWVRegressor(degree=2, standardize=False),
-     PKAWVClassifier(degree=2, standardize=False)],
+    [AWVRegressor(alpha=0.5, standardize=False, forgetting=1.0), KernelAWVRegressor(alpha=0.5, standardize=False),
+     PKAWVRegressor(degree=2, standardize=False, forgetting=1.0),
+     PKAWVClassifier(degree=2, standardize=False, forgetting=1.0)],
     ids=["AWV", "KernelAWV", "PKAWV", "PKAWVClassifier"],
 )
 def test_weight_zero_changes_nothing(est):
+    """Without forgetting (built at import time, so the paper settings are explicit here); with
+    ``forgetting < 1`` a row of weight 0 still discounts the past (test_forgetting.py)."""
     X, y, _ = _data()
     if isinstance(est, PKAWVClassifier):
         y = (y > 0).astype(int)
