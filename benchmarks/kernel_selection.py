@@ -455,19 +455,19 @@ def write_notes(w, rows_exact, rows_rf):
     def get(rows, key):
         return rows[key][0] if key in rows else float("nan")
 
-    raw = [("OKS", rows_exact, "oks", PAPER_EXACT["logistic"]["phishing"]["oks"][:2]),
-           ("IOKS", rows_exact, "ioks", PAPER_EXACT["logistic"]["phishing"]["ioks"][:2]),
-           ("RF-OKS", rows_rf, "oks", PAPER_RF[("logistic", "phishing")]["oks"][2:4]),
-           ("RF-IOKS", rows_rf, "ioks", PAPER_RF[("logistic", "phishing")]["ioks"][2:4])]
+    raw = [("OKS", rows_exact, "oks", PAPER_EXACT["log_loss"]["phishing"]["oks"][:2]),
+           ("IOKS", rows_exact, "ioks", PAPER_EXACT["log_loss"]["phishing"]["ioks"][:2]),
+           ("RF-OKS", rows_rf, "oks", PAPER_RF[("log_loss", "phishing")]["oks"][2:4]),
+           ("RF-IOKS", rows_rf, "ioks", PAPER_RF[("log_loss", "phishing")]["ioks"][2:4])]
     parts, outside = [], []
     for label, rows, algo, (pmean, pstd) in raw:
-        v = get(rows, ("logistic", "phishing-raw", algo))
+        v = get(rows, ("log_loss", "phishing-raw", algo))
         parts.append(f"{label} {v:.2f}% (paper {pmean:.2f})")
         if not band_ok(v, pmean, pstd):  # NaN (not run) counts as outside
             outside.append(label)
     band = ("all within the band" if not outside
             else f"outside the band: {', '.join(outside)}" if len(outside) < len(raw) else "none within the band")
-    gaps = [get(rows_exact, ("logistic", "phishing", a)) - PAPER_EXACT["logistic"]["phishing"][a][0]
+    gaps = [get(rows_exact, ("log_loss", "phishing", a)) - PAPER_EXACT["log_loss"]["phishing"][a][0]
             for a in ("oks", "ioks")]
     gap_text = (f"our OKS and IOKS are {-gaps[0]:.1f} and {-gaps[1]:.1f} points *better* than the paper"
                 if max(gaps) < 0 else
@@ -479,10 +479,10 @@ def write_notes(w, rows_exact, rows_rf):
     w("* **OKS++ / RF-OKS++ with the logistic loss, paper formula**: the published logistic-loss numbers "
       "come from code whose exploration constant is exp(-y f) instead of a = (G C0)^(1/3) (U K)^(2/3) "
       "~ 20.1 (spec P1). `exploration_constant=1.0` approximates the code: RF-OKS++ phishing "
-      f"{get(rows_rf, ('logistic', 'phishing', 'oks++c')):.2f}% (paper 9.15; unscaled file: "
-      f"{get(rows_rf, ('logistic', 'phishing-raw', 'oks++c')):.2f}%), a9a "
-      f"{get(rows_rf, ('logistic', 'a9a', 'oks++c')):.2f}% (17.28), magic04 "
-      f"{get(rows_rf, ('logistic', 'magic04', 'oks++c')):.2f}% (18.41). " + exact_oks_pp_band(rows_exact))
+      f"{get(rows_rf, ('log_loss', 'phishing', 'oks++c')):.2f}% (paper 9.15; unscaled file: "
+      f"{get(rows_rf, ('log_loss', 'phishing-raw', 'oks++c')):.2f}%), a9a "
+      f"{get(rows_rf, ('log_loss', 'a9a', 'oks++c')):.2f}% (17.28), magic04 "
+      f"{get(rows_rf, ('log_loss', 'magic04', 'oks++c')):.2f}% (18.41). " + exact_oks_pp_band(rows_exact))
     key = ("squared_error", "ailerons", "oks")
     if key in rows_rf:
         vals = np.array([r[0] for r in rows_rf[key][3]])
@@ -498,7 +498,7 @@ def write_notes(w, rows_exact, rows_rf):
         tie = abs(ex[0][0] - ex[1][0]) <= max(ex[0][1], ex[1][1])
         w(f"* **Ordering, exact, ailerons, square loss**: OKS {ex[1][0]:.4f} +- {ex[1][1]:.4f} vs OKS++ "
           f"{ex[0][0]:.4f} +- {ex[0][1]:.4f}: {'a tie within one std' if tie else 'OKS is better'} (the paper: "
-          "OKS 0.0176 +- 0.0060, OKS++ 0.0166 +- 0.0006). " + oks_pp_ordering(rows_exact, skip=("squared", "ailerons")))
+          "OKS 0.0176 +- 0.0060, OKS++ 0.0166 +- 0.0006). " + oks_pp_ordering(rows_exact, skip=("squared_error", "ailerons")))
 
 
 def exact_oks_pp_band(rows_exact):
@@ -506,8 +506,8 @@ def exact_oks_pp_band(rows_exact):
     def status(algo):
         inside, outside, missing = [], [], []
         for name in ("phishing", "a9a", "magic04"):
-            pm = PAPER_EXACT["logistic"][name]["oks++"]
-            key = ("logistic", name, algo)
+            pm = PAPER_EXACT["log_loss"][name]["oks++"]
+            key = ("log_loss", name, algo)
             if key not in rows_exact:
                 missing.append(name)
             elif band_ok(rows_exact[key][0], pm[0], pm[1]):
