@@ -498,7 +498,8 @@ def write_notes(w, rows_exact, rows_rf):
         tie = abs(ex[0][0] - ex[1][0]) <= max(ex[0][1], ex[1][1])
         w(f"* **Ordering, exact, ailerons, square loss**: OKS {ex[1][0]:.4f} +- {ex[1][1]:.4f} vs OKS++ "
           f"{ex[0][0]:.4f} +- {ex[0][1]:.4f}: {'a tie within one std' if tie else 'OKS is better'} (the paper: "
-          "OKS 0.0176 +- 0.0060, OKS++ 0.0166 +- 0.0006). " + oks_pp_ordering(rows_exact, skip=("squared_error", "ailerons")))
+          "OKS 0.0176 +- 0.0060, OKS++ 0.0166 +- 0.0006). "
+          + oks_pp_ordering(rows_exact, skip=("squared_error", "ailerons")))
 
 
 def exact_oks_pp_band(rows_exact):
