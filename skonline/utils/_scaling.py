@@ -208,5 +208,8 @@ def frozen_transform(X, count, mean, m2, clip, with_mean=True):
         scale_csr(X.indptr, X.indices, X.data, count.copy(), m2.copy(), clip, False, out)
         return sp.csr_matrix((out, X.indices.copy(), X.indptr.copy()), shape=X.shape)
     out = np.empty(X.shape)
-    standardize_dense(_readonly_c(X), count, mean, m2, clip, with_mean, False, out, _NO_ROWS, _NO_ROWS)
+    # copies of the statistics: the pass writes them back (unchanged when not learning), and a model
+    # loaded from a read-only memory map has read-only state
+    standardize_dense(_readonly_c(X), count.copy(), mean.copy(), m2.copy(), clip, with_mean, False, out,
+                      _NO_ROWS, _NO_ROWS)
     return out
