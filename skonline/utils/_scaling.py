@@ -13,7 +13,8 @@ clipped to ``[-clip, clip]`` as well. Before ``MIN_COUNT`` (10) rows have been s
 no reliable scale and is output as 0 (a learner downstream would otherwise learn, for good, from
 rows scaled by a two-row estimate); a column constant so far outputs 0 for the same value and
 ``+-clip`` for another. Targets follow the same rule: until 10 targets are seen the forecast is
-their running mean.
+their running mean. An estimator's internal standardisation can take a shorter feature warm-up
+(``min_count``; the estimator's ``_standardize_min_count``: 5 for GroupDRO).
 """
 
 import math
