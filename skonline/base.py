@@ -572,6 +572,8 @@ class OnlineMixin:
     _has_loss = True
     #: clip of the internal standardisation, in running standard deviations (features, target)
     _standardize_clip = 5.0
+    #: rows the internal standardisation needs before it scales a feature (before: 0)
+    _standardize_min_count = _scaling.MIN_COUNT
     _standardize_target_clip = 10.0
 
     def _standardizes(self):
@@ -604,9 +606,10 @@ class OnlineMixin:
             X = chunk["X"]
             count = np.array([float(self.n_samples_seen_)])
             clip = float(self._standardize_clip)
-            Z = _scaling.learn_transform(X, count, self._x_mean_, self._x_m2_, clip)
+            mc = float(self._standardize_min_count)
+            Z = _scaling.learn_transform(X, count, self._x_mean_, self._x_m2_, clip, min_count=mc)
             if chunk.get("batch", False):
-                Z = _scaling.frozen_transform(X, count, self._x_mean_, self._x_m2_, clip)
+                Z = _scaling.frozen_transform(X, count, self._x_mean_, self._x_m2_, clip, min_count=mc)
             chunk["X"] = readonly(Z)
         if self._standardizes_target():
             y = chunk["y"]
@@ -663,7 +666,8 @@ class OnlineMixin:
         X = validate_X_predict(self, X, **kwargs)
         if self._standardizes() and hasattr(self, "_x_mean_"):
             count = np.array([float(self.n_samples_seen_)])
-            Z = _scaling.frozen_transform(X, count, self._x_mean_, self._x_m2_, float(self._standardize_clip))
+            Z = _scaling.frozen_transform(X, count, self._x_mean_, self._x_m2_, float(self._standardize_clip),
+                                          min_count=float(self._standardize_min_count))
             X = readonly(Z)
         return X
 

@@ -83,7 +83,7 @@ class OnlinePipeline(Pipeline):
     >>> online = np.concatenate([pipe.partial_fit_predict(X[i:i + 100], y[i:i + 100], classes=[0, 1])
     ...                          for i in range(0, 1000, 100)])     # each row predicted, then learned
     >>> float(np.mean(online[500:] == y[500:]))
-    0.966
+    0.964
     """
 
     def __init__(self, steps, *, memory=None, verbose=False):

@@ -13,7 +13,8 @@ clipped to ``[-clip, clip]`` as well. Before ``MIN_COUNT`` (10) rows have been s
 no reliable scale and is output as 0 (a learner downstream would otherwise learn, for good, from
 rows scaled by a two-row estimate); a column constant so far outputs 0 for the same value and
 ``+-clip`` for another. Targets follow the same rule: until 10 targets are seen the forecast is
-their running mean.
+their running mean. An estimator's internal standardisation can take a shorter feature warm-up
+(``min_count``; the estimator's ``_standardize_min_count``: 5 for GroupDRO).
 """
 
 import math
@@ -29,9 +30,10 @@ _NO_ROWS = np.empty(0)  # standardize_dense's shift and scale for feature column
 
 
 @numba.njit(cache=True, inline="always")
-def _standardize_value(x, mu, m2, count, clip):
-    """The transformed value of ``x`` under the statistics ``(mu, m2, count)``; and the std."""
-    if count < MIN_COUNT:
+def _standardize_value(x, mu, m2, count, clip, min_count):
+    """The transformed value of ``x`` under the statistics ``(mu, m2, count)``; and the std
+    (0 and 0 before ``min_count`` rows)."""
+    if count < min_count:
         return 0.0, 0.0
     s = math.sqrt(m2 / count)
     if s > 0.0:
@@ -85,7 +87,7 @@ def _welford_update(j, x, s, count, mean, m2, clip):
 
 
 @numba.njit(cache=True)
-def standardize_dense(X, count, mean, m2, clip, with_mean, learn, out, shift, scale):
+def standardize_dense(X, count, mean, m2, clip, with_mean, learn, out, shift, scale, min_count):
     """Prequential standardisation of dense rows ``X`` (n, d) into ``out`` (n, d).
 
     ``count`` is a length-1 float64 array (rows seen), ``mean`` and ``m2`` are (d,) arrays, all
@@ -93,7 +95,8 @@ def standardize_dense(X, count, mean, m2, clip, with_mean, learn, out, shift, sc
     still tracked for the scale). A target column (d = 1) also records, when ``shift`` and
     ``scale`` have n entries, the running mean and standard deviation before each row, and is
     output as 0 while it has no spread (:func:`standardize_target`); otherwise they are empty.
-    One compiled pass serves features and targets (a regressor compiles it once). Returns nothing.
+    One compiled pass serves features and targets (a regressor compiles it once). A column is
+    output as 0 before ``min_count`` rows (the warm-up). Returns nothing.
     """
     n, d = X.shape
     target = shift.shape[0] > 0
@@ -101,13 +104,13 @@ def standardize_dense(X, count, mean, m2, clip, with_mean, learn, out, shift, sc
     for i in range(n):
         for j in range(d):
             x = X[i, j]
-            z, s = _standardize_value(x, mean[j], m2[j], c, clip)
+            z, s = _standardize_value(x, mean[j], m2[j], c, clip, min_count)
             if target:
                 shift[i] = mean[j]
                 scale[i] = s if s > 0.0 else 0.0
                 if not s > 0.0:
                     z = 0.0
-            elif not with_mean and c >= MIN_COUNT:
+            elif not with_mean and c >= min_count:
                 z = _scale_only(x, s, clip)
             out[i, j] = z
             if learn:
@@ -118,7 +121,7 @@ def standardize_dense(X, count, mean, m2, clip, with_mean, learn, out, shift, sc
 
 
 @numba.njit(cache=True)
-def scale_csr(indptr, indices, data, count, sumsq, clip, learn, out_data):
+def scale_csr(indptr, indices, data, count, sumsq, clip, learn, out_data, min_count):
     """Prequential scaling of CSR rows without centring: ``x / sqrt(mean of squares)``.
 
     ``sumsq`` (d,) holds the running sum of squares (implicit zeros add nothing); ``count`` the
@@ -131,7 +134,7 @@ def scale_csr(indptr, indices, data, count, sumsq, clip, learn, out_data):
         for p in range(indptr[i], indptr[i + 1]):
             j = indices[p]
             x = data[p]
-            if c >= MIN_COUNT and sumsq[j] > 0.0:
+            if c >= min_count and sumsq[j] > 0.0:
                 s = math.sqrt(sumsq[j] / c)
                 z = x / s
                 if z > clip:
@@ -181,35 +184,38 @@ def standardize_target(y, count, mean, m2, clip):
     z = np.empty(n)
     shift = np.empty(n)
     scale = np.empty(n)
-    standardize_dense(_readonly_c(y.reshape(n, 1)), count, mean, m2, clip, True, True, z.reshape(n, 1), shift, scale)
+    standardize_dense(_readonly_c(y.reshape(n, 1)), count, mean, m2, clip, True, True, z.reshape(n, 1), shift, scale,
+                      MIN_COUNT)
     return z, shift, scale
 
 
-def learn_transform(X, count, mean, m2, clip, with_mean=True):
+def learn_transform(X, count, mean, m2, clip, with_mean=True, min_count=MIN_COUNT):
     """Prequential transform of a validated chunk (dense: standardised, or only scaled with
     ``with_mean=False``; CSR: scaled, same structure, on copies of ``indices`` and ``indptr``).
 
     Row ``t`` is transformed with the statistics of rows ``< t``; ``count`` (length-1 array),
-    ``mean`` and ``m2`` are updated in place (for CSR ``m2`` holds sums of squares).
+    ``mean`` and ``m2`` are updated in place (for CSR ``m2`` holds sums of squares). Columns are
+    output as 0 before ``min_count`` rows (the warm-up).
     """
     if sp.issparse(X):
         out = np.empty_like(X.data)
-        scale_csr(X.indptr, X.indices, X.data, count, m2, clip, True, out)
+        scale_csr(X.indptr, X.indices, X.data, count, m2, clip, True, out, float(min_count))
         return sp.csr_matrix((out, X.indices.copy(), X.indptr.copy()), shape=X.shape)
     out = np.empty(X.shape)
-    standardize_dense(_readonly_c(X), count, mean, m2, clip, with_mean, True, out, _NO_ROWS, _NO_ROWS)
+    standardize_dense(_readonly_c(X), count, mean, m2, clip, with_mean, True, out, _NO_ROWS, _NO_ROWS,
+                      float(min_count))
     return out
 
 
-def frozen_transform(X, count, mean, m2, clip, with_mean=True):
+def frozen_transform(X, count, mean, m2, clip, with_mean=True, min_count=MIN_COUNT):
     """Every row with the current statistics; nothing is updated."""
     if sp.issparse(X):
         out = np.empty_like(X.data)
-        scale_csr(X.indptr, X.indices, X.data, count.copy(), m2.copy(), clip, False, out)
+        scale_csr(X.indptr, X.indices, X.data, count.copy(), m2.copy(), clip, False, out, float(min_count))
         return sp.csr_matrix((out, X.indices.copy(), X.indptr.copy()), shape=X.shape)
     out = np.empty(X.shape)
     # copies of the statistics: the pass writes them back (unchanged when not learning), and a model
     # loaded from a read-only memory map has read-only state
     standardize_dense(_readonly_c(X), count.copy(), mean.copy(), m2.copy(), clip, with_mean, False, out,
-                      _NO_ROWS, _NO_ROWS)
+                      _NO_ROWS, _NO_ROWS, float(min_count))
     return out
