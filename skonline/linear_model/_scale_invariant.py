@@ -143,6 +143,7 @@ class _ScaleInvariantBase:
                 X, Y, sw, self.fit_intercept, scaling, float(self.alpha), loss.code, eps, lip,
                 float(self.rank_tol), self.pinv_, self.basis_, self.rank_, self.neg_cum_grad_,
                 self.gamma_, self.scale_, out, self.n_clamped_, loss_acc,
+                np.zeros(3 * self.pinv_.shape[0] + self.neg_cum_grad_.shape[0]),
             )
         raise_if_nonfinite(status, what="predictions")
         self.cumulative_loss_ = float(loss_acc[0])

@@ -253,19 +253,20 @@ def _project_out(z, U, r, xp):
 
 @numba.njit(cache=True)
 def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, code, epsilon, lip, rank_tol,
-              P, U, rank, h, gamma, scale, out, clamped, loss_acc):
+              P, U, rank, h, gamma, scale, out, clamped, loss_acc, work):
     """Algorithm 2 with the O(d^2) pseudo-inverse update (paper App. E).
 
     State: ``P`` = S^dagger (D x D), ``U[:, :rank[0]]`` an orthonormal basis of range(S),
-    ``h`` (n_heads x D) = -sum g x, ``gamma`` (n_heads,) = sum g^2 x'S^dagger x.
+    ``h`` (n_heads x D) = -sum g x, ``gamma`` (n_heads,) = sum g^2 x'S^dagger x. ``work``: a
+    scratch array of ``3 D + n_heads`` entries (allocated by the caller: nothing to compile here).
     """
     n, d = X.shape
     D = P.shape[0]
     n_heads = h.shape[0]
-    z = np.zeros(D)
-    u = np.empty(D)
-    xp = np.empty(D)
-    g = np.empty(n_heads)
+    z = work[:D]
+    u = work[D:2 * D]
+    xp = work[2 * D:3 * D]
+    g = work[3 * D:3 * D + n_heads]
     two_a = 2.0 * alpha
     for i in range(n):
         # internal (scaled) instance
