@@ -288,9 +288,9 @@ def expansion_value(x, store, idx, coef, n, inv2s2, ebuf, vbuf, kbuf):
 #   _step(model, rows, row, h, k, step, pred, radius)
 #                                            f_{h,k} <- Proj(f_{h,k} - step phi_k(x_row)); False if
 #                                            the state became non-finite
-# The exact backend's operations are compiled functions of their own (a call costs nothing next
-# to an expansion of n_support terms, and numba copies an inlined function's IR, nested inlines
-# included, into each caller); the random-feature ones, O(D) a call, are inlined.
+# ``value`` and ``step`` are compiled functions of their own for both backends (numba copies an
+# inlined function's IR, nested inlines included, into each caller: inlining them cost more
+# compile time than the calls cost at run time); ``begin_row``, a few stores, is inlined.
 def _begin_row(model):
     """Forget the previous row's cached features / store slot."""
 
@@ -396,40 +396,34 @@ def _rf_step(model, rows, row, h, k, step, pred, radius):
     return ok
 
 
-@overload(_begin_row, inline="always")
-def _begin_row_exact(model):
-    if _is(model, ExactExpansion):
-        return _exact_begin_row
+#: each backend's operations (begin_row, value, step), by the type of its model record
+_BACKEND_OPS = (
+    (ExactExpansion, (_exact_begin_row, _exact_value, _exact_step)),
+    (RandomFeatures, (_rf_begin_row, _rf_value, _rf_step)),
+)
 
 
-@overload(_value)
-def _value_exact(model, rows, row, h, k):
-    if _is(model, ExactExpansion):
-        return _exact_value
-
-
-@overload(_step)
-def _step_exact(model, rows, row, h, k, step, pred, radius):
-    if _is(model, ExactExpansion):
-        return _exact_step
+def _backend_op(model, i):
+    """Operation ``i`` (0: begin_row, 1: value, 2: step) of the backend of ``model``'s record type."""
+    for record, ops in _BACKEND_OPS:
+        if _is(model, record):
+            return ops[i]
+    return None
 
 
 @overload(_begin_row, inline="always")
-def _begin_row_rf(model):
-    if _is(model, RandomFeatures):
-        return _rf_begin_row
+def _begin_row_impl(model):
+    return _backend_op(model, 0)
 
 
 @overload(_value)
-def _value_rf(model, rows, row, h, k):
-    if _is(model, RandomFeatures):
-        return _rf_value
+def _value_impl(model, rows, row, h, k):
+    return _backend_op(model, 1)
 
 
 @overload(_step)
-def _step_rf(model, rows, row, h, k, step, pred, radius):
-    if _is(model, RandomFeatures):
-        return _rf_step
+def _step_impl(model, rows, row, h, k, step, pred, radius):
+    return _backend_op(model, 2)
 
 
 # Random features read the rows through x_row . omega_b, chosen from the type of the rows record.
