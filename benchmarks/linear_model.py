@@ -373,7 +373,6 @@ def bare_coordinate_loop():
         ib = np.empty(D)
         eb = np.empty(D)
         xb = np.empty(D)
-        kb = np.empty(D, dtype=np.int64)
         half_a = 0.5 / alpha
         for i in range(n):
             for j in range(d):
@@ -390,7 +389,7 @@ def bare_coordinate_loop():
             cb[d] = ib[d] * half_a
             for q in range(D):
                 eb[q] = min((h[q] * h[q] + zb[q] * zb[q]) * cb[q], 700.0)
-            exp_buffer(eb, xb, kb, D)
+            exp_buffer(eb, xb, D)
             p = 0.0
             for q in range(D):
                 p += xb[q] * h[q] * zb[q] * ib[q]

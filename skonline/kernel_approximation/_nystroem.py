@@ -42,7 +42,6 @@ def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol
     wk = np.empty(ln)
     q = np.empty(ln)
     e = np.empty(ln)
-    kbuf = np.empty(ln, dtype=np.int64)
     for i in range(start, X.shape[0]):
         t = counts[0]
         m = counts[1]
@@ -52,7 +51,7 @@ def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol
             continue
         x = X[i]
         z, p, rho2 = kors_nystrom_decide(
-            Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, draws[i], kD, phi, wk, q, e, kbuf
+            Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, draws[i], kD, phi, wk, q, e
         )
         if z:
             if rho2 > rho_tol:

@@ -345,10 +345,10 @@ def rank_one_loop(V, Y, P, b):
 
 # --------------------------------------------------------------------------- exact kernel AWV
 @numba.njit(cache=True, inline="always")
-def _kernel_column(Xh, t, x, kernel, gamma, kv, e, kbuf):
+def _kernel_column(Xh, t, x, kernel, gamma, kv, e):
     """``kv[:t] = k(Xh[:t], x)``; returns ``k(x, x)``."""
     if kernel == 0:
-        rbf_row(Xh, t, x, gamma, e, kv, kbuf)
+        rbf_row(Xh, t, x, gamma, e, kv)
         return 1.0
     linear_row(Xh, t, x, kv)
     kxx = 0.0
@@ -385,7 +385,6 @@ def kernel_awv_pass(X, Y, sw, start, kernel_settings, settings, state, out):
     kv = np.empty(cap)
     lv = np.empty(cap)
     e = np.empty(cap)
-    kbuf = np.empty(cap, dtype=np.int64)
     pk = np.empty(n_heads)
     for i in range(start, X.shape[0]):
         t = state.n_stored[0]
@@ -394,7 +393,7 @@ def kernel_awv_pass(X, Y, sw, start, kernel_settings, settings, state, out):
         if learn and t == cap:
             return i, -1
         x = X[i]
-        kxx = _kernel_column(Xh, t, x, kernel, gamma, kv, e, kbuf)
+        kxx = _kernel_column(Xh, t, x, kernel, gamma, kv, e)
         lower_solve(L, t, kv, lv)
         s2 = kxx
         for j in range(t):
@@ -446,10 +445,9 @@ def kernel_predict(X, kernel_settings, settings, state, out):
     kv = np.empty(n1)
     lv = np.empty(n1)
     e = np.empty(n1)
-    kbuf = np.empty(n1, dtype=np.int64)
     for i in range(X.shape[0]):
         x = X[i]
-        kxx = _kernel_column(Xh, t, x, kernel, gamma, kv, e, kbuf)
+        kxx = _kernel_column(Xh, t, x, kernel, gamma, kv, e)
         lower_solve(L, t, kv, lv)
         s2 = kxx
         for j in range(t):
@@ -507,7 +505,6 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, state, out):
     wk = np.empty(ln)
     q = np.empty(ln)
     e = np.empty(ln)
-    kbuf = np.empty(ln, dtype=np.int64)
     u = np.empty(ln)
     g = np.empty(ln)
     ecol = np.empty(ln)
@@ -521,13 +518,13 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, state, out):
             return i, -1
         x = X[i]
         if frozen:  # no KORS decision: the embedding phi = L^{-1} k_D(x) only
-            rbf_row(Xd, m, x, gamma, e, kD, kbuf)
+            rbf_row(Xd, m, x, gamma, e, kD)
             lower_solve(L, m, kD, phi)
             state.n_after_budget[0] += 1
             z, p, rho2 = False, 0.0, 0.0
         else:
             z, p, rho2 = kors_nystrom_decide(
-                Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, draws[i], kD, phi, wk, q, e, kbuf
+                Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, draws[i], kD, phi, wk, q, e
             )
         if z:
             if rho2 > rho_tol:
@@ -535,7 +532,7 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, state, out):
                     return i, -1
                 rho = math.sqrt(rho2)
                 # new coordinate of every past point
-                rbf_row(Xh, t, x, gamma, e, ecol, kbuf)
+                rbf_row(Xh, t, x, gamma, e, ecol)
                 for s in range(t):
                     Ps = Phi[s]
                     acc = ecol[s]

@@ -197,8 +197,8 @@ class ExactExpansion(NamedTuple):
         Steps skipped because the store was full.
     cur : ndarray of shape (1,), int64
         Work: store row of the current round's x (-1: not stored yet).
-    ebuf, vbuf : ndarray of shape (capacity,); kbuf : ndarray of shape (capacity,), int64
-        Work: exponents, kernel values and the exponent bits of :func:`exp_buffer`.
+    ebuf, vbuf : ndarray of shape (capacity,)
+        Work: exponents and kernel values.
     """
 
     inv2s2: np.ndarray
@@ -213,7 +213,6 @@ class ExactExpansion(NamedTuple):
     cur: np.ndarray
     ebuf: np.ndarray
     vbuf: np.ndarray
-    kbuf: np.ndarray
 
 
 class RandomFeatures(NamedTuple):
@@ -271,12 +270,12 @@ def _dot(a, b, n):
 
 
 @numba.njit(cache=True, inline="always")
-def expansion_value(x, store, idx, coef, n, inv2s2, ebuf, vbuf, kbuf):
+def expansion_value(x, store, idx, coef, n, inv2s2, ebuf, vbuf):
     """sum_{j<n} coef[j] exp(-||x - store[idx[j]]||^2 * inv2s2) (the Gaussian expansion at x)."""
     for j in range(n):
         e = -_sq_dist(x, store, idx[j]) * inv2s2
         ebuf[j] = e if e > EXP_MIN else EXP_MIN
-    exp_buffer(ebuf, vbuf, kbuf, n)
+    exp_buffer(ebuf, vbuf, n)
     return _dot(coef, vbuf, n)
 
 
@@ -313,7 +312,7 @@ def _exact_value(model, rows, row, h, k):
         return 0.0
     return model.scale[h, k] * expansion_value(
         rows.X[row], model.store, model.idx[h, k], model.alpha[h, k], n, model.inv2s2[k],
-        model.ebuf, model.vbuf, model.kbuf,
+        model.ebuf, model.vbuf,
     )
 
 
@@ -705,7 +704,6 @@ def expansion_decision(X, weights, inv2s2, store, idx, coef, nsv, scale, out):
     cap = store.shape[0]
     ebuf = np.empty(cap)
     vbuf = np.empty(cap)
-    kbuf = np.empty(cap, dtype=np.int64)
     H = weights.shape[0]
     K = weights.shape[1]
     for r in range(X.shape[0]):
@@ -717,6 +715,6 @@ def expansion_decision(X, weights, inv2s2, store, idx, coef, nsv, scale, out):
                 if wk == 0.0 or n == 0:
                     continue
                 acc += wk * scale[h, k] * expansion_value(
-                    X[r], store, idx[h, k], coef[h, k], n, inv2s2[k], ebuf, vbuf, kbuf
+                    X[r], store, idx[h, k], coef[h, k], n, inv2s2[k], ebuf, vbuf
                 )
             out[r, h] = acc

@@ -377,7 +377,7 @@ class _KernelSelectionBase(GrowingStateMixin):
                 inv2s2=1.0 / (2.0 * self.sigmas_**2), store=self._store_, n_store=self._nstore_,
                 idx=self._idx_, alpha=self._alpha_, n_support=_heads(self.n_support_, 2), scale=self._scale_,
                 norm2=self._norm2_, n_dropped=self._ndropped_, cur=np.full(1, -1, dtype=np.int64),
-                ebuf=np.zeros(cap), vbuf=np.zeros(cap), kbuf=np.zeros(cap, dtype=np.int64),
+                ebuf=np.zeros(cap), vbuf=np.zeros(cap),
             )
         return settings, state, model
 

@@ -54,7 +54,7 @@ def _clamp(e, clamped):
 
 
 @numba.njit(cache=True, inline="always")
-def _coord_head(m, zb, ib, cb, hb, eb, xb, kb, inv_atd):
+def _coord_head(m, zb, ib, cb, hb, eb, xb, inv_atd):
     """Prediction of one head from the coordinates' h (``hb``), z, 1/s^2 and 1/(2 alpha s^2).
 
     Returns the prediction and how many exponents were clamped at E_MAX (exponents are >= 0).
@@ -64,7 +64,7 @@ def _coord_head(m, zb, ib, cb, hb, eb, xb, kb, inv_atd):
         e = (hb[q] * hb[q] + zb[q] * zb[q]) * cb[q]
         n_big += e > E_MAX
         eb[q] = min(e, E_MAX)
-    exp_buffer(eb, xb, kb, m)
+    exp_buffer(eb, xb, m)
     p = 0.0
     for q in range(m):
         p += xb[q] * hb[q] * zb[q] * ib[q]
@@ -72,13 +72,13 @@ def _coord_head(m, zb, ib, cb, hb, eb, xb, kb, inv_atd):
 
 
 @numba.njit(cache=True, inline="always")
-def _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, kb, inv_atd, Y_row, w, code, epsilon, lip,
+def _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, inv_atd, Y_row, w, code, epsilon, lip,
                         h, out_row, clamped, loss_acc):
     """Predict and update every head on one CSR row (coordinates gathered in jb)."""
     for k in range(h.shape[0]):
         for q in range(m):
             hb[q] = h[k, jb[q]]
-        p, n_big = _coord_head(m, zb, ib, cb, hb, eb, xb, kb, inv_atd)
+        p, n_big = _coord_head(m, zb, ib, cb, hb, eb, xb, inv_atd)
         clamped[0] += n_big
         out_row[k] = p
         if not math.isfinite(p):
@@ -107,7 +107,6 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, code,
     cb = np.zeros(D)
     eb = np.empty(D)
     xb = np.empty(D)
-    kb = np.empty(D, dtype=np.int64)
     half_a = 0.5 / alpha
     inv_scale = np.ones(d)
     if use_scaling:
@@ -142,7 +141,7 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, code,
                 n_big += e > E_MAX
                 eb[q] = min(e, E_MAX)
             clamped[0] += n_big
-            exp_buffer(eb, xb, kb, D)
+            exp_buffer(eb, xb, D)
             p = 0.0
             for q in range(D):
                 p += xb[q] * hk[q] * zb[q] * ib[q]
@@ -170,7 +169,6 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_
     hb = np.empty(D)
     eb = np.empty(D)
     xb = np.empty(D)
-    kb = np.empty(D, dtype=np.int64)
     jb = np.empty(D, dtype=np.int64)
     half_a = 0.5 / alpha
     for i in range(n):
@@ -200,7 +198,7 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_
             jb[m] = d
             m += 1
         inv_atd = 1.0 / (alpha * (t0 + i + 1) * D)
-        if not _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, kb, inv_atd, Y[i], sw[i], code,
+        if not _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, inv_atd, Y[i], sw[i], code,
                                    epsilon, lip, h, out[i], clamped, loss_acc):
             return i
     return -1

@@ -25,14 +25,13 @@ def _int64_bits_as_float64(typingctx, bits):
 
 
 @numba.njit(cache=True, inline="always")
-def exp_buffer(e, out, kbuf, m):
+def exp_buffer(e, out, m):
     """``out[:m] = exp(e[:m])`` in a loop the compiler vectorises (within 1 ulp of libm).
 
     The scalar ``math.exp`` is a library call that blocks SIMD; this is the classic range
     reduction ``x = k ln2 + r``, a degree-13 Taylor polynomial on ``|r| <= ln2/2`` and ``2^k`` built
     from its bit pattern (a register bitcast: no array view to compile). Precondition (the caller
-    clamps): every input lies in ``[EXP_MIN, EXP_MAX]``. ``kbuf`` (int64, at least ``m`` entries)
-    is no longer written; it stays in the signature until the callers' records drop it.
+    clamps): every input lies in ``[EXP_MIN, EXP_MAX]``.
     """
     for j in range(m):
         x = e[j]
@@ -60,8 +59,7 @@ def exp_array(x):
     """:func:`exp_buffer` on a 1-D array, inputs clamped to ``[EXP_MIN, EXP_MAX]``."""
     out = np.empty_like(x)
     c = np.minimum(np.maximum(x, EXP_MIN), EXP_MAX)
-    kbuf = np.empty(x.shape[0], dtype=np.int64)
-    exp_buffer(c, out, kbuf, x.shape[0])
+    exp_buffer(c, out, x.shape[0])
     return out
 
 

@@ -116,8 +116,8 @@ def taylor_transform(X, center, inv_sigma, parent, var, inv_sqrt, out):
 
 # --------------------------------------------------------------------------- Gaussian kernel
 @numba.njit(cache=True, inline="always")
-def rbf_row(Xs, n, x, gamma, e, out, kbuf):
-    """``out[i] = exp(-gamma ||Xs[i] - x||^2)`` for ``i < n`` (``e``, ``kbuf``: scratch, >= n)."""
+def rbf_row(Xs, n, x, gamma, e, out):
+    """``out[i] = exp(-gamma ||Xs[i] - x||^2)`` for ``i < n`` (``e``: scratch, >= n)."""
     d = x.shape[0]
     for i in range(n):
         s = 0.0
@@ -126,7 +126,7 @@ def rbf_row(Xs, n, x, gamma, e, out, kbuf):
             s += t * t
         v = -gamma * s
         e[i] = v if v > EXP_MIN else EXP_MIN
-    exp_buffer(e, out, kbuf, n)
+    exp_buffer(e, out, n)
     for i in range(n):  # exp(EXP_MIN) ~ 1e-308: call it zero, as exp() of the true value would
         if e[i] <= EXP_MIN:
             out[i] = 0.0
@@ -234,16 +234,16 @@ def kors_score(Ginv, m, wk, kxx, mu, eps, q):
 
 
 @numba.njit(cache=True, inline="always")
-def kors_nystrom_decide(Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, u_draw, kD, phi, wk, q, e, kbuf):
+def kors_nystrom_decide(Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, u_draw, kD, phi, wk, q, e):
     """One KORS decision for ``x`` against the Gaussian-kernel dictionary ``Xd[:m]``.
 
     Fills ``kD = k(Xd[:m], x)`` and ``phi = L^{-1} kD`` (the embedding of ``x`` with the current
     dictionary, ``L L' = K_DD``), computes the KORS probability ``p = clip(beta tau, 0, 1)`` and
     returns ``(z, p, rho2)`` with ``z = u_draw < p`` the Bernoulli draw and
     ``rho2 = k(x, x) - phi' phi`` the squared distance of ``phi(x)`` to the span of the dictionary
-    (``wk``, ``q``, ``e``, ``kbuf``: scratch of at least ``m`` entries).
+    (``wk``, ``q``, ``e``: scratch of at least ``m`` entries).
     """
-    rbf_row(Xd, m, x, gamma, e, kD, kbuf)
+    rbf_row(Xd, m, x, gamma, e, kD)
     lower_solve(L, m, kD, phi)
     for k in range(m):
         wk[k] = w[k] * kD[k]
@@ -289,9 +289,8 @@ def rbf_matrix(A, B, gamma):
     n, m = A.shape[0], B.shape[0]
     out = np.empty((n, m))
     e = np.empty(m)
-    kbuf = np.empty(m, dtype=np.int64)
     for i in range(n):
-        rbf_row(B, m, A[i], gamma, e, out[i], kbuf)
+        rbf_row(B, m, A[i], gamma, e, out[i])
     return out
 
 
