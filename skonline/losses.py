@@ -64,52 +64,78 @@ def _sigmoid(z):
 
 
 @numba.njit(cache=True)
-def _value_and_derivative(code, y, p, epsilon):
-    """``(value, derivative)`` of loss ``code`` at target ``y`` and prediction ``p``: one compiled
-    function for the whole catalogue (a first fit compiles it once; :func:`loss_value` and
-    :func:`loss_derivative` read one half each)."""
+def loss_value(code, y, p, epsilon):
+    """Value of loss ``code`` at target ``y`` and prediction ``p`` (compiled)."""
     if code == LOG_LOSS:
-        return _log1pexp(-y * p), -y * _sigmoid(-y * p)
+        return _log1pexp(-y * p)
     if code == HINGE:
         z = 1.0 - y * p
-        return (z if z > 0.0 else 0.0), (-y if y * p <= 1.0 else 0.0)
+        return z if z > 0.0 else 0.0
     if code == SQUARED_HINGE:
         z = 1.0 - y * p
-        if z > 0.0:
-            return z * z, -2.0 * y * z
-        return 0.0, 0.0
+        return z * z if z > 0.0 else 0.0
     if code == MODIFIED_HUBER:
         z = y * p
         if z < -1.0:
-            return -4.0 * z, -4.0 * y
+            return -4.0 * z
         if z < 1.0:
-            return (1.0 - z) * (1.0 - z), -2.0 * y * (1.0 - z)
-        return 0.0, 0.0
+            return (1.0 - z) * (1.0 - z)
+        return 0.0
     r = p - y
     if code == SQUARED_ERROR:
-        return 0.5 * r * r, r
+        return 0.5 * r * r
     if code == ABSOLUTE_ERROR:
-        return abs(r), (1.0 if r > 0.0 else (-1.0 if r < 0.0 else 0.0))
+        return abs(r)
     if code == EPSILON_INSENSITIVE:
         a = abs(r) - epsilon
-        return (a if a > 0.0 else 0.0), (1.0 if r > epsilon else (-1.0 if r < -epsilon else 0.0))
+        return a if a > 0.0 else 0.0
     if code == HUBER:
         a = abs(r)
-        v = 0.5 * r * r if a <= epsilon else epsilon * (a - 0.5 * epsilon)
-        return v, (epsilon if r > epsilon else (-epsilon if r < -epsilon else r))
-    return math.nan, math.nan
+        if a <= epsilon:
+            return 0.5 * r * r
+        return epsilon * (a - 0.5 * epsilon)
+    return math.nan
 
 
-@numba.njit(cache=True, inline="always")
-def loss_value(code, y, p, epsilon):
-    """Value of loss ``code`` at target ``y`` and prediction ``p`` (compiled)."""
-    return _value_and_derivative(code, y, p, epsilon)[0]
-
-
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def loss_derivative(code, y, p, epsilon):
     """Derivative (a subgradient at kinks) of loss ``code`` with respect to ``p`` (compiled)."""
-    return _value_and_derivative(code, y, p, epsilon)[1]
+    if code == LOG_LOSS:
+        return -y * _sigmoid(-y * p)
+    if code == HINGE:
+        return -y if y * p <= 1.0 else 0.0
+    if code == SQUARED_HINGE:
+        z = 1.0 - y * p
+        return -2.0 * y * z if z > 0.0 else 0.0
+    if code == MODIFIED_HUBER:
+        z = y * p
+        if z < -1.0:
+            return -4.0 * y
+        if z < 1.0:
+            return -2.0 * y * (1.0 - z)
+        return 0.0
+    r = p - y
+    if code == SQUARED_ERROR:
+        return r
+    if code == ABSOLUTE_ERROR:
+        if r > 0.0:
+            return 1.0
+        if r < 0.0:
+            return -1.0
+        return 0.0
+    if code == EPSILON_INSENSITIVE:
+        if r > epsilon:
+            return 1.0
+        if r < -epsilon:
+            return -1.0
+        return 0.0
+    if code == HUBER:
+        if r > epsilon:
+            return epsilon
+        if r < -epsilon:
+            return -epsilon
+        return r
+    return math.nan
 
 
 @numba.njit(cache=True, inline="always")
@@ -122,7 +148,7 @@ def loss_and_derivative(code, y, p, epsilon):
             return math.log1p(e), -y * e / (1.0 + e)
         e = math.exp(z)
         return -z + math.log1p(e), -y / (1.0 + e)
-    return _value_and_derivative(code, y, p, epsilon)
+    return loss_value(code, y, p, epsilon), loss_derivative(code, y, p, epsilon)
 
 
 @numba.njit(cache=True)
