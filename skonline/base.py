@@ -70,6 +70,7 @@ __all__ = [
     "SampleWeightMixin",
     "make_generator",
     "running_sum",
+    "state_scalar",
     "raise_if_nonfinite",
     "nonfinite_state",
     "check_finite_output",
@@ -97,6 +98,20 @@ def running_sum(start, values):
     if values.shape[0] == 0:
         return float(start)
     return float(np.add.accumulate(np.concatenate(([float(start)], values)))[-1])
+
+
+def state_scalar(name, kind, doc):
+    """A read-only property for documented learned state kept in a length-1 array: ``kind(self.<name>[0])``.
+
+    Scalars a compiled pass updates in place live in length-1 arrays (``_eta_``, ``_t_``); the
+    public attribute reads the value out after a fit check (``NotFittedError`` before a fit).
+    """
+
+    def get(self):
+        check_is_fitted(self, name)
+        return kind(getattr(self, name)[0])
+
+    return property(get, doc=doc)
 
 
 def raise_if_nonfinite(status, first_row=0, what="state"):

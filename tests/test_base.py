@@ -96,3 +96,28 @@ def test_all_estimators_discovers_without_a_hand_list():
     assert "ScaleInvariantRegressor" not in clf
     with pytest.raises(ValueError, match="type_filter"):
         all_estimators(type_filter="cluster")
+
+
+def test_state_scalar_reads_a_length_one_state_array_after_a_fit_check():
+    from sklearn.base import BaseEstimator
+    from sklearn.exceptions import NotFittedError
+
+    from skonline.base import state_scalar
+
+    class Model(BaseEstimator):
+        eta_ = state_scalar("_eta_", float, "Learning rate.")
+        n_ = state_scalar("_n_", int, "Count.")
+
+        def fit(self):
+            self._eta_ = np.array([0.25])
+            self._n_ = np.array([3], dtype=np.int64)
+            return self
+
+    m = Model()
+    with pytest.raises(NotFittedError):
+        _ = m.eta_
+    assert not hasattr(m, "n_")
+    m.fit()
+    assert m.eta_ == 0.25 and type(m.eta_) is float
+    assert m.n_ == 3 and type(m.n_) is int
+    assert Model.eta_.__doc__ == "Learning rate."

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite
+from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite, state_scalar
 from ..losses import LOG_LOSS, get_loss
 from . import _gdro_core as core
 
@@ -565,29 +565,15 @@ class _BaseGroupDRO:
         self.objective_value_ = self._objective(self.group_risks_)
 
     # ------------------------------------------------------------------ derived state
-    @property
-    def n_iter_(self):
-        """Rounds completed (the paper's t)."""
-        check_is_fitted(self, "_t_")
-        return int(self._t_[0])
+    n_iter_ = state_scalar("_t_", int, "Rounds completed (the paper's t).")
 
-    @property
-    def eta_w_(self):
-        """Step size of the w-player in the last round."""
-        check_is_fitted(self, "_eta_w_")
-        return float(self._eta_w_[0])
+    eta_w_ = state_scalar("_eta_w_", float, "Step size of the w-player in the last round.")
 
-    @property
-    def eta_q_(self):
-        """Step size of the q-player in the last round."""
-        check_is_fitted(self, "_eta_q_")
-        return float(self._eta_q_[0])
+    eta_q_ = state_scalar("_eta_q_", float, "Step size of the q-player in the last round.")
 
-    @property
-    def gamma_(self):
-        """Implicit-exploration coefficient of the last round (``eta_q / 2``; 0 for mirror-prox)."""
-        check_is_fitted(self, "_gamma_")
-        return float(self._gamma_[0])
+    gamma_ = state_scalar(
+        "_gamma_", float, "Implicit-exploration coefficient of the last round (``eta_q / 2``; 0 for mirror-prox)."
+    )
 
     def _objective(self, risks):
         if np.any(np.isnan(risks)):

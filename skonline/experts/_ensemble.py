@@ -31,7 +31,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineClassifierMixin, OnlineRegressorMixin, running_sum
+from ..base import OnlineClassifierMixin, OnlineRegressorMixin, running_sum, state_scalar
 from ..utils.validation import validate_X_predict
 from . import _ensemble_core as core
 from ._rules import FixedShare, _BaseRule
@@ -313,11 +313,9 @@ class _OnlineEnsembleBase:
             return np.full(len(self.estimators_), 1.0 / len(self.estimators_))
         return self.rule_.weights_
 
-    @property
-    def loss_scale_(self):
-        """The scale of the last round's losses (``loss_bound='auto'``; see ``loss_bound``)."""
-        check_is_fitted(self, "_loss_scale_")
-        return float(self._loss_scale_[0])
+    loss_scale_ = state_scalar(
+        "_loss_scale_", float, "The scale of the last round's losses (``loss_bound='auto'``; see ``loss_bound``)."
+    )
 
     @property
     def named_estimators_(self):

@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import OnlineMixin
+from ..base import OnlineMixin, state_scalar
 from ..utils.validation import readonly
 from . import _matrix_core as core
 from . import _rules_core as rules_core
@@ -218,17 +218,9 @@ class PCSP(OnlineMixin, BaseEstimator):
         W = (V * self.eigenvalues_) @ V.T
         return (W + W.T) / 2.0
 
-    @property
-    def eta_(self):
-        """Learning rate of the last round."""
-        check_is_fitted(self, "_eta_")
-        return float(self._eta_[0])
+    eta_ = state_scalar("_eta_", float, "Learning rate of the last round.")
 
-    @property
-    def min_weight_(self):
-        """Eigenvalue floor of the last round."""
-        check_is_fitted(self, "_min_weight_")
-        return float(self._min_weight_[0])
+    min_weight_ = state_scalar("_min_weight_", float, "Eigenvalue floor of the last round.")
 
     def partial_fit_predict(self, X, y=None):
         """Learn the rounds and return the density matrices played at each of them.

@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import OnlineMixin
+from ..base import OnlineMixin, state_scalar
 from ..utils.validation import readonly, validate_X_predict
 from . import _rules_core as core
 
@@ -354,17 +354,11 @@ class _TunedRule(_BaseRule):
     def _run(self, L, out, cum_loss):
         core.exponential_pass(L, self._settings(), self._state(cum_loss), out, core.round_buffers(L.shape[1]))
 
-    @property
-    def eta_(self):
-        """Learning rate of the last round (the tuned value when ``eta='auto'``)."""
-        check_is_fitted(self, "_eta_")
-        return float(self._eta_[0])
+    eta_ = state_scalar("_eta_", float, "Learning rate of the last round (the tuned value when ``eta='auto'``).")
 
-    @property
-    def horizon_(self):
-        """Horizon used by the tuning at the last round (T, or the current doubling guess)."""
-        check_is_fitted(self, "_horizon_")
-        return float(self._horizon_[0])
+    horizon_ = state_scalar(
+        "_horizon_", float, "Horizon used by the tuning at the last round (T, or the current doubling guess)."
+    )
 
 
 _REF_LZ = """Lu & Zhang, "Adaptive and Efficient Algorithms for Tracking the Best Expert", arXiv 2019"""
@@ -505,11 +499,7 @@ class FixedShare(_TunedRule):
         if not isinstance(self.alpha, str) and K > 1 and self.alpha > (K - 1.0) / K + 1e-12:
             raise ValueError(f"alpha={self.alpha} exceeds (K-1)/K = {(K - 1) / K:g} for K={K} experts.")
 
-    @property
-    def alpha_(self):
-        """Sharing rate of the last round."""
-        check_is_fitted(self, "_alpha_")
-        return float(self._alpha_[0])
+    alpha_ = state_scalar("_alpha_", float, "Sharing rate of the last round.")
 
     def _state(self, cum_loss):
         return core.FixedShareState(
@@ -539,11 +529,7 @@ class _ClippedRule(_TunedRule):
         "min_weight": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="both")],
     }
 
-    @property
-    def min_weight_(self):
-        """Floor gamma of the clipped simplex at the last round."""
-        check_is_fitted(self, "_min_weight_")
-        return float(self._min_weight_[0])
+    min_weight_ = state_scalar("_min_weight_", float, "Floor gamma of the clipped simplex at the last round.")
 
 
 class ClippedHedge(_ClippedRule):
@@ -832,17 +818,11 @@ class OCSPlus(_OptimisticRule):
             starts = self.n_samples_seen_ + np.flatnonzero(halved) + 2
             self.epoch_starts_ = np.concatenate([self.epoch_starts_, starts.astype(np.int64)])
 
-    @property
-    def epoch_(self):
-        """Current epoch m (from 1)."""
-        check_is_fitted(self, "_epoch_")
-        return int(self._epoch_[0])
+    epoch_ = state_scalar("_epoch_", int, "Current epoch m (from 1).")
 
-    @property
-    def path_length_epoch_(self):
-        """Path length of the current epoch so far (losses scaled to [0, 1])."""
-        check_is_fitted(self, "_path_length_")
-        return float(self._path_length_[0])
+    path_length_epoch_ = state_scalar(
+        "_path_length_", float, "Path length of the current epoch so far (losses scaled to [0, 1])."
+    )
 
 
 class MLPoly(_BaseRule):
@@ -1024,11 +1004,7 @@ class AdaHedge(_BaseRule):
         self._cum_scaled_ = np.zeros(K)
         self._delta_ = np.zeros(1)
 
-    @property
-    def mixability_gap_(self):
-        """Cumulative mixability gap ``Delta`` (losses scaled to [0, 1])."""
-        check_is_fitted(self, "_delta_")
-        return float(self._delta_[0])
+    mixability_gap_ = state_scalar("_delta_", float, "Cumulative mixability gap ``Delta`` (losses scaled to [0, 1]).")
 
     def _state(self, cum_loss):
         return core.AdaHedgeState(

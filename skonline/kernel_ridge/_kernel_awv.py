@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
+from ..base import OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite, state_scalar
 from . import _core as core
 from ._base import (
     _CAP_ROWS,
@@ -231,15 +231,10 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         )
         return out
 
-    @property
-    def n_rows_stored_(self):
-        check_is_fitted(self, "_n_stored_")
-        return int(self._n_stored_[0])
-
-    @property
-    def n_rows_dropped_(self):
-        check_is_fitted(self, "_n_dropped_")
-        return int(self._n_dropped_[0])
+    n_rows_stored_ = state_scalar("_n_stored_", int, "Rows learned and stored (``min(n_samples_seen_, max_rows)``).")
+    n_rows_dropped_ = state_scalar(
+        "_n_dropped_", int, "Rows predicted but not learned because the budget ``max_rows`` was reached."
+    )
 
     @property
     def X_fit_(self):
