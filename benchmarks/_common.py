@@ -59,3 +59,30 @@ def run_header():
     return (f"Commit: `{git_commit()}`; machine: {machine()}; load average (1 / 5 / 15 min) "
             f"{_loads(LOAD_AT_START)} at the start of the run, {_loads(load_average())} at the end "
             f"(on {os.cpu_count()} cores: a load above that means the timings shared the machine).")
+
+
+def first_fit_case(name, rows, seed=0):
+    """The first fit the cold-start scripts time: ``(cls, params, X, y, fit_params)``.
+
+    Estimator ``name`` (``skonline.utils.all_estimators``) at its defaults, or, for a meta-estimator
+    (ensemble, pipeline), which has no default, its first test configuration (``_test_params[0]``);
+    ``rows`` rows of its own test stream (a fixed feature map: any dense table of 4 columns).
+    """
+    import numpy as np
+
+    from skonline.utils import all_estimators
+
+    cls = dict(all_estimators())[name]
+    try:
+        params = {}
+        est = cls()
+    except TypeError:
+        params = cls._test_params[0]
+        est = cls(**params)
+    rng = np.random.default_rng(seed)
+    if hasattr(est, "_online_test_stream"):
+        X, y, kw = est._online_test_stream(rng, n_samples=rows)
+    else:
+        X, y, kw = rng.standard_normal((rows, 4)), None, {}
+    return cls, params, X, y, kw
+

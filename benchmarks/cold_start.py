@@ -36,19 +36,10 @@ import numpy as np
 import skonline
 from skonline.utils import all_estimators
 t1 = time.perf_counter()
-name, rows = sys.argv[1], int(sys.argv[2])
-cls = dict(all_estimators())[name]
-try:
-    params = {}
-    est = cls()
-except TypeError:  # a meta-estimator (ensemble, pipeline) has no default: its first test variant
-    params = cls._test_params[0]
-    est = cls(**params)
-rng = np.random.default_rng(0)
-if hasattr(est, "_online_test_stream"):
-    X, y, kw = est._online_test_stream(rng, n_samples=rows)
-else:  # a fixed feature map: unsupervised, any dense table
-    X, y, kw = rng.standard_normal((rows, 4)), None, {}
+sys.path.insert(0, sys.argv[3])
+from _common import first_fit_case
+cls, params, X, y, kw = first_fit_case(sys.argv[1], int(sys.argv[2]))
+est = cls(**params)
 t2 = time.perf_counter()
 est.fit(X, y, **kw)
 t3 = time.perf_counter()
@@ -62,8 +53,8 @@ def measure(name, rows):
     """One fresh process, one empty numba cache: import, cold fit and warm fit times (seconds)."""
     with tempfile.TemporaryDirectory(prefix="skonline-numba-") as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONWARNINGS="ignore")
-        out = subprocess.run([sys.executable, "-c", _CHILD, name, str(rows)], env=env,
-                             capture_output=True, text=True, check=False)
+        argv = [sys.executable, "-c", _CHILD, name, str(rows), str(Path(__file__).resolve().parent)]
+        out = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise RuntimeError(f"{name}: child failed\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])

@@ -15,8 +15,9 @@ import argparse
 import collections
 import sys
 
-import numpy as np
 from numba.core import event
+
+from _common import first_fit_case
 
 
 def main(argv=None):
@@ -50,14 +51,8 @@ def main(argv=None):
             calls[0] += 1
 
     event.register("numba:compile", Listener())
-    from skonline.utils import all_estimators
-
-    cls = dict(all_estimators())[args.estimator]
-    try:
-        est = cls()
-    except TypeError:  # a meta-estimator: its first test configuration, as benchmarks/cold_start.py
-        est = cls(**cls._test_params[0])
-    X, y, kw = est._online_test_stream(np.random.default_rng(0), n_samples=args.rows)
+    cls, params, X, y, kw = first_fit_case(args.estimator, args.rows)  # as benchmarks/cold_start.py
+    est = cls(**params)
     sys.setprofile(count)
     try:
         est.fit(X, y, **kw)
