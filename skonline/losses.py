@@ -1,8 +1,9 @@
 """The loss catalogue shared by every family.
 
-Each loss has a compiled scalar value and derivative, dispatched on an integer code so that one
-compiled core serves every loss (``loss_value(code, y, p, epsilon)`` and
-``loss_derivative(code, y, p, epsilon)``), and a small Python descriptor, :class:`Loss`, carrying
+Each loss has a scalar value and derivative that compiled code calls as ``loss_value(record, y, p)``,
+``loss_derivative(record, y, p)`` and ``loss_and_derivative(record, y, p)``, where ``record`` is the
+loss's record (``Loss.record(epsilon)``: its code and parameter): from the record's type numba
+compiles the losses of that task only. A small Python descriptor, :class:`Loss`, carries
 the metadata an algorithm checks its assumptions against: is the loss smooth, what is its
 Lipschitz constant in the prediction, what targets does it take.
 
@@ -31,9 +32,12 @@ Aliases: ``logistic`` for ``log_loss``, ``squared`` for ``squared_error``, ``abs
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numba
 import numpy as np
+from numba.core import types
+from numba.extending import overload
 
 __all__ = ["Loss", "get_loss", "LOSSES", "loss_value", "loss_derivative", "loss_and_derivative"]
 
@@ -47,120 +51,198 @@ EPSILON_INSENSITIVE = 6
 HUBER = 7
 
 
-@numba.njit(cache=True, inline="always")
-def _log1pexp(z):
-    # log(1 + exp(z)) without overflow
-    if z > 0.0:
-        return z + math.log1p(math.exp(-z))
-    return math.log1p(math.exp(z))
+# ------------------------------------------------------------------ the two catalogues
+# Compiled code calls ``loss_value(loss, y, p)`` with the loss's record (``Loss.record``): its type,
+# ClassificationLoss or RegressionLoss, selects the catalogue numba compiles, so a classifier's core
+# compiles the four classification losses and a regressor's the four regression losses (one switch
+# over all eight cost every first fit about 0.5 s of compile), and switching between losses of one
+# task does not compile the core again.
 
 
-@numba.njit(cache=True, inline="always")
-def _sigmoid(z):
-    if z >= 0.0:
-        return 1.0 / (1.0 + math.exp(-z))
-    e = math.exp(z)
-    return e / (1.0 + e)
+class ClassificationLoss(NamedTuple):
+    """What compiled code reads of a classification loss: its ``code`` and parameter ``epsilon``."""
+
+    code: int
+    epsilon: float
+
+
+class RegressionLoss(NamedTuple):
+    """What compiled code reads of a regression loss: its ``code`` and parameter ``epsilon``."""
+
+    code: int
+    epsilon: float
 
 
 @numba.njit(cache=True)
-def loss_value(code, y, p, epsilon):
-    """Value of loss ``code`` at target ``y`` and prediction ``p`` (compiled)."""
-    if code == LOG_LOSS:
-        return _log1pexp(-y * p)
-    if code == HINGE:
+def _classification_value(loss, y, p):
+    c = loss.code
+    if c == LOG_LOSS:  # log(1 + exp(z)) without overflow, z = -y p
+        z = -y * p
+        if z > 0.0:
+            return z + math.log1p(math.exp(-z))
+        return math.log1p(math.exp(z))
+    if c == HINGE:
         z = 1.0 - y * p
         return z if z > 0.0 else 0.0
-    if code == SQUARED_HINGE:
+    if c == SQUARED_HINGE:
         z = 1.0 - y * p
         return z * z if z > 0.0 else 0.0
-    if code == MODIFIED_HUBER:
-        z = y * p
-        if z < -1.0:
-            return -4.0 * z
-        if z < 1.0:
-            return (1.0 - z) * (1.0 - z)
-        return 0.0
-    r = p - y
-    if code == SQUARED_ERROR:
-        return 0.5 * r * r
-    if code == ABSOLUTE_ERROR:
-        return abs(r)
-    if code == EPSILON_INSENSITIVE:
-        a = abs(r) - epsilon
-        return a if a > 0.0 else 0.0
-    if code == HUBER:
-        a = abs(r)
-        if a <= epsilon:
-            return 0.5 * r * r
-        return epsilon * (a - 0.5 * epsilon)
-    return math.nan
+    z = y * p  # MODIFIED_HUBER
+    if z < -1.0:
+        return -4.0 * z
+    if z < 1.0:
+        return (1.0 - z) * (1.0 - z)
+    return 0.0
 
 
 @numba.njit(cache=True)
-def loss_derivative(code, y, p, epsilon):
-    """Derivative (a subgradient at kinks) of loss ``code`` with respect to ``p`` (compiled)."""
-    if code == LOG_LOSS:
-        return -y * _sigmoid(-y * p)
-    if code == HINGE:
+def _classification_derivative(loss, y, p):
+    c = loss.code
+    if c == LOG_LOSS:  # -y sigmoid(-y p)
+        z = -y * p
+        if z >= 0.0:
+            return -y * (1.0 / (1.0 + math.exp(-z)))
+        e = math.exp(z)
+        return -y * (e / (1.0 + e))
+    if c == HINGE:
         return -y if y * p <= 1.0 else 0.0
-    if code == SQUARED_HINGE:
+    if c == SQUARED_HINGE:
         z = 1.0 - y * p
         return -2.0 * y * z if z > 0.0 else 0.0
-    if code == MODIFIED_HUBER:
-        z = y * p
-        if z < -1.0:
-            return -4.0 * y
-        if z < 1.0:
-            return -2.0 * y * (1.0 - z)
-        return 0.0
-    r = p - y
-    if code == SQUARED_ERROR:
-        return r
-    if code == ABSOLUTE_ERROR:
-        if r > 0.0:
-            return 1.0
-        if r < 0.0:
-            return -1.0
-        return 0.0
-    if code == EPSILON_INSENSITIVE:
-        if r > epsilon:
-            return 1.0
-        if r < -epsilon:
-            return -1.0
-        return 0.0
-    if code == HUBER:
-        if r > epsilon:
-            return epsilon
-        if r < -epsilon:
-            return -epsilon
-        return r
-    return math.nan
+    z = y * p  # MODIFIED_HUBER
+    if z < -1.0:
+        return -4.0 * y
+    if z < 1.0:
+        return -2.0 * y * (1.0 - z)
+    return 0.0
 
 
-@numba.njit(cache=True, inline="always")
-def loss_and_derivative(code, y, p, epsilon):
-    """``(loss_value, loss_derivative)`` in one call (one exponential for the log loss)."""
-    if code == LOG_LOSS:
+@numba.njit(cache=True)
+def _classification_both(loss, y, p):
+    if loss.code == LOG_LOSS:  # one exponential for both
         z = y * p
         if z > 0.0:
             e = math.exp(-z)
             return math.log1p(e), -y * e / (1.0 + e)
         e = math.exp(z)
         return -z + math.log1p(e), -y / (1.0 + e)
-    return loss_value(code, y, p, epsilon), loss_derivative(code, y, p, epsilon)
+    return _classification_value(loss, y, p), _classification_derivative(loss, y, p)
 
 
 @numba.njit(cache=True)
-def _values(code, y, p, epsilon, out):
-    for i in range(y.shape[0]):
-        out[i] = loss_value(code, y[i], p[i], epsilon)
+def _regression_value(loss, y, p):
+    c = loss.code
+    r = p - y
+    if c == SQUARED_ERROR:
+        return 0.5 * r * r
+    if c == ABSOLUTE_ERROR:
+        return abs(r)
+    if c == EPSILON_INSENSITIVE:
+        a = abs(r) - loss.epsilon
+        return a if a > 0.0 else 0.0
+    a = abs(r)  # HUBER
+    if a <= loss.epsilon:
+        return 0.5 * r * r
+    return loss.epsilon * (a - 0.5 * loss.epsilon)
 
 
 @numba.njit(cache=True)
-def _derivatives(code, y, p, epsilon, out):
+def _regression_derivative(loss, y, p):
+    c = loss.code
+    r = p - y
+    if c == SQUARED_ERROR:
+        return r
+    if c == ABSOLUTE_ERROR:
+        if r > 0.0:
+            return 1.0
+        if r < 0.0:
+            return -1.0
+        return 0.0
+    if c == EPSILON_INSENSITIVE:
+        if r > loss.epsilon:
+            return 1.0
+        if r < -loss.epsilon:
+            return -1.0
+        return 0.0
+    if r > loss.epsilon:  # HUBER
+        return loss.epsilon
+    if r < -loss.epsilon:
+        return -loss.epsilon
+    return r
+
+
+@numba.njit(cache=True)
+def _regression_both(loss, y, p):
+    return _regression_value(loss, y, p), _regression_derivative(loss, y, p)
+
+
+#: record class -> its catalogue (value, derivative, value and derivative)
+_CATALOGUES = {
+    ClassificationLoss: (_classification_value, _classification_derivative, _classification_both),
+    RegressionLoss: (_regression_value, _regression_derivative, _regression_both),
+}
+
+
+def loss_value(loss, y, p):
+    """Value of the loss ``loss`` (its record, :meth:`Loss.record`) at target ``y``, prediction ``p``.
+
+    Runs as Python when called from Python; in compiled code, numba compiles the catalogue of the
+    record's task only (:class:`ClassificationLoss` or :class:`RegressionLoss`).
+    """
+    return _CATALOGUES[type(loss)][0](loss, y, p)
+
+
+def loss_derivative(loss, y, p):
+    """Derivative (a subgradient at kinks) of ``loss`` with respect to ``p`` (see :func:`loss_value`)."""
+    return _CATALOGUES[type(loss)][1](loss, y, p)
+
+
+def loss_and_derivative(loss, y, p):
+    """``(loss_value, loss_derivative)`` in one call (one exponential for the log loss)."""
+    return _CATALOGUES[type(loss)][2](loss, y, p)
+
+
+def _catalogue(loss):
+    """The catalogue of the numba record type ``loss`` (None if it is not a loss record)."""
+    if isinstance(loss, types.BaseNamedTuple):
+        return _CATALOGUES.get(loss.instance_class)
+    return None
+
+
+@overload(loss_value)
+def _loss_value_impl(loss, y, p):
+    cat = _catalogue(loss)
+    if cat is not None:
+        f = cat[0]  # a compiled function (compiled once per record type, cached on disk)
+        return lambda loss, y, p: f(loss, y, p)
+
+
+@overload(loss_derivative)
+def _loss_derivative_impl(loss, y, p):
+    cat = _catalogue(loss)
+    if cat is not None:
+        f = cat[1]  # a compiled function (compiled once per record type, cached on disk)
+        return lambda loss, y, p: f(loss, y, p)
+
+
+@overload(loss_and_derivative)
+def _loss_and_derivative_impl(loss, y, p):
+    cat = _catalogue(loss)
+    if cat is not None:
+        f = cat[2]  # a compiled function (compiled once per record type, cached on disk)
+        return lambda loss, y, p: f(loss, y, p)
+
+
+@numba.njit(cache=True)
+def _values(loss, y, p, out):
     for i in range(y.shape[0]):
-        out[i] = loss_derivative(code, y[i], p[i], epsilon)
+        out[i] = loss_value(loss, y[i], p[i])
+
+
+@numba.njit(cache=True)
+def _derivatives(loss, y, p, out):
+    for i in range(y.shape[0]):
+        out[i] = loss_derivative(loss, y[i], p[i])
 
 
 @dataclass(frozen=True)
@@ -198,6 +280,11 @@ class Loss:
             return float(epsilon)
         return self.lipschitz
 
+    def record(self, epsilon=0.1):
+        """The record compiled code takes for this loss (``loss_value(record, y, p)`` etc.)."""
+        record = ClassificationLoss if self.task == "classification" else RegressionLoss
+        return record(int(self.code), float(epsilon))
+
     @property
     def is_lipschitz(self):
         return self.lipschitz is not None
@@ -206,14 +293,14 @@ class Loss:
         """Loss values for arrays of targets and predictions."""
         y, p = _as_pair(y, p)
         out = np.empty_like(p)
-        _values(self.code, y, p, float(epsilon), out)
+        _values(self.record(epsilon), y, p, out)
         return out
 
     def derivative(self, y, p, epsilon=0.1):
         """Derivatives with respect to the predictions."""
         y, p = _as_pair(y, p)
         out = np.empty_like(p)
-        _derivatives(self.code, y, p, float(epsilon), out)
+        _derivatives(self.record(epsilon), y, p, out)
         return out
 
     def check(self, *, task=None, lipschitz=False, smooth=False, estimator=None, reason=""):

@@ -1,9 +1,10 @@
 """The loss catalogue: values, derivatives and the metadata algorithms rely on."""
 
+import numba
 import numpy as np
 import pytest
 
-from skonline.losses import LOSSES, get_loss, loss_and_derivative
+from skonline.losses import LOSSES, get_loss, loss_and_derivative, loss_derivative, loss_value
 from skonline.utils._math import exp_array
 
 
@@ -52,12 +53,43 @@ def test_lipschitz_and_smoothness_metadata(name):
             assert slope <= loss.smoothness + 1e-6
 
 
+@numba.njit
+def _compiled_fused(rec, y, p):
+    return loss_and_derivative(rec, y, p)
+
+
+@numba.njit
+def _compiled_pair(rec, y, p):
+    return loss_value(rec, y, p), loss_derivative(rec, y, p)
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_compiled_and_python_formulas_agree(name):
+    # the same formulas run as Python (called from Python) and compiled (from the record's type)
+    loss = LOSSES[name]
+    rec = loss.record(0.7)
+    y, p = _grid(loss)
+    for yi, pi in zip(y[::25], p[::25]):
+        v, g = _compiled_pair(rec, yi, pi)
+        assert v == pytest.approx(loss_value(rec, yi, pi), rel=1e-14, abs=1e-300)
+        assert g == pytest.approx(loss_derivative(rec, yi, pi), rel=1e-14, abs=1e-300)
+        assert loss_and_derivative(rec, yi, pi) == pytest.approx((v, g), rel=1e-12, abs=1e-300)
+
+
+def test_the_record_type_is_the_task():
+    # the record's type selects the compiled catalogue: one per task, carrying code and epsilon
+    for loss in LOSSES.values():
+        rec = loss.record(0.3)
+        assert type(rec).__name__ == {"classification": "ClassificationLoss", "regression": "RegressionLoss"}[loss.task]
+        assert (rec.code, rec.epsilon) == (loss.code, 0.3)
+
+
 @pytest.mark.parametrize("name", sorted(LOSSES))
 def test_fused_value_and_derivative(name):
     loss = LOSSES[name]
     y, p = _grid(loss)
     for yi, pi in zip(y[::50], p[::50]):
-        v, g = loss_and_derivative(loss.code, yi, pi, 0.7)
+        v, g = _compiled_fused(loss.record(0.7), yi, pi)
         assert v == pytest.approx(loss.value([yi], [pi], 0.7)[0], rel=1e-12, abs=1e-300)
         assert g == pytest.approx(loss.derivative([yi], [pi], 0.7)[0], rel=1e-12, abs=1e-300)
 

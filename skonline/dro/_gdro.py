@@ -11,7 +11,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite, state_scalar
-from ..losses import LOG_LOSS, get_loss
+from ..losses import get_loss
 from . import _gdro_core as core
 
 __all__ = ["GroupDROClassifier", "GroupDRORegressor"]
@@ -365,8 +365,7 @@ class _BaseGroupDRO:
         settings = core.Settings(
             k=int(self.k_),
             fit_intercept=bool(self.fit_intercept),
-            loss=int(loss.code),
-            epsilon=0.1,
+            loss=loss.record(),
             inv_b=inv_b,
             inv_hb=inv_b / n_heads,
             clip=self.loss_bound is not None,
@@ -399,8 +398,9 @@ class _BaseGroupDRO:
         return settings, state, buffers
 
     def _variant(self):
-        """What the compiled passes are specialised for: ``(algorithm code, k > 1, log loss?)``."""
-        return self._alg_code(), self.k_ > 1, get_loss(self.loss).code == LOG_LOSS
+        """What the compiled passes are specialised for: ``(algorithm code, k > 1)`` (and the loss,
+        from the type of its record)."""
+        return self._alg_code(), self.k_ > 1
 
     def _learn_stream(self, chunk):
         X, Y, G = chunk["X"], chunk["Ymat"], chunk["G"]
@@ -527,8 +527,7 @@ class _BaseGroupDRO:
         eta_q = 2.0 * eta * lnm * float(self.eta_q_scale)
         self._eta_w_[0], self._eta_q_[0], self._gamma_[0] = eta_w, eta_q, 0.0
         self.batch_sizes_ = batch
-        _, _, log_loss = self._variant()
-        mirror_prox_pass = core.mirror_prox_pass_for(log_loss, self.record_every is not None)
+        mirror_prox_pass = core.mirror_prox_pass_for(self.record_every is not None)
         status = mirror_prox_pass(settings, state, X, Y, pools, batch, T, eta_w, eta_q, hist)
         self._q_linear_[:] = np.exp(self._log_q_)
         return status

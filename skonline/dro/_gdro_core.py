@@ -37,10 +37,10 @@ and :class:`Scratch` (work buffers). The estimator builds them right before a ca
 Compilation: a fresh process compiles what its configuration uses, and nothing else. Each pass
 is built for one configuration by :func:`pool_pass_for`, :func:`stream_pass_for` and
 :func:`mirror_prox_pass_for` (cached per process; numba caches each variant on disk): the
-algorithm code ``alg``, ``capped`` (``k > 1``: the KL projection onto the capped simplex),
-``log_loss`` (the log loss without the loss catalogue's dispatch) and, for the pool passes,
-``record`` are compile-time constants of the variant, so numba removes the branches they rule
-out. ``Settings`` holds what may vary without recompiling.
+algorithm code ``alg``, ``capped`` (``k > 1``: the KL projection onto the capped simplex) and,
+for the pool passes, ``record`` are compile-time constants of the variant, so numba removes the
+branches they rule out; the loss is compiled from the type of its record (``Settings.loss``), so
+a pass holds that loss's formulas only. ``Settings`` holds what may vary without recompiling.
 
 Status: passes return -1, or the index (row or round) at which a loss became non-finite.
 """
@@ -52,7 +52,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from ..losses import LOG_LOSS, loss_and_derivative, loss_derivative, loss_value
+from ..losses import loss_and_derivative, loss_value
 from ..utils._capped_simplex import depround_select, log_normalize, project_capped_log_lin
 
 SMD = 0
@@ -78,7 +78,7 @@ class Settings(NamedTuple):
 
     k : int -- the top-k parameter: q lives in the capped simplex ``{q_i <= 1/k}`` (1: simplex).
     fit_intercept : bool -- the last column of ``w`` is an intercept (a constant feature 1).
-    loss : int -- loss code of :mod:`skonline.losses`; ``epsilon`` its parameter.
+    loss : the loss's record (:meth:`skonline.losses.Loss.record`); its type selects the formulas.
     inv_b : float -- ``1 / B`` (the loss bound ``B``; 1 without one); ``inv_hb = inv_b / H``.
     clip : bool -- the q-player sees ``min(l / B, 1)`` (a loss bound is given).
     radius : float -- R, the radius of the ball W.
@@ -95,8 +95,7 @@ class Settings(NamedTuple):
 
     k: int
     fit_intercept: bool
-    loss: int
-    epsilon: float
+    loss: tuple
     inv_b: float
     inv_hb: float
     clip: bool
@@ -307,7 +306,7 @@ def _dot(X, i, W, h, fi):
 
 
 @numba.njit(cache=True, inline="always")
-def _loss_grad(log_loss, s, X, Y, row, W, dloss, jj):
+def _loss_grad(s, X, Y, row, W, dloss, jj):
     """Head-averaged loss of row ``row`` at W (raw scale); dloss[jj, h] = dl_h/dp / (H B).
 
     ``Y`` has one column per head plus, last, the row's sample weight, which multiplies the loss
@@ -337,11 +336,7 @@ def _loss_grad(log_loss, s, X, Y, row, W, dloss, jj):
                 p += W[h, j] * X[row, j]
             if fi:
                 p += W[h, d]
-        if log_loss:  # a compile-time constant: the fused log loss, no catalogue dispatch
-            lv, g = loss_and_derivative(LOG_LOSS, Y[row, h], p, s.epsilon)
-        else:  # the catalogue (loss_and_derivative of a loss other than the log loss)
-            lv = loss_value(s.loss, Y[row, h], p, s.epsilon)
-            g = loss_derivative(s.loss, Y[row, h], p, s.epsilon)
+        lv, g = loss_and_derivative(s.loss, Y[row, h], p)
         tot += lv
         dloss[jj, h] = g * s.inv_hb * wr
         dp += dloss[jj, h] * p
@@ -467,10 +462,9 @@ def uniforms_per_round(alg, m, k):
 # --------------------------------------------------------------------------- one round
 # A round of the passes: ``_begin_round``; the samples' losses and gradients at ``w_t``
 # (``_loss_grad`` each); ``_w_step``; ``_q_step``; then the round's steps are kept. Each piece is
-# inlined (numba IR) into the passes, where ``alg``, ``capped`` (k > 1: q lives in the capped
-# simplex) and ``log_loss`` are compile-time constants: numba compiles only the branches of the
-# configuration (the capped projection only where it is used; the log loss without the loss
-# catalogue's dispatch). Compile time shapes this: the pieces are inlined one by one, not nested
+# inlined (numba IR) into the passes, where ``alg`` and ``capped`` (k > 1: q lives in the capped
+# simplex) are compile-time constants: numba compiles only the branches of the configuration (the
+# capped projection only where it is used). Compile time shapes this: the pieces are inlined one by one, not nested
 # in a round function (numba copies an inlined function's IR, nested inlines included, at a cost
 # growing with the square of its size), and take the arrays they use rather than the records
 # (binding a record of arrays counts a reference to each of them); a call that is not inlined
@@ -602,9 +596,9 @@ def _record(t, W, w_sum, log_q, q_sum, a_sum, hist_W, hist_q, hist_t, n_rec):
 
 # --------------------------------------------------------------------------- pool pass (fit)
 @functools.cache
-def pool_pass_for(alg, capped, log_loss, record):
+def pool_pass_for(alg, capped, record):
     """The pool pass compiled for algorithm ``alg``, the simplex or (``capped``) the capped simplex,
-    the log loss or (``log_loss=False``) any other loss, recording the iterates (``record``) or not.
+    recording the iterates (``record``) or not.
 
     ``pool_pass(s, st, X, Y, pools, U, c_w, c_q, hist, work)`` runs ``U.shape[0]`` rounds drawing
     from the per-group pools, round t reading the uniforms ``U[t]``: SMD, SMD_UNIFORM, ONLINE,
@@ -667,7 +661,7 @@ def pool_pass_for(alg, capped, log_loss, record):
             dp = 0.0
             x2 = 0.0
             for j in range(r):  # losses and gradients at w_t
-                lv, dp, x2 = _loss_grad(log_loss, s, X, Y, rows[j], W, dloss, j)
+                lv, dp, x2 = _loss_grad(s, X, Y, rows[j], W, dloss, j)
                 if not math.isfinite(lv):
                     return n
                 losses[j] = lv
@@ -685,7 +679,7 @@ def pool_pass_for(alg, capped, log_loss, record):
 
 # --------------------------------------------------------------------------- mirror-prox (Alg 4)
 @_internal
-def _mp_half(log_loss, s, X, Y, ptr, pool_rows, position, p_w, batch, Wg, qg, Wout, log_q_out, eta_w,
+def _mp_half(s, X, Y, ptr, pool_rows, position, p_w, batch, Wg, qg, Wout, log_q_out, eta_w,
              eta_q, dvec, group_loss, group_draws):
     """One half-step: gradients at (Wg, qg) from fresh mini-batches (group i's ``batch[i]`` next
     rows of its pool, :class:`Pools`), applied to Wout / log_q_out (``dvec`` is a (1, n_heads)
@@ -702,7 +696,7 @@ def _mp_half(log_loss, s, X, Y, ptr, pool_rows, position, p_w, batch, Wg, qg, Wo
         for _j in range(b):
             row = pool_rows[ptr[i] + position[i] % n_i]
             position[i] += 1
-            lv, _dp, _x2 = _loss_grad(log_loss, s, X, Y, row, Wg, dvec, 0)
+            lv, _dp, _x2 = _loss_grad(s, X, Y, row, Wg, dvec, 0)
             if not math.isfinite(lv):
                 return False
             group_loss[i] += lv
@@ -717,7 +711,7 @@ def _mp_half(log_loss, s, X, Y, ptr, pool_rows, position, p_w, batch, Wg, qg, Wo
 
 
 @functools.cache
-def mirror_prox_pass_for(log_loss, record):
+def mirror_prox_pass_for(record):
     """Stochastic mirror-prox with mini-batches (Alg. 4) compiled for the log loss or not, recording
     the iterates or not:
     ``mirror_prox_pass(s, st, X, Y, pools, batch, n_rounds, eta_w, eta_q, hist)``, where
@@ -757,7 +751,7 @@ def mirror_prox_pass_for(log_loss, record):
                     We[h, j] = W[h, j]
             for i in range(m):
                 le[i] = log_q[i]
-            if not _mp_half(log_loss, s, X, Y, ptr, pool_rows, position, p_w, batch, W, qp, We, le,
+            if not _mp_half(s, X, Y, ptr, pool_rows, position, p_w, batch, W, qp, We, le,
                             eta_w, eta_q, dvec, group_loss, group_draws):
                 return n
             _shrink_to_ball(We, R, _sq_norm(We))
@@ -769,7 +763,7 @@ def mirror_prox_pass_for(log_loss, record):
             for i in range(m):
                 q_sum[i] += qe[i]
             st.a_sum[0] += 1.0
-            if not _mp_half(log_loss, s, X, Y, ptr, pool_rows, position, p_w, batch, We, qe, W, log_q,
+            if not _mp_half(s, X, Y, ptr, pool_rows, position, p_w, batch, We, qe, W, log_q,
                             eta_w, eta_q, dvec, group_loss, group_draws):
                 return n
             st.w_norm2[0] = _shrink_to_ball(W, R, _sq_norm(W))
@@ -807,9 +801,9 @@ def _grow1(a, new_cap, head, length):
 
 
 @functools.cache
-def stream_pass_for(alg, capped, log_loss):
+def stream_pass_for(alg, capped):
     """The stream pass compiled for algorithm ``alg``, the simplex or (``capped``) the capped
-    simplex, and the log loss or (``log_loss=False``) any other loss.
+    simplex.
 
     ``stream_pass(s, st, b, X, Y, G, Ur, raw, loss_acc, work)``: rows arrive in order; each is
     predicted, buffered in its group's FIFO, then every round the buffers can serve is run.
@@ -866,7 +860,7 @@ def stream_pass_for(alg, capped, log_loss):
             for h in range(H):
                 p = _dot(X, i, w_sum, h, fi) * inv if use_avg else _dot(X, i, W, h, fi)
                 raw[i, h] = p
-                tot += loss_value(s.loss, Y[i, h], p, s.epsilon)
+                tot += loss_value(s.loss, Y[i, h], p)
             if not math.isfinite(tot):
                 return i, bX, bY, uq
             loss_acc[0] += Y[i, H] * tot / H
@@ -953,7 +947,7 @@ def stream_pass_for(alg, capped, log_loss):
                 dp = 0.0
                 x2 = 0.0
                 for j in range(r):  # losses and gradients at w_t
-                    lv, dp, x2 = _loss_grad(log_loss, s, Xf, Yf, rows[j], W, dloss, j)
+                    lv, dp, x2 = _loss_grad(s, Xf, Yf, rows[j], W, dloss, j)
                     if not math.isfinite(lv):
                         return i, bX, bY, uq
                     losses[j] = lv

@@ -140,9 +140,9 @@ class BanditState(NamedTuple):
 
 
 class OKSSettings(NamedTuple):
-    """OKS (Remark 1): loss code and multiplier, radius U (< 0: no projection), l_max, G, step scale."""
+    """OKS (Remark 1): loss record and multiplier, radius U (< 0: no projection), l_max, G, step scale."""
 
-    loss: int
+    loss: tuple
     loss_mult: float
     radius: float
     loss_bound: float
@@ -152,10 +152,10 @@ class OKSSettings(NamedTuple):
 
 
 class OKSPPSettings(NamedTuple):
-    """OKS++ (Theorem 3.1): loss code and multiplier, radius U, a, b = a^3 and lambda = lam_num *
+    """OKS++ (Theorem 3.1): loss record and multiplier, radius U, a, b = a^3 and lambda = lam_num *
     max(b, 8 C~)^(-1/6) / (lam_den sqrt(1 + L~_I))."""
 
-    loss: int
+    loss: tuple
     loss_mult: float
     radius: float
     a: float
@@ -166,9 +166,9 @@ class OKSPPSettings(NamedTuple):
 
 
 class IOKSSettings(NamedTuple):
-    """IOKS (Algorithm 2): loss code and multiplier, radius U, l_max, G1, c_eta, Tsallis alpha."""
+    """IOKS (Algorithm 2): loss record and multiplier, radius U, l_max, G1, c_eta, Tsallis alpha."""
 
-    loss: int
+    loss: tuple
     loss_mult: float
     radius: float
     loss_bound: float
@@ -519,7 +519,7 @@ def _play(rows, rounds, settings, state, model, r, h, out, loss_sum):
     out[r, h] = pred
     if not abs(pred) < math.inf:
         return I, pred, 0.0, 0.0, False
-    lv, g = loss_and_derivative(settings.loss, rounds.y[r, h], pred, 0.0)
+    lv, g = loss_and_derivative(settings.loss, rounds.y[r, h], pred)
     wm = settings.loss_mult * rounds.weight[r]  # the row's weight multiplies its loss and derivative
     lv *= wm
     g *= wm
@@ -529,7 +529,7 @@ def _play(rows, rounds, settings, state, model, r, h, out, loss_sum):
         out[r, h] = rep
         if not abs(rep) < math.inf:
             return I, pred, 0.0, 0.0, False
-        loss_sum[0] += loss_value(settings.loss, rounds.y[r, h], rep, 0.0) * wm
+        loss_sum[0] += loss_value(settings.loss, rounds.y[r, h], rep) * wm
     ok = abs(loss_sum[0]) < math.inf and abs(g) < math.inf  # else the loss overflows
     return I, pred, lv, g, ok
 

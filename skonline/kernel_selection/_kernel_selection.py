@@ -196,7 +196,7 @@ class _KernelSelectionBase(GrowingStateMixin):
                 U = 15.0
         else:
             U = None if self.radius is None else float(self.radius)
-        r = {"loss_code": loss.code, "loss_mult": spec.mult, "radius": -1.0 if U is None else U}
+        r = {"loss": loss.record(0.0), "loss_mult": spec.mult, "radius": -1.0 if U is None else U}
         algo = self.algorithm
         if algo == "oks":
             r["G"] = 1.0 if self.gradient_bound == "auto" else float(self.gradient_bound)
@@ -348,7 +348,7 @@ class _KernelSelectionBase(GrowingStateMixin):
             if name in self.__dict__:
                 setattr(self, name, self.__dict__[name].copy())
         c = self._resolved()
-        loss = (c["loss_code"], c["loss_mult"], c["radius"])
+        loss = (c["loss"], c["loss_mult"], c["radius"])
         if self.algorithm == "oks":
             settings = _core.OKSSettings(*loss, loss_bound=float(self.loss_bound), G=c["G"],
                                          step_scale=c["step_scale"])

@@ -115,7 +115,7 @@ class _ScaleInvariantBase:
     def _run_pass(self, X, Y, sw):
         loss = get_loss(self.loss)
         lip = loss.lipschitz_constant(getattr(self, "epsilon", 0.1))
-        eps = float(getattr(self, "epsilon", 0.1))
+        rec = loss.record(getattr(self, "epsilon", 0.1))
         out = np.zeros((X.shape[0], self.neg_cum_grad_.shape[0]))
         clamped_before = int(self.n_clamped_[0])
         loss_acc = np.array([self.cumulative_loss_])
@@ -129,18 +129,18 @@ class _ScaleInvariantBase:
                 status = core.coordinate_pass_csr(
                     readonly(X.data), X.indices.astype(np.int64), X.indptr.astype(np.int64), X.shape[1],
                     Y, sw, self.n_samples_seen_, self.fit_intercept, scaling, float(self.alpha),
-                    loss.code, eps, lip, self.sum_sq_, self.neg_cum_grad_, self.scale_, out,
+                    rec, lip, self.sum_sq_, self.neg_cum_grad_, self.scale_, out,
                     self.n_clamped_, loss_acc,
                 )
             else:
                 status = core.coordinate_pass_dense(
                     X, Y, sw, self.n_samples_seen_, self.fit_intercept, scaling, float(self.alpha),
-                    loss.code, eps, lip, self.sum_sq_, self.neg_cum_grad_, self.scale_, out,
+                    rec, lip, self.sum_sq_, self.neg_cum_grad_, self.scale_, out,
                     self.n_clamped_, loss_acc,
                 )
         else:
             status = core.full_pass(
-                X, Y, sw, self.fit_intercept, scaling, float(self.alpha), loss.code, eps, lip,
+                X, Y, sw, self.fit_intercept, scaling, float(self.alpha), rec, lip,
                 float(self.rank_tol), self.pinv_, self.basis_, self.rank_, self.neg_cum_grad_,
                 self.gamma_, self.scale_, out, self.n_clamped_, loss_acc,
                 np.zeros(3 * self.pinv_.shape[0] + self.neg_cum_grad_.shape[0]),

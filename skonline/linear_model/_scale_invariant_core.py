@@ -72,7 +72,7 @@ def _coord_head(m, zb, ib, cb, hb, eb, xb, inv_atd):
 
 
 @numba.njit(cache=True, inline="always")
-def _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, inv_atd, Y_row, w, code, epsilon, lip,
+def _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, inv_atd, Y_row, w, loss, lip,
                         h, out_row, clamped, loss_acc):
     """Predict and update every head on one CSR row (coordinates gathered in jb)."""
     for k in range(h.shape[0]):
@@ -83,7 +83,7 @@ def _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, inv_atd, Y_row, w, code, 
         out_row[k] = p
         if not math.isfinite(p):
             return False
-        lv, g = loss_and_derivative(code, Y_row[k], p, epsilon)
+        lv, g = loss_and_derivative(loss, Y_row[k], p)
         loss_acc[0] += w * lv
         g *= w / lip
         if g != 0.0:
@@ -93,7 +93,7 @@ def _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, inv_atd, Y_row, w, code, 
 
 
 @numba.njit(cache=True)
-def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, code, epsilon, lip,
+def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss, lip,
                           s2, h, scale, out, clamped, loss_acc):
     """Algorithm 1 on dense rows: every coordinate, branch-free (z_j = 0 adds nothing).
 
@@ -149,7 +149,7 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, code,
             out[i, k] = p
             if not math.isfinite(p):
                 return i
-            lv, g = loss_and_derivative(code, Y[i, k], p, epsilon)
+            lv, g = loss_and_derivative(loss, Y[i, k], p)
             loss_acc[0] += sw[i] * lv
             g *= sw[i] / lip
             for q in range(D):
@@ -158,8 +158,8 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, code,
 
 
 @numba.njit(cache=True)
-def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_scaling, alpha, code,
-                        epsilon, lip, s2, h, scale, out, clamped, loss_acc):
+def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_scaling, alpha, loss,
+                        lip, s2, h, scale, out, clamped, loss_acc):
     """Algorithm 1 on CSR rows: O(nnz) per row (absent coordinates neither predict nor move)."""
     n = indptr.shape[0] - 1
     D = d + 1 if fit_intercept else d
@@ -198,8 +198,8 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_
             jb[m] = d
             m += 1
         inv_atd = 1.0 / (alpha * (t0 + i + 1) * D)
-        if not _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, inv_atd, Y[i], sw[i], code,
-                                   epsilon, lip, h, out[i], clamped, loss_acc):
+        if not _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, inv_atd, Y[i], sw[i], loss,
+                                   lip, h, out[i], clamped, loss_acc):
             return i
     return -1
 
@@ -250,7 +250,7 @@ def _project_out(z, U, r, xp):
 
 
 @numba.njit(cache=True)
-def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, code, epsilon, lip, rank_tol,
+def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, loss, lip, rank_tol,
               P, U, rank, h, gamma, scale, out, clamped, loss_acc, work):
     """Algorithm 2 with the O(d^2) pseudo-inverse update (paper App. E).
 
@@ -284,7 +284,7 @@ def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, code, epsilon, lip, r
             # x_t = 0: predict 0, nothing to learn (g * x = 0)
             for k in range(n_heads):
                 out[i, k] = 0.0
-                loss_acc[0] += sw[i] * loss_value(code, Y[i, k], 0.0, epsilon)
+                loss_acc[0] += sw[i] * loss_value(loss, Y[i, k], 0.0)
             continue
         # u = P z, beta = 1 + z'u
         beta = 1.0
@@ -320,7 +320,7 @@ def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, code, epsilon, lip, r
             out[i, k] = p
             if not math.isfinite(p):
                 return i
-            lv, gk = loss_and_derivative(code, Y[i, k], p, epsilon)
+            lv, gk = loss_and_derivative(loss, Y[i, k], p)
             loss_acc[0] += sw[i] * lv
             g[k] = sw[i] * gk / lip
         if new:
