@@ -89,6 +89,10 @@ class Rounds(NamedTuple):
         Kernel choices imposed on the pass (a test hook; -1 or an empty array: sample).
     t0 : int
         Rounds learned before the chunk (the first row is round t0 + 1).
+    offset : ndarray of shape (n, H) or (0, H), float64
+        A fixed term added to every hypothesis's value in the row's loss and reported prediction
+        (the estimator's linear component; an empty array: none). The hypotheses' own values
+        still drive their norms.
     """
 
     y: np.ndarray
@@ -96,6 +100,7 @@ class Rounds(NamedTuple):
     u: np.ndarray
     forced: np.ndarray
     t0: int
+    offset: np.ndarray
 
 
 class BanditState(NamedTuple):
@@ -487,7 +492,9 @@ def _play(rows, rounds, settings, state, model, r, h, out, loss_sum):
     round learns from the sampled kernel's. The reported prediction is f_{h,k*}(x_r) with
     k* = argmax q (first on ties), or sum_k q_k f_{h,k}(x_r), with q before this round's update;
     reading the other kernels' values changes no state (only work buffers), so the round learns
-    exactly as the paper's. Returns (I, prediction of I, loss, derivative, ok); ``ok`` is False
+    exactly as the paper's. With ``rounds.offset`` (a linear component), the loss, its derivative
+    and the reported prediction are those of offset + value. Returns (I, value of I, loss,
+    derivative, ok); ``ok`` is False
     if a prediction, the loss sum or the derivative is not finite (the row is then rejected
     before any state changes).
     """
@@ -516,10 +523,14 @@ def _play(rows, rounds, settings, state, model, r, h, out, loss_sum):
             rep += q[k] * v
         elif report == REPORT_BEST and k == best:
             rep += v
-    out[r, h] = pred
-    if not abs(pred) < math.inf:
+    full = pred
+    if rounds.offset.shape[0] > 0:  # the linear component's prediction
+        full = rounds.offset[r, h] + pred
+        rep += rounds.offset[r, h]
+    out[r, h] = full
+    if not abs(full) < math.inf:
         return I, pred, 0.0, 0.0, False
-    lv, g = loss_and_derivative(settings.loss, rounds.y[r, h], pred)
+    lv, g = loss_and_derivative(settings.loss, rounds.y[r, h], full)
     wm = settings.loss_mult * rounds.weight[r]  # the row's weight multiplies its loss and derivative
     lv *= wm
     g *= wm

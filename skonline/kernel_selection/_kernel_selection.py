@@ -16,7 +16,7 @@ from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, SampleWe
 from ..losses import get_loss
 from ..utils._growing import GrowingStateMixin, warn_growth
 from ..utils.validation import readonly
-from . import _core
+from . import _core, _linear
 
 __all__ = ["KernelSelectionClassifier", "KernelSelectionRegressor"]
 
@@ -42,6 +42,17 @@ AUTO_SIGMA_FACTORS_CLASSIFIER = (2.0**-0.5, 2.0**0.5)
 AUTO_STANDARDIZED_EXPLORATION = 1.0
 #: radius='auto' of the regressor on standardised targets (in running standard deviations)
 AUTO_STANDARDIZED_RADIUS = 5.0
+
+#: linear='auto' (with standardize=True): normalised step lr / (1 + ||x||^2) of the linear
+#: component, classifier (log loss) and regressor (squared loss on standardised targets). Measured
+#: on every stream of benchmarks/defaults.py, default and pipeline columns, random_state 0, 1, 2:
+#: classifier 0.1 / 0.3 / 1.0 and regressor 0.1 / 0.3 / 1.0 (1.0 failed 5 regression streams, a
+#: fixed unnormalised step diverged on ailerons). The regressor's reg_wild_row (a linear target)
+#: went from MAE 0.62-0.69 to 0.47-0.53 (threshold 0.626); no stream that passed failed.
+LINEAR_LEARNING_RATE_CLASSIFIER = 0.3
+LINEAR_LEARNING_RATE_REGRESSOR = 0.1
+#: a multiclass stream counts as short (the warning of sigmas='auto') below this many rows per class
+SHORT_ROWS_PER_CLASS = 100
 
 #: first horizon guess of the doubling trick when ``horizon=None`` (OKS and IOKS)
 INITIAL_HORIZON = 128
@@ -141,6 +152,7 @@ class _KernelSelectionBase(GrowingStateMixin):
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
         "standardize": ["boolean"],
+        "linear": [StrOptions({"auto"}), "boolean"],
     }
 
     # ------------------------------------------------------------------ parameters
@@ -153,6 +165,14 @@ class _KernelSelectionBase(GrowingStateMixin):
             factors = AUTO_SIGMA_FACTORS if self._is_regressor() else AUTO_SIGMA_FACTORS_CLASSIFIER
             return math.sqrt(max(d, 1)) * np.asarray(factors)
         return np.asarray(self.sigmas, dtype=np.float64).ravel()
+
+    def _linear_learning_rate(self):
+        return LINEAR_LEARNING_RATE_REGRESSOR if self._is_regressor() else LINEAR_LEARNING_RATE_CLASSIFIER
+
+    def _linear(self):
+        """Whether a linear component is learned alongside the kernels (``linear='auto'``: with
+        ``standardize=True``)."""
+        return bool(self.standardize) if self.linear == "auto" else bool(self.linear)
 
     def _check_params(self):
         s = self._sigmas()
@@ -251,6 +271,9 @@ class _KernelSelectionBase(GrowingStateMixin):
         K = s.size
         per_kernel = (K,) if H == 1 else (H, K)  # the documented shape: a class axis for multiclass only
         self.sigmas_ = s.copy()
+        if self._linear():
+            self.linear_coef_ = np.zeros((H, d))
+            self.linear_intercept_ = np.zeros(H)
         self.q_ = np.full(per_kernel, 1.0 / K)
         self.p_ = np.full(per_kernel, 1.0 / K)
         self.loss_estimates_ = np.zeros(per_kernel)
@@ -397,6 +420,20 @@ class _KernelSelectionBase(GrowingStateMixin):
         else:  # the exact expansion stores dense rows
             rows = _core.DenseRows(readonly(np.ascontiguousarray(X.toarray() if sparse else X, dtype=np.float64)))
         Y, SW, U, forced = readonly(Y), readonly(SW), readonly(U), readonly(forced)
+        offset = np.zeros((n, H) if self._linear() else (0, H))
+        if self._linear():  # the linear component first: it does not depend on the kernels
+            loss = get_loss(_LOSSES[self.loss].name).record(0.0)
+            lr = float(self._linear_learning_rate())
+            if sparse:
+                Xc = X.tocsr()
+                _linear.linear_pass_csr(
+                    readonly(np.ascontiguousarray(Xc.data, dtype=np.float64)),
+                    readonly(np.ascontiguousarray(Xc.indices, dtype=np.int64)),
+                    readonly(np.ascontiguousarray(Xc.indptr, dtype=np.int64)),
+                    Y, SW, loss, lr, self.linear_coef_, self.linear_intercept_, offset)
+            else:
+                _linear.linear_pass_dense(rows.X, Y, SW, loss, lr, self.linear_coef_, self.linear_intercept_, offset)
+        offset = readonly(offset)
         if not self._rf:
             self._grow(self.n_samples_seen_ + n)
         settings, state, model = self._records()
@@ -412,7 +449,8 @@ class _KernelSelectionBase(GrowingStateMixin):
             if precompute:  # the pass reads only the projections of the rows
                 rows = _core.ProjectedRows(readonly(self._projections(X[a:b], t0 + a)))
             rounds = _core.Rounds(y=Y[a:b], weight=SW[a:b], u=U[a:b],
-                                  forced=forced[a:b] if forced.shape[0] else forced, t0=t0 + a)
+                                  forced=forced[a:b] if forced.shape[0] else forced, t0=t0 + a,
+                                  offset=offset[a:b] if offset.shape[0] else offset)
             status = run(rows, rounds, settings, state, model, out[a:b], loss_sum)
             raise_if_nonfinite(status, first_row=a, what="predictions or hypotheses" + (
                 " (OKS has no projection: pass a radius to bound it)" if settings.radius < 0 else ""))
@@ -473,7 +511,7 @@ class _KernelSelectionBase(GrowingStateMixin):
                 readonly(np.ascontiguousarray(Xd)), weights, 1.0 / (2.0 * sigmas**2), self._store_, self._idx_,
                 self._alpha_, _heads(self.n_support_, 2), self._scale_, out,
             )
-            return out
+            return self._add_linear(X, out)
         W = _heads(self.coef_, 3)
         D = W.shape[2] // 2
         B = self._omega_.shape[0]
@@ -486,6 +524,11 @@ class _KernelSelectionBase(GrowingStateMixin):
                 proj[b] = np.asarray(X @ self._omega_[b])
             Z = _fourier_map(proj[b], sigmas[k], D)
             out += weights[:, k][None, :] * (Z @ W[:, k, :].T)
+        return self._add_linear(X, out)
+
+    def _add_linear(self, X, out):
+        if hasattr(self, "linear_coef_"):
+            out += np.asarray(X @ self.linear_coef_.T) + self.linear_intercept_[None, :]
         return out
 
     # ------------------------------------------------------------------ fitted attributes
@@ -722,6 +765,17 @@ _DOC_PARAMS = """
         target the same way and maps each prediction back. This is the scale the bandwidths and
         radius above assume, on data as it comes. ``False``: the paper's algorithms on the raw
         data (what the paper reproductions use, with features scaled to [-1, 1] beforehand).
+    linear : 'auto' or bool, default='auto'
+        Learn a linear model alongside the kernels (not in the paper): each row's prediction is
+        ``b + w . x`` plus the kernels' value, the linear model takes normalised gradient steps
+        (``lr / (1 + ||x||^2)`` times the gradient of its own loss; lr = 0.3 for the classifier,
+        0.1 for the regressor) and the kernels' losses are those of the sum, so they learn what
+        the linear model leaves. The kernel selection and its rounds are unchanged. 'auto': with
+        ``standardize=True`` (the linear model works on the standardised features), off with
+        ``standardize=False`` (the paper's algorithms). Measured on ``benchmarks/defaults.py``
+        (every stream, default and pipeline columns, ``random_state`` 0-2): no stream got worse
+        past its threshold, and the regressor on a linear target went from MAE 0.62-0.69 to
+        0.47-0.53.
     random_state : int, RandomState instance, Generator or None, default=None
         Seeds the kernel sampling and the random frequencies (drawn from a child stream, so the
         sampled kernels do not depend on ``n_components``).
@@ -746,6 +800,8 @@ _DOC_ATTRS = """
     n_support_, norms_ : exact backend: support-vector counts and RKHS norms per kernel;
         ``n_dropped_steps_``: gradient steps skipped at the ``max_support`` budget.
     coef_, random_features_ : random features: weights (n_kernels, 2 n_components) and the maps.
+    linear_coef_, linear_intercept_ : ndarray of shape (n_heads, n_features) and (n_heads,)
+        The linear component (``linear``), on the standardised features; absent when it is off.
     n_samples_seen_ : int
         Rounds processed.
     cumulative_loss_, average_loss_ : float
@@ -854,10 +910,12 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
         shared_base=True,
         predict_mode="mixture",
         standardize=True,
+        linear="auto",
         random_state=None,
         verbose=0,
     ):
         self.standardize = standardize
+        self.linear = linear
         self.algorithm = algorithm
         self.loss = loss
         self.sigmas = sigmas
@@ -879,6 +937,19 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
         self.verbose = verbose
 
     def _learn(self, chunk):
+        n_seen = int(self.n_samples_seen_)
+        n_classes = len(self.classes_)
+        K = self._sigmas().size
+        if isinstance(self.sigmas, str) and K > 1 and n_classes > 2 and n_seen < SHORT_ROWS_PER_CLASS * n_classes:
+            warnings.warn(
+                f"{n_seen + chunk['X'].shape[0]} rows so far for {n_classes} classes: under bandit "
+                f"feedback each class's {K} kernels (sigmas='auto') learn from about 1/{K} of the "
+                "rows each, and on short multiclass streams (a few hundred rows) they lag a scaled "
+                "linear model (sklearn's wine, 178 rows: online accuracy 0.85-0.88 against 0.92). For a stream "
+                "this short pass one bandwidth, sigmas=[sqrt(n_features)], which every row trains.",
+                UserWarning,
+                stacklevel=4,
+            )
         return self._run_pass(chunk["X"], chunk["Y"], chunk["sample_weight"])
 
 
@@ -950,10 +1021,12 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
         shared_base=True,
         predict_mode="mixture",
         standardize=True,
+        linear="auto",
         random_state=None,
         verbose=0,
     ):
         self.standardize = standardize
+        self.linear = linear
         self.algorithm = algorithm
         self.loss = loss
         self.sigmas = sigmas
