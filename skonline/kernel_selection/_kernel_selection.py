@@ -942,10 +942,12 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
         K = self._sigmas().size
         if isinstance(self.sigmas, str) and K > 1 and n_classes > 2 and n_seen < SHORT_ROWS_PER_CLASS * n_classes:
             warnings.warn(
-                f"{n_seen + chunk['X'].shape[0]} rows so far for {n_classes} classes: under bandit "
-                f"feedback each class's {K} kernels (sigmas='auto') learn from about 1/{K} of the "
-                "rows each, and on short multiclass streams (a few hundred rows) they lag a scaled "
-                "linear model (sklearn's wine, 178 rows: online accuracy 0.85-0.88 against 0.92). For a stream "
+                "KernelSelectionClassifier: a short multiclass stream so far (fewer than "
+                f"{SHORT_ROWS_PER_CLASS} rows per class, {n_classes} classes): under bandit feedback "
+                f"each class's {K} kernels (sigmas='auto') "
+                f"learn from about 1/{K} of the rows each, and on short multiclass streams (a few "
+                "hundred rows) they lag a scaled linear model (sklearn's wine, 178 rows: online "
+                "accuracy 0.85-0.88 against 0.92). For a stream "
                 "this short pass one bandwidth, sigmas=[sqrt(n_features)], which every row trains.",
                 UserWarning,
                 stacklevel=4,

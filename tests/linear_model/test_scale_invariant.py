@@ -627,3 +627,58 @@ def test_full_near_duplicate_columns_do_not_break_the_pseudo_inverse():
     assert est.rank_[0] == d  # the d - 1 distinct columns and the intercept
     assert np.all(np.isfinite(est.pinv_))
     assert np.mean(np.abs(est.predict(X[-100:]) - y[-100:])) < 0.5
+
+
+# ---------------------------------------------------------------- collinearity warning (issue 10)
+def _collinear(record):
+    return [w for w in record if "nearly collinear" in str(w.message)]
+
+
+@pytest.mark.parametrize("chunk", [None, 100, 37])
+def test_collinear_warning_fires_once_on_breast_cancer(chunk):
+    import warnings
+
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    clf = ScaleInvariantClassifier(invariance="full")
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        if chunk is None:
+            clf.fit(X, y)
+        else:
+            for s in range(0, X.shape[0], chunk):
+                clf.partial_fit(X[s:s + chunk], y[s:s + chunk], classes=[0, 1])
+    assert len(_collinear(rec)) == 1
+    assert "invariance='full'" in str(_collinear(rec)[0].message)
+
+
+@pytest.mark.parametrize("loader", ["load_wine", "load_iris", "load_digits"])
+def test_collinear_warning_silent_on_other_tables(loader):
+    import warnings
+
+    import sklearn.datasets
+
+    X, y = getattr(sklearn.datasets, loader)(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ScaleInvariantClassifier(invariance="full").fit(X, y)
+
+
+def test_collinear_factor_is_invariant_and_matches_a_regression():
+    # VIF_j = 1 / (1 - R_j^2) read from the learned state: unchanged by rescaling and shifting the
+    # features, and equal to the one of an ordinary least-squares fit of column j on the others
+    rng = np.random.default_rng(3)
+    n = 120
+    X = rng.standard_normal((n, 4))
+    X = np.hstack([X, X[:, :1] + 0.05 * rng.standard_normal((n, 1))])
+    y = (X[:, 1] > 0).astype(int)
+    a = ScaleInvariantClassifier(invariance="full").fit(X, y)
+    b = ScaleInvariantClassifier(invariance="full").fit(X * [1e3, 2.0, 1e-2, 5.0, 7.0] + 11.0, y)
+    vif_a, j = a._max_vif()
+    vif_b, jb = b._max_vif()
+    assert j == jb and vif_b == pytest.approx(vif_a, rel=1e-6)
+    others = np.hstack([np.delete(X, j, axis=1), np.ones((n, 1))])
+    coef = np.linalg.lstsq(others, X[:, j], rcond=None)[0]
+    r2 = 1.0 - np.sum((X[:, j] - others @ coef) ** 2) / np.sum((X[:, j] - X[:, j].mean()) ** 2)
+    assert vif_a == pytest.approx(1.0 / (1.0 - r2), rel=1e-6)
