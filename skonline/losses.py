@@ -56,7 +56,9 @@ HUBER = 7
 # ClassificationLoss or RegressionLoss, selects the catalogue numba compiles, so a classifier's core
 # compiles the four classification losses and a regressor's the four regression losses (one switch
 # over all eight cost every first fit about 0.5 s of compile), and switching between losses of one
-# task does not compile the core again.
+# task does not compile the core again. Each catalogue function is self-contained (it calls no
+# other overloaded function: numba would compile such a callee once more inside it) and runs as
+# plain Python when called from Python.
 
 
 class ClassificationLoss(NamedTuple):
@@ -73,7 +75,6 @@ class RegressionLoss(NamedTuple):
     epsilon: float
 
 
-@numba.njit(cache=True)
 def _classification_value(loss, y, p):
     c = loss.code
     if c == LOG_LOSS:  # log(1 + exp(z)) without overflow, z = -y p
@@ -95,7 +96,6 @@ def _classification_value(loss, y, p):
     return 0.0
 
 
-@numba.njit(cache=True)
 def _classification_derivative(loss, y, p):
     c = loss.code
     if c == LOG_LOSS:  # -y sigmoid(-y p)
@@ -117,19 +117,33 @@ def _classification_derivative(loss, y, p):
     return 0.0
 
 
-@numba.njit(cache=True)
 def _classification_both(loss, y, p):
-    if loss.code == LOG_LOSS:  # one exponential for both
+    # the formulas of _classification_value and _classification_derivative, written out so that a
+    # core that calls only loss_and_derivative compiles this function alone
+    c = loss.code
+    if c == LOG_LOSS:  # one exponential for both
         z = y * p
         if z > 0.0:
             e = math.exp(-z)
             return math.log1p(e), -y * e / (1.0 + e)
         e = math.exp(z)
         return -z + math.log1p(e), -y / (1.0 + e)
-    return _classification_value(loss, y, p), _classification_derivative(loss, y, p)
+    if c == HINGE:
+        z = 1.0 - y * p
+        return (z if z > 0.0 else 0.0), (-y if y * p <= 1.0 else 0.0)
+    if c == SQUARED_HINGE:
+        z = 1.0 - y * p
+        if z > 0.0:
+            return z * z, -2.0 * y * z
+        return 0.0, 0.0
+    z = y * p  # MODIFIED_HUBER
+    if z < -1.0:
+        return -4.0 * z, -4.0 * y
+    if z < 1.0:
+        return (1.0 - z) * (1.0 - z), -2.0 * y * (1.0 - z)
+    return 0.0, 0.0
 
 
-@numba.njit(cache=True)
 def _regression_value(loss, y, p):
     c = loss.code
     r = p - y
@@ -146,7 +160,6 @@ def _regression_value(loss, y, p):
     return loss.epsilon * (a - 0.5 * loss.epsilon)
 
 
-@numba.njit(cache=True)
 def _regression_derivative(loss, y, p):
     c = loss.code
     r = p - y
@@ -171,9 +184,22 @@ def _regression_derivative(loss, y, p):
     return r
 
 
-@numba.njit(cache=True)
 def _regression_both(loss, y, p):
-    return _regression_value(loss, y, p), _regression_derivative(loss, y, p)
+    # the formulas of _regression_value and _regression_derivative, written out (see
+    # _classification_both)
+    c = loss.code
+    r = p - y
+    if c == SQUARED_ERROR:
+        return 0.5 * r * r, r
+    if c == ABSOLUTE_ERROR:
+        return abs(r), (1.0 if r > 0.0 else (-1.0 if r < 0.0 else 0.0))
+    eps = loss.epsilon
+    if c == EPSILON_INSENSITIVE:
+        a = abs(r) - eps
+        return (a if a > 0.0 else 0.0), (1.0 if r > eps else (-1.0 if r < -eps else 0.0))
+    a = abs(r)  # HUBER
+    v = 0.5 * r * r if a <= eps else eps * (a - 0.5 * eps)
+    return v, (eps if r > eps else (-eps if r < -eps else r))
 
 
 #: record class -> its catalogue (value, derivative, value and derivative)
@@ -213,24 +239,21 @@ def _catalogue(loss):
 def _loss_value_impl(loss, y, p):
     cat = _catalogue(loss)
     if cat is not None:
-        f = cat[0]  # a compiled function (compiled once per record type, cached on disk)
-        return lambda loss, y, p: f(loss, y, p)
+        return cat[0]
 
 
 @overload(loss_derivative)
 def _loss_derivative_impl(loss, y, p):
     cat = _catalogue(loss)
     if cat is not None:
-        f = cat[1]  # a compiled function (compiled once per record type, cached on disk)
-        return lambda loss, y, p: f(loss, y, p)
+        return cat[1]
 
 
 @overload(loss_and_derivative)
 def _loss_and_derivative_impl(loss, y, p):
     cat = _catalogue(loss)
     if cat is not None:
-        f = cat[2]  # a compiled function (compiled once per record type, cached on disk)
-        return lambda loss, y, p: f(loss, y, p)
+        return cat[2]
 
 
 @numba.njit(cache=True)

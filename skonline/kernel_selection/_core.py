@@ -294,7 +294,8 @@ def expansion_value(x, store, idx, coef, n, inv2s2, ebuf, vbuf):
 #                                            the state became non-finite
 # ``value`` and ``step`` are compiled functions of their own for both backends (numba copies an
 # inlined function's IR, nested inlines included, into each caller: inlining them cost more
-# compile time than the calls cost at run time); ``begin_row``, a few stores, is inlined.
+# compile time than the calls cost at run time); so is ``begin_row`` (a typed inline of an
+# overload compiles it anyway, then copies it).
 def _begin_row(model):
     """Forget the previous row's cached features / store slot."""
 
@@ -415,7 +416,7 @@ def _backend_op(model, i):
     return None
 
 
-@overload(_begin_row, inline="always")
+@overload(_begin_row)
 def _begin_row_impl(model):
     return _backend_op(model, 0)
 
@@ -485,7 +486,7 @@ def _projection_impl(rows, row, model, k):
 
 # ----------------------------------------------------------------------------------- one round
 @numba.njit(cache=True)
-def _play(rows, rounds, settings, state, model, r, h, out, loss_sum):
+def _play(rows, rounds, settings, q, p, model, r, h, out, loss_sum):
     """Sample I ~ p_h, predict f_{h,I}(x_r), observe the weighted loss and derivative.
 
     ``out`` gets the reported prediction (``settings.report``) and ``loss_sum`` its loss; the
@@ -493,18 +494,17 @@ def _play(rows, rounds, settings, state, model, r, h, out, loss_sum):
     k* = argmax q (first on ties), or sum_k q_k f_{h,k}(x_r), with q before this round's update;
     reading the other kernels' values changes no state (only work buffers), so the round learns
     exactly as the paper's. With ``rounds.offset`` (a linear component), the loss, its derivative
-    and the reported prediction are those of offset + value. Returns (I, value of I, loss,
-    derivative, ok); ``ok`` is False
-    if a prediction, the loss sum or the derivative is not finite (the row is then rejected
-    before any state changes).
+    and the reported prediction are those of offset + value. ``q`` and ``p`` are head h's rows of
+    the bandit state (passed alone: a record of arrays costs compile time per array at each call).
+    Returns (I, value of I, loss, derivative, ok); ``ok`` is False if a prediction, the loss sum or
+    the derivative is not finite (the row is then rejected before any state changes).
     """
     forced = rounds.forced
     if forced.shape[0] > 0 and forced[r, h] >= 0:
         I = forced[r, h]
     else:
-        I = sample_index(state.p[h], rounds.u[r, h])
+        I = sample_index(p, rounds.u[r, h])
     report = settings.report
-    q = state.q[h]
     K = q.shape[0]
     best = 0
     if report == REPORT_BEST:
@@ -587,7 +587,7 @@ def oks_pass(rows, rounds, settings, state, model, out, loss_sum):
             d_, e_, l_ = oks_constants(T[0], K, s.loss_bound, s.G, s.step_scale)
         _begin_row(model)
         for h in range(H):
-            I, pred, lv, g, ok = _play(rows, rounds, s, state, model, r, h, out, loss_sum)
+            I, pred, lv, g, ok = _play(rows, rounds, s, state.q[h], state.p[h], model, r, h, out, loss_sum)
             if not ok:
                 return r
             pI = p[h, I]
@@ -616,7 +616,7 @@ def okspp_pass(rows, rounds, settings, state, model, out, loss_sum):
     for r in range(n):
         _begin_row(model)
         for h in range(H):
-            I, pred, lv, g, ok = _play(rows, rounds, s, state, model, r, h, out, loss_sum)
+            I, pred, lv, g, ok = _play(rows, rounds, s, state.q[h], state.p[h], model, r, h, out, loss_sum)
             if not ok:
                 return r
             pI = p[h, I]
@@ -665,7 +665,7 @@ def ioks_pass(rows, rounds, settings, state, model, out, loss_sum):
             e0 = e1
         _begin_row(model)
         for h in range(H):
-            I, pred, lv, g, ok = _play(rows, rounds, s, state, model, r, h, out, loss_sum)
+            I, pred, lv, g, ok = _play(rows, rounds, s, state.q[h], state.p[h], model, r, h, out, loss_sum)
             if not ok:
                 return r
             pI = p[h, I]

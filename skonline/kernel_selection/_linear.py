@@ -11,7 +11,7 @@ in a fixed order: any chunking gives the same state.
 
 import numba
 
-from ..losses import loss_derivative
+from ..losses import loss_and_derivative
 
 
 @numba.njit(cache=True)
@@ -30,7 +30,7 @@ def linear_pass_dense(X, y, weight, loss, lr, W, b, offset):
             for j in range(d):
                 acc += W[h, j] * X[r, j]
             offset[r, h] = acc
-            g = lr * weight[r] * loss_derivative(loss, y[r, h], acc) / norm2
+            g = lr * weight[r] * loss_and_derivative(loss, y[r, h], acc)[1] / norm2
             if g != 0.0:
                 for j in range(d):
                     W[h, j] -= g * X[r, j]
@@ -50,7 +50,7 @@ def linear_pass_csr(data, indices, indptr, y, weight, loss, lr, W, b, offset):
             for jj in range(start, end):
                 acc += W[h, indices[jj]] * data[jj]
             offset[r, h] = acc
-            g = lr * weight[r] * loss_derivative(loss, y[r, h], acc) / norm2
+            g = lr * weight[r] * loss_and_derivative(loss, y[r, h], acc)[1] / norm2
             if g != 0.0:
                 for jj in range(start, end):
                     W[h, indices[jj]] -= g * data[jj]
