@@ -254,7 +254,12 @@ def fixed_share_tuning(K, T, S, eta_user, alpha_user):
     alpha = 0.0
     eta = eta_user
     if K > 1:
-        alpha = alpha_user if alpha_user == alpha_user else min(S / T, (K - 1.0) / K)
+        if alpha_user == alpha_user:
+            alpha = alpha_user
+        else:
+            alpha = S / T
+            if alpha > (K - 1.0) / K:  # at most (K - 1) / K
+                alpha = (K - 1.0) / K
         if eta != eta:
             # log of the inverse prior mass of a sequence with S - 1 switches
             cfs = math.log(K)
@@ -509,6 +514,7 @@ def fixed_share_pass(L, settings, state, out, buf):
     adaptive = settings.eta == ADAPTIVE
     decreasing = settings.alpha == ADAPTIVE
     gap = state.gap[0]  # adaptive eta: cumulative mixability gap (AdaHedge)
+    log_k = math.log(K)
     for r in range(n):
         t = t0 + r + 1
         T_new = _horizon(t, horizon, S, T)
@@ -516,9 +522,11 @@ def fixed_share_pass(L, settings, state, out, buf):
             T = T_new
             eta, alpha = fixed_share_tuning(K, T, S, settings.eta, settings.alpha)
         if adaptive:  # AdaHedge: eta_t = log K / Delta_{t-1} (follow the leader while Delta = 0)
-            eta = math.log(K) / gap if gap > math.log(K) / ETA_MAX else ETA_MAX
+            eta = log_k / gap if gap > log_k / ETA_MAX else ETA_MAX
         if decreasing:  # alpha_t = 1 / (t + 1): a switch prior that needs no horizon
-            alpha = min(1.0 / (t + 1.0), (K - 1.0) / K)
+            alpha = 1.0 / (t + 1.0)
+            if alpha > (K - 1.0) / K:
+                alpha = (K - 1.0) / K
         # --- play w restricted to the awake experts (written out: see the module notes)
         lh = 0.0
         lh_raw = 0.0
