@@ -56,7 +56,9 @@ HUBER = 7
 # ClassificationLoss or RegressionLoss, selects the catalogue numba compiles, so a classifier's core
 # compiles the four classification losses and a regressor's the four regression losses (one switch
 # over all eight cost every first fit about 0.5 s of compile), and switching between losses of one
-# task does not compile the core again. Each catalogue function is self-contained (it calls no
+# task does not compile the core again. The cores call loss_and_derivative only (taking [0] where
+# they need the value: the same formulas), so a first fit compiles one catalogue function. Each
+# catalogue function is self-contained (it calls no
 # other overloaded function: numba would compile such a callee once more inside it) and runs as
 # plain Python when called from Python.
 
@@ -256,16 +258,18 @@ def _loss_and_derivative_impl(loss, y, p):
         return cat[2]
 
 
+# Loss.value and Loss.derivative take their half of loss_and_derivative, which the cores compile
+# anyway: the estimators' Python-side loss bookkeeping then compiles no second catalogue.
 @numba.njit(cache=True)
 def _values(loss, y, p, out):
     for i in range(y.shape[0]):
-        out[i] = loss_value(loss, y[i], p[i])
+        out[i] = loss_and_derivative(loss, y[i], p[i])[0]
 
 
 @numba.njit(cache=True)
 def _derivatives(loss, y, p, out):
     for i in range(y.shape[0]):
-        out[i] = loss_derivative(loss, y[i], p[i])
+        out[i] = loss_and_derivative(loss, y[i], p[i])[1]
 
 
 @dataclass(frozen=True)

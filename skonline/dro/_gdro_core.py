@@ -52,7 +52,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from ..losses import loss_and_derivative, loss_value
+from ..losses import loss_and_derivative
 from ..utils._capped_simplex import depround_select, log_normalize, project_capped_log_lin
 
 SMD = 0
@@ -860,7 +860,7 @@ def stream_pass_for(alg, capped):
             for h in range(H):
                 p = _dot(X, i, w_sum, h, fi) * inv if use_avg else _dot(X, i, W, h, fi)
                 raw[i, h] = p
-                tot += loss_value(s.loss, Y[i, h], p)
+                tot += loss_and_derivative(s.loss, Y[i, h], p)[0]
             if not math.isfinite(tot):
                 return i, bX, bY, uq
             loss_acc[0] += Y[i, H] * tot / H

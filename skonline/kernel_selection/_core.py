@@ -32,7 +32,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
-from ..losses import loss_and_derivative, loss_value
+from ..losses import loss_and_derivative
 from ..utils._bandit import exp_weights, mix_uniform, sample_index, tsallis_omd_step
 from ..utils._math import EXP_MIN, exp_buffer
 from ..utils._trig import sincos_buffer
@@ -540,7 +540,7 @@ def _play(rows, rounds, settings, q, p, model, r, h, out, loss_sum):
         out[r, h] = rep
         if not abs(rep) < math.inf:
             return I, pred, 0.0, 0.0, False
-        loss_sum[0] += loss_value(settings.loss, rounds.y[r, h], rep) * wm
+        loss_sum[0] += loss_and_derivative(settings.loss, rounds.y[r, h], rep)[0] * wm
     ok = abs(loss_sum[0]) < math.inf and abs(g) < math.inf  # else the loss overflows
     return I, pred, lv, g, ok
 

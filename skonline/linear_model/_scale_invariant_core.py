@@ -23,7 +23,7 @@ import math
 import numba
 import numpy as np
 
-from ..losses import loss_and_derivative, loss_value
+from ..losses import loss_and_derivative
 from ..utils._math import exp_buffer
 
 E_MAX = 700.0  # clamp for exponents of the potentials (exp(700) ~ 1e304)
@@ -284,7 +284,7 @@ def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, loss, lip, rank_tol,
             # x_t = 0: predict 0, nothing to learn (g * x = 0)
             for k in range(n_heads):
                 out[i, k] = 0.0
-                loss_acc[0] += sw[i] * loss_value(loss, Y[i, k], 0.0)
+                loss_acc[0] += sw[i] * loss_and_derivative(loss, Y[i, k], 0.0)[0]
             continue
         # u = P z, beta = 1 + z'u
         beta = 1.0
