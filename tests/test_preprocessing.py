@@ -9,10 +9,10 @@ from sklearn.base import clone
 
 from skonline.preprocessing import OnlineMinMaxScaler, OnlineStandardScaler
 from skonline.utils import all_estimators
-from skonline.utils._scaling import MIN_COUNT
+from skonline.utils._scaling import MIN_COUNT, SCALER_MIN_COUNT
 
 
-def _reference_standardize(X, clip=5.0):
+def _reference_standardize(X, clip=5.0, min_count=SCALER_MIN_COUNT):
     """Row t with the mean and (population) std of the winsorised rows < t, written directly."""
     n, d = X.shape
     out = np.zeros((n, d))
@@ -21,8 +21,8 @@ def _reference_standardize(X, clip=5.0):
         for t in range(n):
             x = X[t, j]
             mu = np.mean(seen) if seen else 0.0
-            s = np.std(seen) if len(seen) >= MIN_COUNT else 0.0
-            if len(seen) >= MIN_COUNT:
+            s = np.std(seen) if len(seen) >= min_count else 0.0
+            if len(seen) >= min_count:
                 if s > 0:
                     out[t, j] = np.clip((x - mu) / s, -clip, clip)
                 else:
@@ -37,7 +37,23 @@ def test_standard_scaler_is_prequential_and_matches_the_definition():
     X[150, 1] = 1e9  # a wild value: winsorised in the statistics
     Z = OnlineStandardScaler().partial_fit_transform(X)
     np.testing.assert_allclose(Z, _reference_standardize(X), rtol=1e-9, atol=1e-12)
-    assert np.all(Z[:int(MIN_COUNT)] == 0.0)
+    assert np.all(Z[:int(SCALER_MIN_COUNT)] == 0.0)
+    assert np.all(Z[int(SCALER_MIN_COUNT):] != 0.0)
+
+
+def test_scaler_warm_up_is_short_so_a_standardising_learner_downstream_is_not_misled():
+    # an estimator with standardize=True standardises the scaler's output again (10-row warm-up):
+    # the scaler's warm-up rows reach it as exact zeros. After 10 of them every column looked
+    # constant at 0 and the next row came out as +-clip in every column.
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((200, 6)) * [1.0, 10.0, 1e3, 0.1, 5.0, 1.0] + 3.0
+    assert SCALER_MIN_COUNT < MIN_COUNT
+    Z = OnlineStandardScaler().partial_fit_transform(X)
+    again = _reference_standardize(Z, min_count=MIN_COUNT)
+    direct = _reference_standardize(X, min_count=MIN_COUNT)
+    m = int(MIN_COUNT)
+    assert np.mean(np.abs(again[m:m + 10]) == 5.0) < 0.05
+    assert np.mean(np.abs(again[m:m + 20])) < 1.3 * np.mean(np.abs(direct[m:m + 20]))
 
 
 def test_one_wild_row_does_not_freeze_the_scale():
@@ -72,7 +88,7 @@ def test_sparse_input_is_scaled_without_centring_and_keeps_its_structure():
     ref = np.zeros_like(D)
     sumsq = np.zeros(5)
     for t in range(200):
-        s = np.sqrt(sumsq / t) if t >= MIN_COUNT else np.zeros(5)
+        s = np.sqrt(sumsq / t) if t >= SCALER_MIN_COUNT else np.zeros(5)
         ok = s > 0
         ref[t] = np.where(ok, np.clip(D[t] / np.where(ok, s, 1.0), -5, 5), 0.0)
         sumsq += np.where(ok, np.minimum(D[t] ** 2, (5 * s) ** 2), D[t] ** 2)  # winsorised

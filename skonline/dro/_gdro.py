@@ -758,8 +758,8 @@ _DOC_PARAMS = """
         features in any units, rare one-hot columns, one extreme row cannot shrink the steps to
         nothing. ``False``: the paper's algorithms on the raw data (what the reproductions use).
         ``coef_`` and ``intercept_`` then act on the standardised features. A feature gets its
-        scale after 5 rows (before, it is passed on as 0), not after the 10 of
-        :class:`~skonline.preprocessing.OnlineStandardScaler`: on short tables every row passed on
+        scale after 5 rows (before, it is passed on as 0), not after the 10 of the other
+        estimators' internal standardisation: on short tables every row passed on
         as zeros is predicted from the intercept alone (measured with ``benchmarks/defaults.py``:
         iris 0.773 at 10 rows, 0.813 at 5; on held-out row orders and 150- to 600-row prefixes of
         the datasets, 3 failing streams of 38 at 10, 1 at 5; the regressor 3 and 2 of 17).

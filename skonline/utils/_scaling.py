@@ -15,6 +15,15 @@ rows scaled by a two-row estimate); a column constant so far outputs 0 for the s
 ``+-clip`` for another. Targets follow the same rule: until 10 targets are seen the forecast is
 their running mean. An estimator's internal standardisation can take a shorter feature warm-up
 (``min_count``; the estimator's ``_standardize_min_count``: 5 for GroupDRO).
+
+:class:`~skonline.preprocessing.OnlineStandardScaler` warms up for ``SCALER_MIN_COUNT`` (3) rows
+only. Its output usually goes to an estimator that standardises again: every warm-up row reaches
+that estimator's statistics as a row of exact zeros, so after 10 warm-up rows each column there
+is "constant so far" at 0, the first real row is output as ``+-clip`` in every column, and the
+next rows are scaled by a spread estimated mostly from zeros (on wine, with GroupDRO: every column
+of row 10 clipped, 22% of the values of rows 10-19, mean ``|z|`` 2.4 instead of 0.8). Three zero
+rows leave the downstream statistics almost intact; a 3-row scale is rough, but clipped, and the
+downstream learner or standardiser sees it for a few rows only.
 """
 
 import math
@@ -25,6 +34,8 @@ import scipy.sparse as sp
 
 #: rows a column's statistics need before they scale anything (before: output 0)
 MIN_COUNT = 10.0
+#: the same for OnlineStandardScaler, whose warm-up zeros enter a downstream standardiser
+SCALER_MIN_COUNT = 3.0
 
 _NO_ROWS = np.empty(0)  # standardize_dense's shift and scale for feature columns
 
