@@ -56,11 +56,9 @@ HUBER = 7
 # ClassificationLoss or RegressionLoss, selects the catalogue numba compiles, so a classifier's core
 # compiles the four classification losses and a regressor's the four regression losses (one switch
 # over all eight cost every first fit about 0.5 s of compile), and switching between losses of one
-# task does not compile the core again. The cores call loss_and_derivative only (taking [0] where
-# they need the value: the same formulas), so a first fit compiles one catalogue function. Each
-# catalogue function is self-contained (it calls no
-# other overloaded function: numba would compile such a callee once more inside it) and runs as
-# plain Python when called from Python.
+# task does not compile the core again. One function per task computes value and derivative
+# together; loss_value and loss_derivative take their half of it, and the cores call
+# loss_and_derivative only, so a first fit compiles one catalogue function.
 
 
 class ClassificationLoss(NamedTuple):
@@ -77,51 +75,7 @@ class RegressionLoss(NamedTuple):
     epsilon: float
 
 
-def _classification_value(loss, y, p):
-    c = loss.code
-    if c == LOG_LOSS:  # log(1 + exp(z)) without overflow, z = -y p
-        z = -y * p
-        if z > 0.0:
-            return z + math.log1p(math.exp(-z))
-        return math.log1p(math.exp(z))
-    if c == HINGE:
-        z = 1.0 - y * p
-        return z if z > 0.0 else 0.0
-    if c == SQUARED_HINGE:
-        z = 1.0 - y * p
-        return z * z if z > 0.0 else 0.0
-    z = y * p  # MODIFIED_HUBER
-    if z < -1.0:
-        return -4.0 * z
-    if z < 1.0:
-        return (1.0 - z) * (1.0 - z)
-    return 0.0
-
-
-def _classification_derivative(loss, y, p):
-    c = loss.code
-    if c == LOG_LOSS:  # -y sigmoid(-y p)
-        z = -y * p
-        if z >= 0.0:
-            return -y * (1.0 / (1.0 + math.exp(-z)))
-        e = math.exp(z)
-        return -y * (e / (1.0 + e))
-    if c == HINGE:
-        return -y if y * p <= 1.0 else 0.0
-    if c == SQUARED_HINGE:
-        z = 1.0 - y * p
-        return -2.0 * y * z if z > 0.0 else 0.0
-    z = y * p  # MODIFIED_HUBER
-    if z < -1.0:
-        return -4.0 * y
-    if z < 1.0:
-        return -2.0 * y * (1.0 - z)
-    return 0.0
-
-
 def _classification_both(loss, y, p):
-    # the formulas of _classification_value and _classification_derivative, written out so that a
-    # core that calls only loss_and_derivative compiles this function alone
     c = loss.code
     if c == LOG_LOSS:  # one exponential for both
         z = y * p
@@ -146,49 +100,7 @@ def _classification_both(loss, y, p):
     return 0.0, 0.0
 
 
-def _regression_value(loss, y, p):
-    c = loss.code
-    r = p - y
-    if c == SQUARED_ERROR:
-        return 0.5 * r * r
-    if c == ABSOLUTE_ERROR:
-        return abs(r)
-    if c == EPSILON_INSENSITIVE:
-        a = abs(r) - loss.epsilon
-        return a if a > 0.0 else 0.0
-    a = abs(r)  # HUBER
-    if a <= loss.epsilon:
-        return 0.5 * r * r
-    return loss.epsilon * (a - 0.5 * loss.epsilon)
-
-
-def _regression_derivative(loss, y, p):
-    c = loss.code
-    r = p - y
-    if c == SQUARED_ERROR:
-        return r
-    if c == ABSOLUTE_ERROR:
-        if r > 0.0:
-            return 1.0
-        if r < 0.0:
-            return -1.0
-        return 0.0
-    if c == EPSILON_INSENSITIVE:
-        if r > loss.epsilon:
-            return 1.0
-        if r < -loss.epsilon:
-            return -1.0
-        return 0.0
-    if r > loss.epsilon:  # HUBER
-        return loss.epsilon
-    if r < -loss.epsilon:
-        return -loss.epsilon
-    return r
-
-
 def _regression_both(loss, y, p):
-    # the formulas of _regression_value and _regression_derivative, written out (see
-    # _classification_both)
     c = loss.code
     r = p - y
     if c == SQUARED_ERROR:
@@ -204,30 +116,29 @@ def _regression_both(loss, y, p):
     return v, (eps if r > eps else (-eps if r < -eps else r))
 
 
-#: record class -> its catalogue (value, derivative, value and derivative)
-_CATALOGUES = {
-    ClassificationLoss: (_classification_value, _classification_derivative, _classification_both),
-    RegressionLoss: (_regression_value, _regression_derivative, _regression_both),
-}
+#: record class -> its catalogue: f(loss, y, p) = (value, derivative)
+_CATALOGUES = {ClassificationLoss: _classification_both, RegressionLoss: _regression_both}
 
 
-def loss_value(loss, y, p):
-    """Value of the loss ``loss`` (its record, :meth:`Loss.record`) at target ``y``, prediction ``p``.
+def loss_and_derivative(loss, y, p):
+    """``(value, derivative)`` of the loss ``loss`` (its record, :meth:`Loss.record`) at target
+    ``y`` and prediction ``p``; the derivative is a subgradient at kinks (one exponential for the
+    log loss).
 
     Runs as Python when called from Python; in compiled code, numba compiles the catalogue of the
     record's task only (:class:`ClassificationLoss` or :class:`RegressionLoss`).
     """
-    return _CATALOGUES[type(loss)][0](loss, y, p)
+    return _CATALOGUES[type(loss)](loss, y, p)
+
+
+def loss_value(loss, y, p):
+    """Value of ``loss`` at target ``y`` and prediction ``p``: ``loss_and_derivative(...)[0]``."""
+    return loss_and_derivative(loss, y, p)[0]
 
 
 def loss_derivative(loss, y, p):
-    """Derivative (a subgradient at kinks) of ``loss`` with respect to ``p`` (see :func:`loss_value`)."""
-    return _CATALOGUES[type(loss)][1](loss, y, p)
-
-
-def loss_and_derivative(loss, y, p):
-    """``(loss_value, loss_derivative)`` in one call (one exponential for the log loss)."""
-    return _CATALOGUES[type(loss)][2](loss, y, p)
+    """Derivative of ``loss`` with respect to ``p``: ``loss_and_derivative(...)[1]``."""
+    return loss_and_derivative(loss, y, p)[1]
 
 
 def _catalogue(loss):
@@ -237,25 +148,23 @@ def _catalogue(loss):
     return None
 
 
+@overload(loss_and_derivative)
+def _loss_and_derivative_impl(loss, y, p):
+    return _catalogue(loss)
+
+
+# Called from compiled code, these compile the catalogue again inside (an overload that calls an
+# overloaded function gets its own copy of it): the cores call loss_and_derivative only.
 @overload(loss_value)
 def _loss_value_impl(loss, y, p):
-    cat = _catalogue(loss)
-    if cat is not None:
-        return cat[0]
+    if _catalogue(loss) is not None:
+        return lambda loss, y, p: loss_and_derivative(loss, y, p)[0]
 
 
 @overload(loss_derivative)
 def _loss_derivative_impl(loss, y, p):
-    cat = _catalogue(loss)
-    if cat is not None:
-        return cat[1]
-
-
-@overload(loss_and_derivative)
-def _loss_and_derivative_impl(loss, y, p):
-    cat = _catalogue(loss)
-    if cat is not None:
-        return cat[2]
+    if _catalogue(loss) is not None:
+        return lambda loss, y, p: loss_and_derivative(loss, y, p)[1]
 
 
 # Loss.value and Loss.derivative take their half of loss_and_derivative, which the cores compile

@@ -124,3 +124,33 @@ def test_vectorised_exp_within_one_ulp():
     ref = np.exp(x)
     assert np.max(np.abs(got - ref) / np.spacing(ref)) <= 1.0
     assert exp_array(np.array([1e6]))[0] == np.exp(709.0)  # clamped, not inf
+
+
+def _reference(name, y, p, eps):
+    """Each loss and its (sub)gradient from its textbook formula, in numpy (independent of the catalogue)."""
+    m, r = y * p, p - y
+    if name == "log_loss":
+        return np.logaddexp(0.0, -m), -y / (1.0 + np.exp(m))
+    if name == "hinge":
+        return np.maximum(0.0, 1.0 - m), np.where(m <= 1.0, -y, 0.0)
+    if name == "squared_hinge":
+        return np.maximum(0.0, 1.0 - m) ** 2, -2.0 * y * np.maximum(0.0, 1.0 - m)
+    if name == "modified_huber":
+        v = np.where(m < -1.0, -4.0 * m, np.maximum(0.0, 1.0 - m) ** 2)
+        return v, np.where(m < -1.0, -4.0 * y, -2.0 * y * np.maximum(0.0, 1.0 - m))
+    if name == "squared_error":
+        return 0.5 * r * r, r
+    if name == "absolute_error":
+        return np.abs(r), np.sign(r)
+    if name == "epsilon_insensitive":
+        return np.maximum(0.0, np.abs(r) - eps), np.where(np.abs(r) > eps, np.sign(r), 0.0)
+    return np.where(np.abs(r) <= eps, 0.5 * r * r, eps * (np.abs(r) - 0.5 * eps)), np.clip(r, -eps, eps)
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_values_and_derivatives_match_the_textbook_formulas(name):
+    loss = LOSSES[name]
+    y, p = _grid(loss)
+    v, g = _reference(name, y, p, 0.7)
+    np.testing.assert_allclose(loss.value(y, p, 0.7), v, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(loss.derivative(y, p, 0.7), g, rtol=1e-12, atol=1e-300)
