@@ -424,13 +424,9 @@ class _KernelSelectionBase(GrowingStateMixin):
         if self._linear():  # the linear component first: it does not depend on the kernels
             loss = get_loss(_LOSSES[self.loss].name).record(0.0)
             lr = float(self._linear_learning_rate())
-            if sparse:
-                Xc = X.tocsr()
-                _linear.linear_pass_csr(
-                    readonly(np.ascontiguousarray(Xc.data, dtype=np.float64)),
-                    readonly(np.ascontiguousarray(Xc.indices, dtype=np.int64)),
-                    readonly(np.ascontiguousarray(Xc.indptr, dtype=np.int64)),
-                    Y, SW, loss, lr, self.linear_coef_, self.linear_intercept_, offset)
+            if isinstance(rows, _core.SparseRows):  # the rows as the kernel pass reads them
+                _linear.linear_pass_csr(rows.data, rows.indices, rows.indptr, Y, SW, loss, lr, self.linear_coef_,
+                                        self.linear_intercept_, offset)
             else:
                 _linear.linear_pass_dense(rows.X, Y, SW, loss, lr, self.linear_coef_, self.linear_intercept_, offset)
         offset = readonly(offset)
