@@ -51,7 +51,6 @@ import numbers
 import time
 import warnings
 
-import numba
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
@@ -59,6 +58,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .utils import _scaling
+from .utils._jit import njit
 from .utils.validation import readonly, validate_X_chunk, validate_X_predict
 
 __all__ = [
@@ -211,7 +211,7 @@ def nonfinite_state(estimator, raw=None):
     return None
 
 
-@numba.njit(cache=True)
+@njit
 def _all_finite_2d(a):
     for i in range(a.shape[0]):
         for j in range(a.shape[1]):

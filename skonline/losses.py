@@ -34,10 +34,11 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-import numba
 import numpy as np
 from numba.core import types
 from numba.extending import overload
+
+from .utils._jit import OVERLOAD_OPTIONS, njit
 
 __all__ = ["Loss", "get_loss", "LOSSES", "loss_value", "loss_derivative", "loss_and_derivative"]
 
@@ -148,20 +149,20 @@ def _catalogue(loss):
     return None
 
 
-@overload(loss_and_derivative)
+@overload(loss_and_derivative, jit_options=OVERLOAD_OPTIONS)
 def _loss_and_derivative_impl(loss, y, p):
     return _catalogue(loss)
 
 
 # Called from compiled code, these compile the catalogue again inside (an overload that calls an
 # overloaded function gets its own copy of it): the cores call loss_and_derivative only.
-@overload(loss_value)
+@overload(loss_value, jit_options=OVERLOAD_OPTIONS)
 def _loss_value_impl(loss, y, p):
     if _catalogue(loss) is not None:
         return lambda loss, y, p: loss_and_derivative(loss, y, p)[0]
 
 
-@overload(loss_derivative)
+@overload(loss_derivative, jit_options=OVERLOAD_OPTIONS)
 def _loss_derivative_impl(loss, y, p):
     if _catalogue(loss) is not None:
         return lambda loss, y, p: loss_and_derivative(loss, y, p)[1]
@@ -169,13 +170,13 @@ def _loss_derivative_impl(loss, y, p):
 
 # Loss.value and Loss.derivative take their half of loss_and_derivative, which the cores compile
 # anyway: the estimators' Python-side loss bookkeeping then compiles no second catalogue.
-@numba.njit(cache=True)
+@njit
 def _values(loss, y, p, out):
     for i in range(y.shape[0]):
         out[i] = loss_and_derivative(loss, y[i], p[i])[0]
 
 
-@numba.njit(cache=True)
+@njit
 def _derivatives(loss, y, p, out):
     for i in range(y.shape[0]):
         out[i] = loss_and_derivative(loss, y[i], p[i])[1]

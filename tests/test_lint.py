@@ -44,3 +44,36 @@ def test_no_function_takes_more_than_20_positional_parameters():
     assert len(counts) > 500  # the walk found the package's functions
     over = {where: n for where, n in counts.items() if n > MAX_POSITIONAL}
     assert not over, f"functions with more than {MAX_POSITIONAL} positional parameters: {over}"
+
+
+def _compile_calls(package_dir):
+    """(where, source, node) of every use of numba.njit / numba.jit and call of overload."""
+    import ast
+
+    for path in sorted(package_dir.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            where = f"{path.relative_to(package_dir.parent)}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.Attribute) and ast.unparse(node) in {"numba.njit", "numba.jit"}:
+                yield where, ast.unparse(node), node
+            elif isinstance(node, ast.Call) and ast.unparse(node.func).endswith("overload"):
+                yield where, ast.unparse(node.func), node
+
+
+def test_every_compiled_function_uses_the_shared_options():
+    # utils/_jit.py: cache on disk, no cfunc wrapper (a cold first fit would otherwise lower one
+    # for every compiled function); numba.njit called directly would silently drop them
+    import ast
+
+    import skonline
+
+    package_dir = Path(skonline.__file__).resolve().parent
+    calls = list(_compile_calls(package_dir))
+    assert any(src == "overload" for _, src, _ in calls)  # the walk finds both kinds
+    direct = [where for where, src, _ in calls if src.startswith("numba.") and not where.startswith(
+        "skonline/utils/_jit.py")]
+    assert not direct, f"compile with skonline.utils._jit.njit, not numba directly: {direct}"
+    bare = [where for where, src, node in calls if src.endswith("overload")
+            and not any(k.arg == "jit_options" and isinstance(k.value, ast.Name)
+                        and k.value.id == "OVERLOAD_OPTIONS" for k in node.keywords)]
+    assert not bare, f"overloads without jit_options=OVERLOAD_OPTIONS: {bare}"

@@ -49,11 +49,11 @@ import functools
 import math
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
 from ..losses import loss_and_derivative
 from ..utils._capped_simplex import depround_select, log_normalize, project_capped_log_lin
+from ..utils._jit import njit
 
 SMD = 0
 SMD_UNIFORM = 1
@@ -69,7 +69,7 @@ LIP_SQUARED = 1  # squared error: |dl/dp| <= R ||x|| + |y|
 
 #: compiled helpers the passes call (not inlined): no Python entry point, which numba would
 #: otherwise compile for each of them
-_internal = numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+_internal = njit(no_cpython_wrapper=True)
 
 
 # --------------------------------------------------------------------------- records
@@ -293,7 +293,7 @@ _lipschitz_bound = _internal(lipschitz_bound)
 
 
 # --------------------------------------------------------------------------- row kernels
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _dot(X, i, W, h, fi):
     """``W[h] . [X[i], 1]`` (no intercept term unless ``fi``)."""
     d = X.shape[1]
@@ -305,7 +305,7 @@ def _dot(X, i, W, h, fi):
     return s
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _loss_grad(s, X, Y, row, W, dloss, jj):
     """Head-averaged loss of row ``row`` at W (raw scale); dloss[jj, h] = dl_h/dp / (H B).
 
@@ -343,7 +343,7 @@ def _loss_grad(s, X, Y, row, W, dloss, jj):
     return wr * tot / H, dp, x2
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _axpy(X, row, dloss, jj, coef, W, fi):
     """W[h] -= coef * dloss[jj, h] * [X[row], 1]."""
     d = X.shape[1]
@@ -400,7 +400,7 @@ def _categorical(q, u):
     return last
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _decide(alg, q, u, groups):
     """Groups needed by the next round, into ``groups``; returns how many (DepRound apart).
 
@@ -469,7 +469,7 @@ def uniforms_per_round(alg, m, k):
 # growing with the square of its size), and take the arrays they use rather than the records
 # (binding a record of arrays counts a reference to each of them); a call that is not inlined
 # would cost, per round, as much as a low-dimensional round.
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _begin_round(anytime, t, W, w_sum, q, q_sum, a_sum, c_w, c_q):
     """Round t: add ``a_t w_t`` and ``a_t q_t`` to the running sums (before the update) and
     return ``(eta_w, eta_q, gamma)``, the steps ``c a_t`` of the round."""
@@ -484,7 +484,7 @@ def _begin_round(anytime, t, W, w_sum, q, q_sum, a_sum, c_w, c_q):
     return c_w * a, eta_q, 0.5 * eta_q
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _w_step(alg, s, X, W, w_norm2, q, rows, groups, r, dloss, eta_w, t, dp, x2):
     """The w-player: ``w -= eta_w sum_j c_j grad l_j`` (c_j by algorithm, module docstring), then
     the projection onto the ball of radius R (``w_norm2`` keeps ``||w||^2``)."""
@@ -517,7 +517,7 @@ def _w_step(alg, s, X, W, w_norm2, q, rows, groups, r, dloss, eta_w, t, dp, x2):
     w_norm2[0] = _shrink_to_ball(W, R, n2)
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _q_step(alg, capped, s, log_q, q, order, groups, r, losses, suffix, eta_q, gamma, t):
     """The q-player: a mirror step in log space on the sampled groups' coordinates (by algorithm,
     module docstring), then back onto the simplex or (``capped``) the capped simplex."""
@@ -610,7 +610,7 @@ def pool_pass_for(alg, capped, record):
 
     depround = alg == DEPROUND and capped
 
-    @numba.njit(cache=True)
+    @njit
     def pool_pass(s, st, X, Y, pools, U, c_w, c_q, hist, work):
         W = st.w
         w_sum = st.w_sum
@@ -723,7 +723,7 @@ def mirror_prox_pass_for(record):
     w_2..w_{T+1} (uniformly). Returns -1, or the round whose loss was non-finite.
     """
 
-    @numba.njit(cache=True)
+    @njit
     def mirror_prox_pass(s, st, X, Y, pools, batch, n_rounds, eta_w, eta_q, hist):
         W = st.w
         w_sum = st.w_sum
@@ -824,7 +824,7 @@ def stream_pass_for(alg, capped):
 
     depround = alg == DEPROUND and capped
 
-    @numba.njit(cache=True)
+    @njit
     def stream_pass(s, st, b, X, Y, G, Ur, raw, loss_acc, work):
         W = st.w
         w_sum = st.w_sum

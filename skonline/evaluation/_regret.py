@@ -9,8 +9,9 @@ sleeping-experts regret: a comparator gains or loses nothing on the rounds its e
 
 import math
 
-import numba
 import numpy as np
+
+from ..utils._jit import njit
 
 __all__ = [
     "learner_losses",
@@ -95,7 +96,7 @@ def static_regret(L, W):
     return float(lh.sum() - Li.sum(axis=0).min())
 
 
-@numba.njit(cache=True)
+@njit
 def _switching_dp(L, S, arg, switched):
     """Exact DP over (switches used, current expert); O(T S K) time, O(S K) live memory.
 
@@ -226,7 +227,7 @@ def tracking_regret(L, W, n_segments, *, return_path=False):
     return (regret, path) if return_path else regret
 
 
-@numba.njit(cache=True)
+@njit
 def _max_window_sum(r, max_len):
     """Max over windows [p, q] with q - p + 1 <= max_len of sum r[p..q] (monotone deque)."""
     T = r.shape[0]

@@ -9,8 +9,9 @@ place).
 import math
 from typing import NamedTuple
 
-import numba
 import numpy as np
+
+from ..utils._jit import njit
 
 SQUARED = 0
 ABSOLUTE = 1
@@ -68,7 +69,7 @@ class LossState(NamedTuple):
     expert_cum_losses: np.ndarray
 
 
-@numba.njit(cache=True)
+@njit
 def regression_losses(P, y, settings, state, LR, Ls):
     """Raw losses ``LR`` (n, K) of the predictions ``P`` and their scaled version ``Ls``.
 
@@ -154,7 +155,7 @@ def regression_losses(P, y, settings, state, LR, Ls):
     return n_none
 
 
-@numba.njit(cache=True)
+@njit
 def classification_losses(P, yi, settings, state, LR, Ls):
     """Raw and scaled losses of the experts' class probabilities ``P`` (n, K, C); see above (the
     targets' range is not used)."""
@@ -209,7 +210,7 @@ def classification_losses(P, yi, settings, state, LR, Ls):
     return n_none
 
 
-@numba.njit(cache=True)
+@njit
 def mix_regression(P, W, out):
     """``out[r] = sum_i W[r, i] P[r, i]`` over the experts with a prediction."""
     n, K = P.shape
@@ -222,7 +223,7 @@ def mix_regression(P, W, out):
         out[r] = s
 
 
-@numba.njit(cache=True)
+@njit
 def mix_classification(P, W, out):
     """``out[r] = sum_i W[r, i] P[r, i, :]`` over the experts with probabilities."""
     n, K, C = P.shape

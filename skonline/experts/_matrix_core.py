@@ -10,9 +10,9 @@ The settings are the rules' :class:`~skonline.experts._rules_core.RuleSettings` 
 import math
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
+from ..utils._jit import njit
 from ..utils._projections import clip_project, jacobi_eigh
 from ._rules_core import PCS, _horizon, clipped_tuning
 
@@ -60,7 +60,7 @@ def matrix_buffers(K):
     return MatrixBuffers(*(np.empty((K, K)) for _ in range(4)), *(np.empty(K) for _ in range(5)))
 
 
-@numba.njit(cache=True)
+@njit
 def pcsp_pass(Z, settings, state, out, buf):
     """PCSP over the symmetric loss matrices ``Z[r]`` (spectral norm <= 1 after ``* inv_span``).
 

@@ -36,9 +36,9 @@ update. Common conventions:
 import math
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
+from ..utils._jit import njit
 from ..utils._math import EXP_MIN
 from ..utils._projections import _MAX_FIXED_POINT_PASSES, exp_nonpos, shifted_exp, sorted_lambda
 
@@ -230,13 +230,13 @@ ADAPTIVE = -1.0
 ETA_MAX = 1e6
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _log_term(K, T, S):
     """c = S log(K T / S), the paper's common complexity term."""
     return S * math.log(K * T / S)
 
 
-@numba.njit(cache=True)
+@njit
 def hedge_tuning(K, T, eta_user):
     """Hedge's eta for horizon ``T`` (NaN ``eta_user``: ``sqrt(8 log K / T)``, the minimax tuning)."""
     if eta_user != eta_user:
@@ -244,7 +244,7 @@ def hedge_tuning(K, T, eta_user):
     return eta_user
 
 
-@numba.njit(cache=True)
+@njit
 def fixed_share_tuning(K, T, S, eta_user, alpha_user):
     """Fixed Share's (eta, alpha) for horizon ``T`` and S segments (NaN user values mean 'auto').
 
@@ -278,7 +278,7 @@ def fixed_share_tuning(K, T, S, eta_user, alpha_user):
     return eta, alpha
 
 
-@numba.njit(cache=True)
+@njit
 def clipped_tuning(rule, K, T, S, eta_user, bound_user, floor_user):
     """(eta, floor) of the clipped-simplex rules (CLIPPED_HEDGE, PCS, OCS, OCS_PLUS) for horizon
     ``T`` (NaN user values mean 'auto'), with ``c = S log(K T / S)``: the floor ``S / (T K)``;
@@ -303,7 +303,7 @@ def clipped_tuning(rule, K, T, S, eta_user, bound_user, floor_user):
     return eta, floor
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _horizon(t, horizon, S, T_prev):
     """Horizon of round t: the fixed one, or the doubling guess (never decreasing)."""
     if horizon > 0:
@@ -314,7 +314,7 @@ def _horizon(t, horizon, S, T_prev):
     return T
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _play_sleeping(Lrow, K, w, out_row, lrow, ecum):
     """``_play`` when some experts sleep: renormalise over the awake ones, charge the asleep ones
     the mixture's loss. (Inlined, like the passes' written-out play step: see the module notes.)"""
@@ -342,7 +342,7 @@ def _play_sleeping(Lrow, K, w, out_row, lrow, ecum):
     return lh, lh_raw
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _play(Lrow, K, lo, inv_span, w, out_row, lrow, ecum):
     """Play ``w`` restricted to the awake experts; fill the imputed scaled losses ``lrow``.
 
@@ -367,7 +367,7 @@ def _play(Lrow, K, lo, inv_span, w, out_row, lrow, ecum):
 
 
 # --------------------------------------------------------------------------- Hedge, clipped
-@numba.njit(cache=True)
+@njit
 def exponential_pass(L, settings, state, out, buf):
     """Hedge (``settings.rule`` HEDGE, floor 0), ClippedHedge (CLIPPED_HEDGE) and PCS (PCS) passes.
 
@@ -498,7 +498,7 @@ def exponential_pass(L, settings, state, out, buf):
     state.gamma[0] = floor
 
 
-@numba.njit(cache=True)
+@njit
 def fixed_share_pass(L, settings, state, out, buf):
     """Fixed Share (Herbster & Warmuth 1998): Hedge step, then each expert gives a fraction alpha of
     its weight to the K - 1 others in equal parts: ``w[i] = (1 - alpha) v[i] + alpha / (K - 1) (1 - v[i])``.
@@ -604,7 +604,7 @@ def fixed_share_pass(L, settings, state, out, buf):
 
 
 # --------------------------------------------------------------------------- OCS, OCS+
-@numba.njit(cache=True)
+@njit
 def optimistic_pass(L, settings, state, out, halved, buf):
     """OCS (Alg. 3, eqs. 17-18) and, for ``settings.rule == OCS_PLUS``, OCS+ (Alg. 4, the doubling
     trick on eta). ``state``: :class:`OptimisticState`. ``halved[r]`` is set to 1 when the halving
@@ -803,7 +803,7 @@ def optimistic_pass(L, settings, state, out, halved, buf):
 
 
 # --------------------------------------------------------------------------- ML-Poly, BOA
-@numba.njit(cache=True)
+@njit
 def mlpoly_pass(L, settings, state, out, buf):
     """ML-Poly (Gaillard, Stoltz & van Erven 2014), as implemented in opera's ``MLpol``.
 
@@ -848,7 +848,7 @@ def mlpoly_pass(L, settings, state, out, buf):
 ETA_CAP = math.exp(350.0)
 
 
-@numba.njit(cache=True)
+@njit
 def boa_pass(L, settings, state, out, buf):
     """BOA, Bernstein Online Aggregation with one learning rate per expert (Wintenberger 2017), as
     implemented in opera's ``BOA``.
@@ -889,7 +889,7 @@ def boa_pass(L, settings, state, out, buf):
 
 
 # --------------------------------------------------------------------------- AdaHedge
-@numba.njit(cache=True)
+@njit
 def adahedge_pass(L, settings, state, out, buf):
     """AdaHedge (de Rooij, van Erven, Grünwald & Koolen 2014): Hedge on the cumulative losses with
     ``eta_t = log K / Delta_{t-1}``, ``Delta`` the cumulative mixability gap (``eta = inf``: uniform

@@ -3,7 +3,6 @@
 import math
 from numbers import Integral, Real
 
-import numba
 import numpy as np
 from scipy.linalg import solve_triangular
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -12,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineMixin
 from ..utils._growing import GrowingStateMixin, first_capacity, grow, next_capacity, warn_growth
+from ..utils._jit import njit
 from ..utils._online_kernel import (
     CAP_COMPONENTS,
     KORSDictionaryMixin,
@@ -26,7 +26,7 @@ __all__ = ["OnlineNystroem"]
 _RHO_TOL = 1e-10
 
 
-@numba.njit(cache=True)
+@njit
 def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol, max_m, Xd, L, Ginv, w,
                      probs, didx, counts):
     """KORS over the rows of ``X`` (the :class:`OnlineNystroem` transformer): grows the dictionary.

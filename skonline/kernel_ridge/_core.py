@@ -30,9 +30,9 @@ caller doubles it and resumes at ``rows_done``.
 import math
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
+from ..utils._jit import njit
 from ..utils._online_kernel import (
     inverse_append,
     kors_nystrom_decide,
@@ -184,7 +184,7 @@ class NystromState(NamedTuple):
     refresh: np.ndarray
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _weighted_sherman_morrison(P, m, v, w, u, g):
     """``A <- A + w v v'`` on ``P = A^{-1}``; returns ``s = v' P_old v`` (``u = P_old v``).
 
@@ -210,7 +210,7 @@ def _weighted_sherman_morrison(P, m, v, w, u, g):
     return s
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _awv_heads(P, m, v, w, u, g, Yrow, b, awv, clip, out_row, loss_acc):
     """Rank-one update with ``v`` (weight ``w``) then predict and learn every head; False if
     non-finite. Weighted least squares: ``A += w v v'``, ``b += w y v``, loss ``w (y - p)^2``."""
@@ -237,7 +237,7 @@ def _awv_heads(P, m, v, w, u, g, Yrow, b, awv, clip, out_row, loss_acc):
     return True
 
 
-@numba.njit(cache=True)
+@njit
 def _forget(P, m, b, gamma, alpha, refresh, g):
     """Time update of forgetting factor ``gamma < 1``: ``A <- gamma A + c sum_j e_k e_k'`` on ``P =
     A^{-1}`` and ``b <- gamma b``, in O(q m^2).
@@ -287,7 +287,7 @@ def _forget(P, m, b, gamma, alpha, refresh, g):
             bh[j] *= gamma
 
 
-@numba.njit(cache=True)
+@njit
 def awv_pass_features(V, Y, sw, settings, state, out):
     """AWV / online ridge on precomputed features ``V`` (n x m); ``state``: :class:`LinearState`."""
     m = V.shape[1]
@@ -303,7 +303,7 @@ def awv_pass_features(V, Y, sw, settings, state, out):
     return -1
 
 
-@numba.njit(cache=True)
+@njit
 def awv_pass_taylor(X, Y, sw, taylor, settings, state, out):
     """PKAWV-Taylor: Taylor features (:class:`TaylorMap`) computed row by row inside the pass (O(r)
     per row); ``state``: :class:`LinearState`."""
@@ -323,7 +323,7 @@ def awv_pass_taylor(X, Y, sw, taylor, settings, state, out):
     return -1
 
 
-@numba.njit(cache=True)
+@njit
 def rank_one_loop(V, Y, P, b):
     """The bare compiled Sherman-Morrison loop (AWV, one head, features given): speed reference."""
     m = V.shape[1]
@@ -344,7 +344,7 @@ def rank_one_loop(V, Y, P, b):
 
 
 # --------------------------------------------------------------------------- exact kernel AWV
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _kernel_column(Xh, t, x, kernel, gamma, kv, e):
     """``kv[:t] = k(Xh[:t], x)``; returns ``k(x, x)``."""
     if kernel == 0:
@@ -357,7 +357,7 @@ def _kernel_column(Xh, t, x, kernel, gamma, kv, e):
     return kxx
 
 
-@numba.njit(cache=True)
+@njit
 def kernel_awv_pass(X, Y, sw, start, kernel_settings, settings, state, out):
     """Exact Kernel-AWV / online kernel ridge regression, O(t^2) per row, on a Cholesky factor.
 
@@ -434,7 +434,7 @@ def kernel_awv_pass(X, Y, sw, start, kernel_settings, settings, state, out):
     return X.shape[0], -1
 
 
-@numba.njit(cache=True)
+@njit
 def kernel_predict(X, kernel_settings, settings, state, out):
     """Stateless predictions of the exact forecaster for the rows of ``X`` (as the next round)."""
     kernel, gamma = kernel_settings.kernel, kernel_settings.gamma
@@ -464,7 +464,7 @@ def kernel_predict(X, kernel_settings, settings, state, out):
 
 
 # --------------------------------------------------------------------------- PKAWV-Nyström
-@numba.njit(cache=True)
+@njit
 def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, state, out):
     """PKAWV with Nyström projections on a KORS dictionary, as a growing orthonormal embedding.
 

@@ -27,13 +27,13 @@ state would become non-finite (the estimator then restores its snapshot and rais
 import math
 from typing import NamedTuple
 
-import numba
 import numpy as np
 from numba.core import types
 from numba.extending import overload
 
 from ..losses import loss_and_derivative
 from ..utils._bandit import exp_weights, mix_uniform, sample_index, tsallis_omd_step
+from ..utils._jit import OVERLOAD_OPTIONS, njit
 from ..utils._math import EXP_MIN, exp_buffer
 from ..utils._trig import sincos_buffer
 
@@ -257,7 +257,7 @@ def _is(typ, record):
 # ----------------------------------------------------------------------------------- kernels
 # The fastmath reductions stay functions of their own (inlined, they would take their caller's
 # flags); the rest of the exact backend is inlined into the passes (fewer functions to compile).
-@numba.njit(cache=True, fastmath=_FM)
+@njit(fastmath=_FM)
 def _sq_dist(x, store, j):
     acc = 0.0
     for k in range(x.shape[0]):
@@ -266,7 +266,7 @@ def _sq_dist(x, store, j):
     return acc
 
 
-@numba.njit(cache=True, fastmath=_FM)
+@njit(fastmath=_FM)
 def _dot(a, b, n):
     acc = 0.0
     for j in range(n):
@@ -274,7 +274,7 @@ def _dot(a, b, n):
     return acc
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def expansion_value(x, store, idx, coef, n, inv2s2, ebuf, vbuf):
     """sum_{j<n} coef[j] exp(-||x - store[idx[j]]||^2 * inv2s2) (the Gaussian expansion at x)."""
     for j in range(n):
@@ -416,17 +416,17 @@ def _backend_op(model, i):
     return None
 
 
-@overload(_begin_row)
+@overload(_begin_row, jit_options=OVERLOAD_OPTIONS)
 def _begin_row_impl(model):
     return _backend_op(model, 0)
 
 
-@overload(_value)
+@overload(_value, jit_options=OVERLOAD_OPTIONS)
 def _value_impl(model, rows, row, h, k):
     return _backend_op(model, 1)
 
 
-@overload(_step)
+@overload(_step, jit_options=OVERLOAD_OPTIONS)
 def _step_impl(model, rows, row, h, k, step, pred, radius):
     return _backend_op(model, 2)
 
@@ -474,7 +474,7 @@ def _sparse_projection(rows, row, model, k):
     return proj
 
 
-@overload(_projection)
+@overload(_projection, jit_options=OVERLOAD_OPTIONS)
 def _projection_impl(rows, row, model, k):
     if _is(rows, ProjectedRows):
         return _precomputed_projection
@@ -485,7 +485,7 @@ def _projection_impl(rows, row, model, k):
 
 
 # ----------------------------------------------------------------------------------- one round
-@numba.njit(cache=True)
+@njit
 def _play(rows, rounds, settings, q, p, model, r, h, out, loss_sum):
     """Sample I ~ p_h, predict f_{h,I}(x_r), observe the weighted loss and derivative.
 
@@ -546,7 +546,7 @@ def _play(rows, rounds, settings, q, p, model, r, h, out, loss_sum):
 
 
 # ----------------------------------------------------------------------------------- horizons
-@numba.njit(cache=True)
+@njit
 def oks_constants(T, K, loss_bound, G, step_scale):
     """delta, eta, lambda of OKS (Remark 1 of the paper; step_scale multiplies lambda)."""
     delta = (G / loss_bound) ** (2.0 / 3.0) * (K / T) ** (1.0 / 3.0)
@@ -557,7 +557,7 @@ def oks_constants(T, K, loss_bound, G, step_scale):
     return delta, eta, lam
 
 
-@numba.njit(cache=True)
+@njit
 def ioks_constants(T, K, U, G1, loss_bound, eta_scale):
     """delta = T^(-3/4), eta = c * l_max K^(3/8) / (U G1 sqrt(T ln T)), upsilon = e^(2/(3 ln T))."""
     Te = T if T > 3.0 else 3.0
@@ -570,7 +570,7 @@ def ioks_constants(T, K, U, G1, loss_bound, eta_scale):
 # ----------------------------------------------------------------------------------- algorithms
 # One body per algorithm, over any backend (begin_row, value, step); the entry points below
 # instantiate each with one backend.
-@numba.njit(cache=True)
+@njit
 def oks_pass(rows, rounds, settings, state, model, out, loss_sum):
     """OKS (Yang et al. 2012; Algorithm 1 of the paper with the constants of Remark 1)."""
     q, p, L, C, T = state.q, state.p, state.L, state.C, state.T
@@ -604,7 +604,7 @@ def oks_pass(rows, rounds, settings, state, model, out, loss_sum):
     return -1
 
 
-@numba.njit(cache=True)
+@njit
 def okspp_pass(rows, rounds, settings, state, model, out, loss_sum):
     """OKS++ (Theorem 3.1; Algorithm 3 for random features), FTRL form of the weights."""
     q, p, L, C, S = state.q, state.p, state.L, state.C, state.S
@@ -642,7 +642,7 @@ def okspp_pass(rows, rounds, settings, state, model, out, loss_sum):
     return -1
 
 
-@numba.njit(cache=True)
+@njit
 def ioks_pass(rows, rounds, settings, state, model, out, loss_sum):
     """IOKS (Algorithm 2; Algorithm 4 for random features)."""
     q, p, L, C, T, eta, rho = state.q, state.p, state.L, state.C, state.T, state.eta, state.rho
@@ -709,7 +709,7 @@ PASSES = {
 
 
 # ----------------------------------------------------------------------------------- predict
-@numba.njit(cache=True)
+@njit
 def expansion_decision(X, weights, inv2s2, store, idx, coef, nsv, scale, out):
     """out[r, h] = sum_k weights[h, k] f_{h,k}(X[r]) for the exact backend (no state change)."""
     cap = store.shape[0]

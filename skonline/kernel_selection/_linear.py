@@ -9,12 +9,12 @@ hypotheses add to (:class:`._core.Rounds`), so they learn what the linear model 
 in a fixed order: any chunking gives the same state.
 """
 
-import numba
 
 from ..losses import loss_and_derivative
+from ..utils._jit import njit
 
 
-@numba.njit(cache=True)
+@njit
 def linear_pass_dense(X, y, weight, loss, lr, W, b, offset):
     """offset[r] = b + W x_r (before row r), then one normalised gradient step on row r's loss.
 
@@ -37,7 +37,7 @@ def linear_pass_dense(X, y, weight, loss, lr, W, b, offset):
                 b[h] -= g
 
 
-@numba.njit(cache=True)
+@njit
 def linear_pass_csr(data, indices, indptr, y, weight, loss, lr, W, b, offset):
     """:func:`linear_pass_dense` for CSR rows (entries in stored order)."""
     for r in range(indptr.shape[0] - 1):

@@ -4,7 +4,6 @@ import math
 import warnings
 from numbers import Real
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
@@ -19,6 +18,7 @@ from ..base import (
     raise_if_nonfinite,
 )
 from ..losses import get_loss
+from ..utils._jit import njit
 from ..utils.validation import readonly, validate_X_predict
 from . import _scale_invariant_core as core
 
@@ -36,7 +36,7 @@ _COLLINEAR_MIN_ROWS = 3
 _COLLINEAR_MAX_ROWS = 50
 
 
-@numba.njit(cache=True)
+@njit
 def _coordinate_weights_finite(h, sum_sq, scale, alpha, t_next, fit_intercept, in_feature_units, e_max):
     """Whether ``_linear_weights()`` (coordinate invariance) and, if ``in_feature_units``,
     ``coef_`` and ``intercept_`` are finite: the same arithmetic, compiled, without allocating

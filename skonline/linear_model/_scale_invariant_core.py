@@ -20,16 +20,16 @@ Status: each pass returns -1, or the index of the first row at which a predictio
 
 import math
 
-import numba
 import numpy as np
 
 from ..losses import loss_and_derivative
+from ..utils._jit import njit
 from ..utils._math import exp_buffer
 
 E_MAX = 700.0  # clamp for exponents of the potentials (exp(700) ~ 1e304)
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _unscale(x, s):
     """``x / s`` as ``x * (1 / s)`` (the historical rounding), or by division when ``1 / s``
     overflows (a subnormal scale: the data are tiny, not huge)."""
@@ -39,7 +39,7 @@ def _unscale(x, s):
     return x / s
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _clamp(e, clamped):
     if e > E_MAX:
         clamped[0] += 1
@@ -53,7 +53,7 @@ def _clamp(e, clamped):
 # (column); each head's prediction is then one vectorised exp over the row (_coord_head).
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _coord_head(m, zb, ib, cb, hb, eb, xb, inv_atd):
     """Prediction of one head from the coordinates' h (``hb``), z, 1/s^2 and 1/(2 alpha s^2).
 
@@ -71,7 +71,7 @@ def _coord_head(m, zb, ib, cb, hb, eb, xb, inv_atd):
     return p * inv_atd, n_big
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, inv_atd, Y_row, w, loss, lip,
                         h, out_row, clamped, loss_acc):
     """Predict and update every head on one CSR row (coordinates gathered in jb)."""
@@ -92,7 +92,7 @@ def _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, inv_atd, Y_row, w, loss, 
     return True
 
 
-@numba.njit(cache=True)
+@njit
 def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss, lip,
                           s2, h, scale, out, clamped, loss_acc):
     """Algorithm 1 on dense rows: every coordinate, branch-free (z_j = 0 adds nothing).
@@ -157,7 +157,7 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss,
     return -1
 
 
-@numba.njit(cache=True)
+@njit
 def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_scaling, alpha, loss,
                         lip, s2, h, scale, out, clamped, loss_acc):
     """Algorithm 1 on CSR rows: O(nnz) per row (absent coordinates neither predict nor move)."""
@@ -204,7 +204,7 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_
     return -1
 
 
-@numba.njit(cache=True)
+@njit
 def coordinate_predict_online(X, t_next, d_aug, fit_intercept, alpha, s2, h, scale, out):
     """What round ``t_next`` would predict on each row of X, state frozen (paper's w_t(x))."""
     n, d = X.shape
@@ -229,7 +229,7 @@ def coordinate_predict_online(X, t_next, d_aug, fit_intercept, alpha, s2, h, sca
 
 
 # --------------------------------------------------------------------------- Algorithm 2
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _project_out(z, U, r, xp):
     """``xp = (I - U U') z`` over the first ``r`` columns of ``U``, applied twice (classical
     Gram-Schmidt with one re-orthogonalisation pass); returns ``||xp||^2``."""
@@ -249,7 +249,7 @@ def _project_out(z, U, r, xp):
     return n2
 
 
-@numba.njit(cache=True)
+@njit
 def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, loss, lip, rank_tol,
               P, U, rank, h, gamma, scale, out, clamped, loss_acc, work):
     """Algorithm 2 with the O(d^2) pseudo-inverse update (paper App. E).
@@ -349,7 +349,7 @@ def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, loss, lip, rank_tol,
     return -1
 
 
-@numba.njit(cache=True)
+@njit
 def full_predict_online(X, fit_intercept, alpha, rank_tol, P, U, rank, h, gamma, scale, out):
     """What the next round would predict on each row of X, state frozen."""
     n, d = X.shape

@@ -13,7 +13,7 @@ compiled passes call them once per row.
 
 import math
 
-import numba
+from ._jit import njit
 
 __all__ = ["sample_index", "exp_weights", "mix_uniform", "tsallis_omd_step"]
 
@@ -21,7 +21,7 @@ __all__ = ["sample_index", "exp_weights", "mix_uniform", "tsallis_omd_step"]
 Q_FLOOR = 1e-300
 
 
-@numba.njit(cache=True)
+@njit
 def sample_index(p, u):
     """Index ``i`` with ``sum(p[:i]) <= u < sum(p[:i + 1])`` (inverse CDF), for ``u`` in [0, 1).
 
@@ -38,7 +38,7 @@ def sample_index(p, u):
     return last
 
 
-@numba.njit(cache=True)
+@njit
 def exp_weights(L, eta, out):
     """``out = softmax(-eta * L)``, computed as ``exp(-eta (L - min L))`` normalised.
 
@@ -60,7 +60,7 @@ def exp_weights(L, eta, out):
         out[i] /= s
 
 
-@numba.njit(cache=True)
+@njit
 def mix_uniform(q, delta, out):
     """``out = (1 - delta) q + delta / K``, renormalised so that it sums to one exactly-ish."""
     K = q.shape[0]
@@ -74,7 +74,7 @@ def mix_uniform(q, delta, out):
         out[i] /= s
 
 
-@numba.njit(cache=True)
+@njit
 def _tsallis_f(q_pow, eta, ct, mu, expo):
     """F(mu) = sum_i (q_i^(-a) + eta_i (c_i - mu))^expo - 1 and F'(mu); ``bad`` if a base <= 0."""
     f = -1.0
@@ -89,7 +89,7 @@ def _tsallis_f(q_pow, eta, ct, mu, expo):
     return f, df, False
 
 
-@numba.njit(cache=True)
+@njit
 def tsallis_omd_step(q, eta, ct, alpha, out, tol=1e-15, max_iter=200):
     """One OMD step with the modified alpha-Tsallis entropy; returns the multiplier mu*.
 

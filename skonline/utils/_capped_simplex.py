@@ -30,8 +30,9 @@ The compiled kernels take scratch buffers and allocate nothing, so a per-round l
 import math
 import numbers
 
-import numba
 import numpy as np
+
+from ._jit import njit
 
 __all__ = ["kl_project_capped_simplex", "depround"]
 
@@ -39,7 +40,7 @@ __all__ = ["kl_project_capped_simplex", "depround"]
 _TOL = 1e-12
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _logaddexp(a, b):
     if a == -math.inf:
         return b
@@ -50,7 +51,7 @@ def _logaddexp(a, b):
     return b + math.log1p(math.exp(a - b))
 
 
-@numba.njit(cache=True)
+@njit
 def log_normalize(logq):
     """``logq -= logsumexp(logq)`` in place (the KL projection onto the simplex, k = 1)."""
     m = logq.shape[0]
@@ -66,7 +67,7 @@ def log_normalize(logq):
         logq[i] -= lse
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def sort_desc(vals, order):
     """Insertion-sort the permutation ``order`` so that ``vals[order]`` is non-increasing.
 
@@ -83,7 +84,7 @@ def sort_desc(vals, order):
         order[b + 1] = o
 
 
-@numba.njit(cache=True)
+@njit
 def project_capped_log(logp, k, order, suffix, out):
     """``out = log argmin_{q in S_{m,k}} KL(q || exp(logp))`` (``out`` may be ``logp``).
 
@@ -128,7 +129,7 @@ def project_capped_log(logp, k, order, suffix, out):
     return n_cap
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def project_capped_log_lin(logp, k, order, suffix, out, q):
     """:func:`project_capped_log` that also writes the projection in linear space into ``q``.
 
@@ -181,7 +182,7 @@ def project_capped_log_lin(logp, k, order, suffix, out, q):
         q[order[a]] = inv_k
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _snap(v):
     if v < _TOL:
         return 0.0
@@ -190,7 +191,7 @@ def _snap(v):
     return v
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def depround_select(p, k, u, x, out):
     """DepRound: write ``k`` distinct indices with ``P(i in out) = k p_i`` into ``out`` (sorted).
 
@@ -251,7 +252,7 @@ def depround_select(p, k, u, x, out):
     return used
 
 
-@numba.njit(cache=True)
+@njit
 def _depround_many(p, k, U, out):
     x = np.empty(p.shape[0])
     for r in range(U.shape[0]):

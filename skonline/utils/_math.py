@@ -2,11 +2,12 @@
 
 import math
 
-import numba
 import numpy as np
 from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
+
+from ._jit import njit
 
 #: inputs of :func:`exp_buffer` are clamped to this range (2^k stays a normal float64)
 EXP_MIN = -708.0
@@ -24,7 +25,7 @@ def _int64_bits_as_float64(typingctx, bits):
     return sig, codegen
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def exp_buffer(e, out, m):
     """``out[:m] = exp(e[:m])`` in a loop the compiler vectorises (within 1 ulp of libm).
 
@@ -54,7 +55,7 @@ def exp_buffer(e, out, m):
         out[j] = p * _int64_bits_as_float64((np.int64(k) + 1023) << 52)
 
 
-@numba.njit(cache=True)
+@njit
 def exp_array(x):
     """:func:`exp_buffer` on a 1-D array, inputs clamped to ``[EXP_MIN, EXP_MAX]``."""
     out = np.empty_like(x)
@@ -63,7 +64,7 @@ def exp_array(x):
     return out
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def logsumexp_1d(a):
     """``log(sum(exp(a)))`` computed stably; ``-inf`` for an empty or all ``-inf`` input."""
     m = -math.inf

@@ -18,10 +18,10 @@ callers can grow their state by doubling without reallocating in the hot loop.
 import itertools
 import math
 
-import numba
 import numpy as np
 
 from ._growing import grow, next_capacity  # noqa: F401 (the growing models import them here)
+from ._jit import njit
 from ._math import EXP_MIN, exp_buffer
 
 #: below this value of ||z||^2 / 2, exp(-||z||^2 / 2) is a normal float64 and the Taylor recursion
@@ -64,7 +64,7 @@ def taylor_tables(n_features, degree):
     return powers, parent, var, inv_sqrt
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def taylor_row(x, center, inv_sigma, parent, var, inv_sqrt, z, out):
     """``out[:r] = `` the Taylor features g_k(x) of the Gaussian kernel, |k| <= M.
 
@@ -106,7 +106,7 @@ def taylor_row(x, center, inv_sigma, parent, var, inv_sqrt, z, out):
         out[f] = z[d + f] * math.exp(lf) if lf > -math.inf else 0.0
 
 
-@numba.njit(cache=True)
+@njit
 def taylor_transform(X, center, inv_sigma, parent, var, inv_sqrt, out):
     """:func:`taylor_row` on every row of ``X`` (``out`` has shape (n, r))."""
     z = np.empty(X.shape[1] + parent.shape[0])
@@ -115,7 +115,7 @@ def taylor_transform(X, center, inv_sigma, parent, var, inv_sqrt, out):
 
 
 # --------------------------------------------------------------------------- Gaussian kernel
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def rbf_row(Xs, n, x, gamma, e, out):
     """``out[i] = exp(-gamma ||Xs[i] - x||^2)`` for ``i < n`` (``e``: scratch, >= n)."""
     d = x.shape[0]
@@ -132,7 +132,7 @@ def rbf_row(Xs, n, x, gamma, e, out):
             out[i] = 0.0
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def linear_row(Xs, n, x, out):
     """``out[i] = Xs[i] . x`` for ``i < n``."""
     d = x.shape[0]
@@ -144,7 +144,7 @@ def linear_row(Xs, n, x, out):
 
 
 # --------------------------------------------------------------------------- inverse updates
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def sym_matvec(P, m, v, u):
     """``u[:m] = P[:m, :m] @ v[:m]`` for symmetric ``P``, as a sum of rows (vectorises)."""
     for k in range(m):
@@ -157,7 +157,7 @@ def sym_matvec(P, m, v, u):
                 u[k] += vj * Pj[k]
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def sherman_morrison(P, m, v, u, g):
     """Rank-one update ``A <- A + v v'`` of ``P = A^{-1}`` (top-left ``m x m`` block).
 
@@ -180,7 +180,7 @@ def sherman_morrison(P, m, v, u, g):
     return s
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def inverse_append(P, m, c, corner, q):
     """Grow ``P = A^{-1}`` (``m x m``) to the inverse of ``[[A, c], [c', corner]]``.
 
@@ -203,7 +203,7 @@ def inverse_append(P, m, c, corner, q):
     return delta
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def lower_solve(L, m, b, out):
     """``out[:m] = L[:m, :m]^{-1} b[:m]`` for lower-triangular ``L`` (row-oriented)."""
     for i in range(m):
@@ -215,7 +215,7 @@ def lower_solve(L, m, b, out):
 
 
 # --------------------------------------------------------------------------- KORS
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def kors_score(Ginv, m, wk, kxx, mu, eps, q):
     """KORS ridge-leverage-score estimate of a point against the weighted dictionary.
 
@@ -233,7 +233,7 @@ def kors_score(Ginv, m, wk, kxx, mu, eps, q):
     return (1.0 + eps) * s2 / (s2 + mu), s2
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def kors_nystrom_decide(Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, u_draw, kD, phi, wk, q, e):
     """One KORS decision for ``x`` against the Gaussian-kernel dictionary ``Xd[:m]``.
 
@@ -259,7 +259,7 @@ def kors_nystrom_decide(Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, u_draw, kD, 
     return u_draw < p, p, rho2
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def kors_nystrom_insert(Xd, m, x, L, Ginv, w, probs, mu, p, sqrt_weight, phi, rho, wk, q):
     """Add ``x`` to the dictionary after a positive KORS draw (capacity ``> m`` is the caller's).
 
@@ -283,7 +283,7 @@ def kors_nystrom_insert(Xd, m, x, L, Ginv, w, probs, mu, p, sqrt_weight, phi, rh
     phi[m] = rho
 
 
-@numba.njit(cache=True)
+@njit
 def rbf_matrix(A, B, gamma):
     """Gaussian kernel matrix ``exp(-gamma ||a_i - b_j||^2)``, from the differences (compiled)."""
     n, m = A.shape[0], B.shape[0]

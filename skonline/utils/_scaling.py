@@ -28,9 +28,10 @@ downstream learner or standardiser sees it for a few rows only.
 
 import math
 
-import numba
 import numpy as np
 import scipy.sparse as sp
+
+from ._jit import njit
 
 #: rows a column's statistics need before they scale anything (before: output 0)
 MIN_COUNT = 10.0
@@ -40,7 +41,7 @@ SCALER_MIN_COUNT = 3.0
 _NO_ROWS = np.empty(0)  # standardize_dense's shift and scale for feature columns
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _standardize_value(x, mu, m2, count, clip, min_count):
     """The transformed value of ``x`` under the statistics ``(mu, m2, count)``; and the std
     (0 and 0 before ``min_count`` rows)."""
@@ -62,7 +63,7 @@ def _standardize_value(x, mu, m2, count, clip, min_count):
     return z, s
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _scale_only(x, s, clip):
     """``x / s`` clipped to ``[-clip, clip]`` (no centring); a column without spread gives 0 for
     0 and ``+-clip`` otherwise."""
@@ -77,7 +78,7 @@ def _scale_only(x, s, clip):
     return z
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _welford_update(j, x, s, count, mean, m2, clip):
     """Add ``x`` (winsorised to ``mean +- clip * s`` when ``s > 0``) to column ``j``'s statistics."""
     mu = mean[j]
@@ -97,7 +98,7 @@ def _welford_update(j, x, s, count, mean, m2, clip):
     # else: the value would overflow the statistics; it enters as the mean (no change)
 
 
-@numba.njit(cache=True)
+@njit
 def standardize_dense(X, count, mean, m2, clip, with_mean, learn, out, shift, scale, min_count):
     """Prequential standardisation of dense rows ``X`` (n, d) into ``out`` (n, d).
 
@@ -131,7 +132,7 @@ def standardize_dense(X, count, mean, m2, clip, with_mean, learn, out, shift, sc
     count[0] = c
 
 
-@numba.njit(cache=True)
+@njit
 def scale_csr(indptr, indices, data, count, sumsq, clip, learn, out_data, min_count):
     """Prequential scaling of CSR rows without centring: ``x / sqrt(mean of squares)``.
 

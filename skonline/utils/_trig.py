@@ -11,8 +11,9 @@ arguments (where a three-part reduction loses accuracy) are recomputed with ``ma
 
 import math
 
-import numba
 import numpy as np
+
+from ._jit import njit
 
 __all__ = ["sincos_buffer", "SINCOS_REDUCTION_LIMIT"]
 
@@ -42,7 +43,7 @@ _C6 = -1.13596475577881948265e-11
 _RND = 6755399441055744.0  # 1.5 * 2^52: (v + _RND) - _RND rounds v to the nearest integer
 
 
-@numba.njit(cache=True, fastmath={"contract"})
+@njit(fastmath={"contract"})
 def sincos_buffer(a, scale, c, s, m):
     """``c[:m] = cos(a[:m] * scale)``, ``s[:m] = sin(a[:m] * scale)`` (vectorised loop).
 
