@@ -41,63 +41,6 @@ SCALER_MIN_COUNT = 3.0
 _NO_ROWS = np.empty(0)  # standardize_dense's shift and scale for feature columns
 
 
-@njit(inline="always")
-def _standardize_value(x, mu, m2, count, clip, min_count):
-    """The transformed value of ``x`` under the statistics ``(mu, m2, count)``; and the std
-    (0 and 0 before ``min_count`` rows)."""
-    if count < min_count:
-        return 0.0, 0.0
-    s = math.sqrt(m2 / count)
-    if s > 0.0:
-        z = (x - mu) / s
-    elif x == mu:
-        z = 0.0
-    elif x > mu:
-        z = clip
-    else:
-        z = -clip
-    if z > clip:
-        z = clip
-    elif z < -clip:
-        z = -clip
-    return z, s
-
-
-@njit(inline="always")
-def _scale_only(x, s, clip):
-    """``x / s`` clipped to ``[-clip, clip]`` (no centring); a column without spread gives 0 for
-    0 and ``+-clip`` otherwise."""
-    if s > 0.0:
-        z = x / s
-    else:
-        z = 0.0 if x == 0.0 else (clip if x > 0.0 else -clip)
-    if z > clip:
-        return clip
-    if z < -clip:
-        return -clip
-    return z
-
-
-@njit(inline="always")
-def _welford_update(j, x, s, count, mean, m2, clip):
-    """Add ``x`` (winsorised to ``mean +- clip * s`` when ``s > 0``) to column ``j``'s statistics."""
-    mu = mean[j]
-    if s > 0.0:
-        lo = mu - clip * s
-        hi = mu + clip * s
-        if x < lo:
-            x = lo
-        elif x > hi:
-            x = hi
-    delta = x - mu
-    new_mu = mu + delta / (count + 1.0)
-    new_m2 = m2[j] + delta * (x - new_mu)
-    if math.isfinite(new_mu) and math.isfinite(new_m2):
-        mean[j] = new_mu
-        m2[j] = new_m2
-    # else: the value would overflow the statistics; it enters as the mean (no change)
-
-
 @njit
 def standardize_dense(X, count, mean, m2, clip, with_mean, learn, out, shift, scale, min_count):
     """Prequential standardisation of dense rows ``X`` (n, d) into ``out`` (n, d).
@@ -109,24 +52,62 @@ def standardize_dense(X, count, mean, m2, clip, with_mean, learn, out, shift, sc
     output as 0 while it has no spread (:func:`standardize_target`); otherwise they are empty.
     One compiled pass serves features and targets (a regressor compiles it once). A column is
     output as 0 before ``min_count`` rows (the warm-up). Returns nothing.
+
+    Per value: ``z = (x - mean) / s`` with ``s = sqrt(m2 / count)`` (``x / s`` without centring),
+    clipped to ``[-clip, clip]``; a column without spread gives 0 for its constant (for 0 without
+    centring) and ``+-clip`` otherwise. Then, when ``learn``, ``x`` (winsorised to ``mean +- clip
+    s`` when ``s > 0``) enters the column's Welford statistics, unless they would overflow. (One
+    flat loop: each helper numba inlines costs compile time of its own.)
     """
     n, d = X.shape
     target = shift.shape[0] > 0
+    centre = target or with_mean
     c = count[0]
     for i in range(n):
         for j in range(d):
             x = X[i, j]
-            z, s = _standardize_value(x, mean[j], m2[j], c, clip, min_count)
-            if target:
-                shift[i] = mean[j]
-                scale[i] = s if s > 0.0 else 0.0
-                if not s > 0.0:
+            mu = mean[j]
+            m2j = m2[j]
+            s = 0.0
+            z = 0.0
+            if c >= min_count:
+                s = math.sqrt(m2j / c)
+                ref = mu if centre else 0.0
+                if s > 0.0:
+                    z = (x - mu) / s if centre else x / s
+                elif x == ref:
                     z = 0.0
-            elif not with_mean and c >= min_count:
-                z = _scale_only(x, s, clip)
+                elif x > ref:
+                    z = clip
+                else:
+                    z = -clip
+                if z > clip:
+                    z = clip
+                elif z < -clip:
+                    z = -clip
+            if target:
+                shift[i] = mu
+                if s > 0.0:
+                    scale[i] = s
+                else:
+                    scale[i] = 0.0
+                    z = 0.0
             out[i, j] = z
             if learn:
-                _welford_update(j, x, s, c, mean, m2, clip)
+                if s > 0.0:
+                    lo = mu - clip * s
+                    hi = mu + clip * s
+                    if x < lo:
+                        x = lo
+                    elif x > hi:
+                        x = hi
+                delta = x - mu
+                new_mu = mu + delta / (c + 1.0)
+                new_m2 = m2j + delta * (x - new_mu)
+                if math.isfinite(new_mu) and math.isfinite(new_m2):
+                    mean[j] = new_mu
+                    m2[j] = new_m2
+                # else: the value would overflow the statistics; it enters as the mean (no change)
         if learn:
             c += 1.0
     count[0] = c
