@@ -280,32 +280,29 @@ def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, loss, lip, rank_tol,
         if fit_intercept:
             z[D - 1] = 1.0
             zz += 1.0
-        if zz == 0.0:
-            # x_t = 0: predict 0, nothing to learn (g * x = 0)
-            for k in range(n_heads):
-                out[i, k] = 0.0
-                loss_acc[0] += sw[i] * loss_and_derivative(loss, Y[i, k], 0.0)[0]
-            continue
-        # u = P z, beta = 1 + z'u
+        # x_t = 0: every head predicts 0 and nothing is learned (g * x = 0)
+        skip = zz == 0.0
         beta = 1.0
-        for a in range(D):
-            s = 0.0
-            for b in range(D):
-                s += P[a, b] * z[b]
-            u[a] = s
-            beta += z[a] * s
-        # x_perp = (I - U U') z, twice for re-orthogonalisation (once S has full rank, no row can
-        # bring a new direction and the projection is skipped)
         r = rank[0]
         n2 = 0.0
-        if r < D:
-            n2 = _project_out(z, U, r, xp)
-        # a new direction when ||x_perp|| > rank_tol ||x|| (norms: rounding leaves ~1e-16 ||x||)
-        new = r < D and n2 > rank_tol * rank_tol * zz
+        new = False
+        if not skip:
+            # u = P z, beta = 1 + z'u
+            for a in range(D):
+                s = 0.0
+                for b in range(D):
+                    s += P[a, b] * z[b]
+                u[a] = s
+                beta += z[a] * s
+            # x_perp = (I - U U') z, twice for re-orthogonalisation (once S has full rank, no row
+            # can bring a new direction and the projection is skipped)
+            if r < D:
+                n2 = _project_out(z, U, r, xp)
+            # a new direction when ||x_perp|| > rank_tol ||x|| (norms: rounding leaves ~1e-16 ||x||)
+            new = r < D and n2 > rank_tol * rank_tol * zz
         for k in range(n_heads):
-            if new:
-                p = 0.0  # x_t outside range(S_{t-1}): x_t' S_t^dagger h_{t-1} = 0
-            else:
+            p = 0.0  # x_t = 0, or x_t outside range(S_{t-1}): x_t' S_t^dagger h_{t-1} = 0
+            if not (skip or new):
                 # coef = P h_k; rho = h'Ph; c = u'h = z'P h
                 rho = 0.0
                 c = 0.0
@@ -323,6 +320,8 @@ def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, loss, lip, rank_tol,
             lv, gk = loss_and_derivative(loss, Y[i, k], p)
             loss_acc[0] += sw[i] * lv
             g[k] = sw[i] * gk / lip
+        if skip:
+            continue
         if new:
             inv_n2 = 1.0 / n2
             bb = beta * inv_n2 * inv_n2
