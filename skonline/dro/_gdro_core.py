@@ -53,7 +53,7 @@ import numpy as np
 
 from ..losses import loss_and_derivative
 from ..utils._capped_simplex import depround_select, log_normalize, project_capped_log_lin
-from ..utils._jit import njit
+from ..utils._jit import compiled_only, njit
 
 SMD = 0
 SMD_UNIFORM = 1
@@ -67,9 +67,8 @@ RESYNC = 1024  # rounds between exact recomputations of ||w||^2 and of q's norma
 LIP_CONST = 0  # Lipschitz loss: |dl/dp| <= lip
 LIP_SQUARED = 1  # squared error: |dl/dp| <= R ||x|| + |y|
 
-#: compiled helpers the passes call (not inlined): no Python entry point, which numba would
-#: otherwise compile for each of them
-_internal = njit(no_cpython_wrapper=True)
+#: compiled helpers the passes call (not inlined): no Python entry point (utils._jit.compiled_only)
+_internal = compiled_only
 
 
 # --------------------------------------------------------------------------- records

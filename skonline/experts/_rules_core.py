@@ -38,7 +38,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..utils._jit import njit
+from ..utils._jit import compiled_only, njit
 from ..utils._math import EXP_MIN
 from ..utils._projections import _MAX_FIXED_POINT_PASSES, exp_nonpos, shifted_exp, sorted_lambda
 
@@ -236,7 +236,7 @@ def _log_term(K, T, S):
     return S * math.log(K * T / S)
 
 
-@njit
+@compiled_only
 def hedge_tuning(K, T, eta_user):
     """Hedge's eta for horizon ``T`` (NaN ``eta_user``: ``sqrt(8 log K / T)``, the minimax tuning)."""
     if eta_user != eta_user:
@@ -244,7 +244,7 @@ def hedge_tuning(K, T, eta_user):
     return eta_user
 
 
-@njit
+@compiled_only
 def fixed_share_tuning(K, T, S, eta_user, alpha_user):
     """Fixed Share's (eta, alpha) for horizon ``T`` and S segments (NaN user values mean 'auto').
 
@@ -278,7 +278,7 @@ def fixed_share_tuning(K, T, S, eta_user, alpha_user):
     return eta, alpha
 
 
-@njit
+@compiled_only
 def clipped_tuning(rule, K, T, S, eta_user, bound_user, floor_user):
     """(eta, floor) of the clipped-simplex rules (CLIPPED_HEDGE, PCS, OCS, OCS_PLUS) for horizon
     ``T`` (NaN user values mean 'auto'), with ``c = S log(K T / S)``: the floor ``S / (T K)``;

@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..utils._jit import njit
+from ..utils._jit import compiled_only, njit
 from ..utils._online_kernel import (
     inverse_append,
     kors_nystrom_decide,
@@ -237,7 +237,7 @@ def _awv_heads(P, m, v, w, u, g, Yrow, b, awv, clip, out_row, loss_acc):
     return True
 
 
-@njit
+@compiled_only
 def _forget(P, m, b, gamma, alpha, refresh, g):
     """Time update of forgetting factor ``gamma < 1``: ``A <- gamma A + c sum_j e_k e_k'`` on ``P =
     A^{-1}`` and ``b <- gamma b``, in O(q m^2).

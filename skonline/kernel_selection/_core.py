@@ -33,7 +33,7 @@ from numba.extending import overload
 
 from ..losses import loss_and_derivative
 from ..utils._bandit import exp_weights, mix_uniform, sample_index, tsallis_omd_step
-from ..utils._jit import OVERLOAD_OPTIONS, njit
+from ..utils._jit import OVERLOAD_OPTIONS, compiled_only, njit
 from ..utils._math import EXP_MIN, exp_buffer
 from ..utils._trig import sincos_buffer
 
@@ -257,7 +257,7 @@ def _is(typ, record):
 # ----------------------------------------------------------------------------------- kernels
 # The fastmath reductions stay functions of their own (inlined, they would take their caller's
 # flags); the rest of the exact backend is inlined into the passes (fewer functions to compile).
-@njit(fastmath=_FM)
+@compiled_only(fastmath=_FM)
 def _sq_dist(x, store, j):
     acc = 0.0
     for k in range(x.shape[0]):
@@ -266,7 +266,7 @@ def _sq_dist(x, store, j):
     return acc
 
 
-@njit(fastmath=_FM)
+@compiled_only(fastmath=_FM)
 def _dot(a, b, n):
     acc = 0.0
     for j in range(n):

@@ -32,7 +32,7 @@ import numbers
 
 import numpy as np
 
-from ._jit import njit
+from ._jit import compiled_only, njit
 
 __all__ = ["kl_project_capped_simplex", "depround"]
 
@@ -51,7 +51,7 @@ def _logaddexp(a, b):
     return b + math.log1p(math.exp(a - b))
 
 
-@njit
+@compiled_only
 def log_normalize(logq):
     """``logq -= logsumexp(logq)`` in place (the KL projection onto the simplex, k = 1)."""
     m = logq.shape[0]

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from ._jit import njit
+from ._jit import compiled_only, njit
 from ._math import EXP_MIN
 
 __all__ = ["project_clipped_simplex", "project_clipped_spectraplex"]
@@ -41,7 +41,7 @@ _MAX_FIXED_POINT_PASSES = 4
 _POW2_NEG = np.ldexp(1.0, -np.arange(1100))
 
 
-@njit(fastmath={"contract"})
+@compiled_only(fastmath={"contract"})
 def exp_nonpos(x):
     """``exp(x)`` for ``x <= 0`` (within 1 ulp), clamped below at ``EXP_MIN``; no library call.
 
@@ -87,7 +87,7 @@ def shifted_exp(logp, K, d, p):
     return s
 
 
-@njit
+@compiled_only
 def _sift_down(a, j, end):
     """Restore the max-heap order of ``a[:end]`` below position ``j``."""
     x = a[j]
@@ -104,7 +104,7 @@ def _sift_down(a, j, end):
     a[j] = x
 
 
-@njit
+@compiled_only
 def sorted_lambda(p, K, floor, sbuf):
     """The projection's ``lam`` from ``p[:K]`` in descending order (exact): the top k* coordinates
     are free, k* the last k with ``q_k (1 - (K - k) floor) >= floor (q_1 + ... + q_k)``.
@@ -196,7 +196,7 @@ def clip_project(logp, K, floor, log_floor, w, logw, d, p, sbuf):
     return lam
 
 
-@njit
+@compiled_only
 def jacobi_eigh(A, K, V, max_sweeps=100):
     """Eigen-decomposition of the symmetric ``A[:K, :K]`` in place (cyclic Jacobi rotations).
 
