@@ -1,4 +1,4 @@
-"""The one way skonline compiles: ``njit`` and the options of ``numba.extending.overload``.
+"""The one way skonline compiles: ``njit``, ``compiled_only`` and the options of ``overload``.
 
 Every compiled function is cached on disk (``cache=True``) and built without numba's C-callable
 (``cfunc``) wrapper (``no_cfunc_wrapper=True``): that wrapper only serves first-class function
@@ -8,13 +8,16 @@ numba otherwise lowers and optimises one for every compiled function and overloa
 in fresh processes with an empty cache. A function compiled this way is called from Python and
 from compiled code as before.
 
-    from ..utils._jit import OVERLOAD_OPTIONS, njit
+    from ..utils._jit import OVERLOAD_OPTIONS, compiled_only, njit
 
     @njit
-    def core(...): ...
+    def core(...): ...                 # called from Python (an estimator's pass)
 
     @njit(inline="always")
-    def helper(...): ...
+    def helper(...): ...               # copied into its callers
+
+    @compiled_only
+    def _private_helper(...): ...      # called from compiled code only (no Python entry)
 
     @overload(stub, jit_options=OVERLOAD_OPTIONS)
     def stub_impl(...): ...
