@@ -1,5 +1,7 @@
 """The loss catalogue: values, derivatives and the metadata algorithms rely on."""
 
+import math
+
 import numba
 import numpy as np
 import pytest
@@ -121,7 +123,7 @@ def test_names_aliases_and_checks():
 def test_vectorised_exp_within_one_ulp():
     x = np.linspace(-708, 709, 200_001)
     got = exp_array(x)
-    ref = np.exp(x)
+    ref = np.array([math.exp(v) for v in x])  # libm (numpy's own SIMD exp is 1 ulp off in places)
     assert np.max(np.abs(got - ref) / np.spacing(ref)) <= 1.0
     assert exp_array(np.array([1e6]))[0] == np.exp(709.0)  # clamped, not inf
 

@@ -1,6 +1,6 @@
 """Worst-group scoring for model selection of group-robust learners."""
 
-from functools import partial
+from functools import partial, update_wrapper
 
 import numpy as np
 from sklearn import config_context
@@ -118,7 +118,8 @@ def make_worst_group_scorer(metric=accuracy_score, *, greater_is_better=True, re
     ({'eta_q_scale': 0.0}, {'eta_q_scale': 30.0})
     """
     # make_scorer keeps its own greater_is_better for the sign: the metric's is bound here
-    score_func = partial(worst_group_score, greater_is_better=greater_is_better)
+    score_func = update_wrapper(partial(worst_group_score, greater_is_better=greater_is_better),
+                                worst_group_score)  # a __name__ (scikit-learn 1.6 reprs the scorer with it)
     scorer = make_scorer(score_func, greater_is_better=greater_is_better, response_method=response_method,
                          metric=metric, **metric_kwargs)
     # request groups by default, whatever the routing setting at creation time

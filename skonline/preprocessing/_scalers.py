@@ -92,8 +92,8 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
     >>> from skonline.preprocessing import OnlineStandardScaler
     >>> X = np.arange(10.0).reshape(5, 2) * [1.0, 100.0]
     >>> Z = OnlineStandardScaler().partial_fit_transform(X)   # row t with the statistics of rows < t
-    >>> Z[:3].max(), np.round(Z[3:], 3)    # no scale before 3 rows
-    (np.float64(0.0), array([[2.449, 2.449],
+    >>> float(Z[:3].max()), np.round(Z[3:], 3)    # no scale before 3 rows
+    (0.0, array([[2.449, 2.449],
            [2.236, 2.236]]))
     """
 

@@ -5,6 +5,7 @@ import json
 import pickle
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 
@@ -48,6 +49,12 @@ def test_forgetting_one_is_the_previous_implementation_bit_for_bit(name):
     SHA-256 of the prequential predictions, ``precision_``, ``b_`` and the next-round predictions,
     and the exact ``cumulative_loss_``, as computed at commit e2e17c1 (two chunks, sample weights;
     Taylor and Nyström maps, one and three heads)."""
+    golden = json.loads(GOLDEN.read_text())
+    built = golden["_built_with"]  # the versions the hashes were computed with
+    here = {"numba": numba.__version__.rsplit(".", 1)[0], "numpy": np.__version__.split(".")[0]}
+    if any(here[k] != built[k] for k in here):
+        pytest.skip(f"golden hashes computed with numba {built['numba']}, numpy {built['numpy']}; here {here}: "
+                    "bit-for-bit equality holds within one build (the discounted-ridge tests check the values)")
     cls, params, target = _GOLDEN_CONFIGS[name]
     X, targets, sw = _golden_data()
     y = targets[target]
@@ -58,7 +65,7 @@ def test_forgetting_one_is_the_previous_implementation_bit_for_bit(name):
     nxt = est.decision_function(X[:50]) if cls is PKAWVClassifier else est.predict(X[:50])
     got = {"pred": _h(np.r_[p1, p2]), "precision": _h(est.precision_), "b": _h(est.b_),
            "loss": float(est.cumulative_loss_).hex(), "next": _h(nxt)}
-    assert got == json.loads(GOLDEN.read_text())[name]
+    assert got == golden[name]
 
 
 def _discounted_recurrence(V, Y, sw, alpha, gamma, awv=True):
