@@ -67,10 +67,6 @@ RESYNC = 1024  # rounds between exact recomputations of ||w||^2 and of q's norma
 LIP_CONST = 0  # Lipschitz loss: |dl/dp| <= lip
 LIP_SQUARED = 1  # squared error: |dl/dp| <= R ||x|| + |y|
 
-#: compiled helpers the passes call (not inlined): no Python entry point (utils._jit.compiled_only)
-_internal = compiled_only
-
-
 # --------------------------------------------------------------------------- records
 class Settings(NamedTuple):
     """What a pass needs to know besides the state; fixed for one call (m groups, H heads).
@@ -287,8 +283,8 @@ def lipschitz_bound(lip_kind, lip, x_norm, y_max, R, n_heads, inv_b):
     return lp * x_norm * inv_b / math.sqrt(n_heads)
 
 
-_step_constants = _internal(step_constants)
-_lipschitz_bound = _internal(lipschitz_bound)
+_step_constants = compiled_only(step_constants)
+_lipschitz_bound = compiled_only(lipschitz_bound)
 
 
 # --------------------------------------------------------------------------- row kernels
@@ -355,7 +351,7 @@ def _axpy(X, row, dloss, jj, coef, W, fi):
                 W[h, d] -= c
 
 
-@_internal
+@compiled_only
 def _sq_norm(W):
     """``||W||_F^2``."""
     s = 0.0
@@ -365,7 +361,7 @@ def _sq_norm(W):
     return s
 
 
-@_internal
+@compiled_only
 def _shrink_to_ball(W, R, n2):
     """Project W, of squared norm ``n2``, onto the Frobenius ball of radius R; returns
     ``||W||^2`` after."""
@@ -378,13 +374,13 @@ def _shrink_to_ball(W, R, n2):
     return n2
 
 
-@_internal
+@compiled_only
 def _fill_q(log_q, q):
     for i in range(log_q.shape[0]):
         q[i] = math.exp(log_q[i])
 
 
-@_internal
+@compiled_only
 def _categorical(q, u):
     """Inverse-CDF draw from q (sums to 1 up to rounding)."""
     m = q.shape[0]
@@ -419,13 +415,13 @@ def _decide(alg, q, u, groups):
     return 1
 
 
-@_internal
+@compiled_only
 def _project_capped(log_q, k, order, suffix, q):
     """KL projection onto the capped simplex (Alg. 8), in place: ``log_q`` and ``q = exp(log_q)``."""
     project_capped_log_lin(log_q, k, order, suffix, log_q, q)
 
 
-@_internal
+@compiled_only
 def _depround(q, k, u, x, groups):
     """DepRound (Alg. 9): k distinct groups with ``P(i drawn) = k q_i``; returns k."""
     depround_select(q, k, u, x, groups)
@@ -578,7 +574,7 @@ def _q_step(alg, capped, s, log_q, q, order, groups, r, losses, suffix, eta_q, g
         _fill_q(log_q, q)
 
 
-@_internal
+@compiled_only
 def _record(t, W, w_sum, log_q, q_sum, a_sum, hist_W, hist_q, hist_t, n_rec):
     """Append the averaged iterate of round t (the model ``predict`` would use then) to the
     history (a :class:`History`'s arrays; ``n_rec[0]`` counts the records)."""
@@ -677,7 +673,7 @@ def pool_pass_for(alg, capped, record):
 
 
 # --------------------------------------------------------------------------- mirror-prox (Alg 4)
-@_internal
+@compiled_only
 def _mp_half(s, X, Y, ptr, pool_rows, position, p_w, batch, Wg, qg, Wout, log_q_out, eta_w,
              eta_q, dvec, group_loss, group_draws):
     """One half-step: gradients at (Wg, qg) from fresh mini-batches (group i's ``batch[i]`` next
@@ -711,8 +707,7 @@ def _mp_half(s, X, Y, ptr, pool_rows, position, p_w, batch, Wg, qg, Wout, log_q_
 
 @functools.cache
 def mirror_prox_pass_for(record):
-    """Stochastic mirror-prox with mini-batches (Alg. 4) compiled for the log loss or not, recording
-    the iterates or not:
+    """Stochastic mirror-prox with mini-batches (Alg. 4) compiled recording the iterates or not:
     ``mirror_prox_pass(s, st, X, Y, pools, batch, n_rounds, eta_w, eta_q, hist)``, where
     ``st.w``/``st.log_q`` hold (w'_t, q'_t).
 
@@ -776,7 +771,7 @@ def mirror_prox_pass_for(record):
 
 
 # --------------------------------------------------------------------------- stream pass
-@_internal
+@compiled_only
 def _grow3(a, new_cap, head, length):
     """The rings ``a`` (m, cap, c) copied into rings of capacity ``new_cap``, oldest first."""
     m, cap, c = a.shape
@@ -789,7 +784,7 @@ def _grow3(a, new_cap, head, length):
     return b
 
 
-@_internal
+@compiled_only
 def _grow1(a, new_cap, head, length):
     """The ring ``a`` copied into a ring of capacity ``new_cap``, oldest first."""
     b = np.zeros(new_cap)

@@ -420,19 +420,19 @@ class _KernelSelectionBase(GrowingStateMixin):
         else:  # the exact expansion stores dense rows
             rows = _core.DenseRows(readonly(np.ascontiguousarray(X.toarray() if sparse else X, dtype=np.float64)))
         Y, SW, U, forced = readonly(Y), readonly(SW), readonly(U), readonly(forced)
-        offset = np.zeros((n, H) if self._linear() else (0, H))
-        if self._linear():  # the linear component first: it does not depend on the kernels
-            loss = get_loss(_LOSSES[self.loss].name).record(0.0)
-            lr = float(self._linear_learning_rate())
-            if isinstance(rows, _core.SparseRows):  # the rows as the kernel pass reads them
-                _linear.linear_pass_csr(rows.data, rows.indices, rows.indptr, Y, SW, loss, lr, self.linear_coef_,
-                                        self.linear_intercept_, offset)
-            else:
-                _linear.linear_pass_dense(rows.X, Y, SW, loss, lr, self.linear_coef_, self.linear_intercept_, offset)
-        offset = readonly(offset)
         if not self._rf:
             self._grow(self.n_samples_seen_ + n)
         settings, state, model = self._records()
+        offset = np.zeros((n, H) if self._linear() else (0, H))
+        if self._linear():  # the linear component first: it does not depend on the kernels
+            lr = float(self._linear_learning_rate())
+            if isinstance(rows, _core.SparseRows):  # the rows as the kernel pass reads them
+                _linear.linear_pass_csr(rows.data, rows.indices, rows.indptr, Y, SW, settings.loss, lr,
+                                        self.linear_coef_, self.linear_intercept_, offset)
+            else:
+                _linear.linear_pass_dense(rows.X, Y, SW, settings.loss, lr, self.linear_coef_,
+                                          self.linear_intercept_, offset)
+        offset = readonly(offset)
         run = _core.PASSES[self.algorithm, self._rf]
         out = np.zeros((n, H))
         loss_sum = np.array([self.cumulative_loss_])
