@@ -39,3 +39,13 @@ def test_compiled_only_keeps_options_and_the_disk_cache():
     assert _dot.targetoptions["fastmath"] == {"reassoc", "contract"}  # its own options are kept
     assert JIT_OPTIONS["cache"] and _twice._cache is not None
     assert type(_twice._cache).__name__ == "FunctionCache"  # enable_caching() ran
+
+
+def test_each_test_worker_has_its_own_numba_cache():
+    # tests/conftest.py: concurrent compiles into one cache can overwrite each other's entries
+    import os
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        pytest.skip("not an xdist worker")
+    assert numba.config.CACHE_DIR.endswith(os.sep + worker)
