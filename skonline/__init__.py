@@ -16,6 +16,7 @@ __all__ = [
     "datasets",
     "dro",
     "evaluation",
+    "exceptions",
     "experts",
     "kernel_approximation",
     "kernel_ridge",
