@@ -9,8 +9,13 @@ writes its own state and its own compiled pass:
 * ``fit(X, y, **kw)`` resets all state, then runs the same pass. ``fit`` never shuffles.
 * ``partial_fit_predict(X, y, **kw)`` learns the chunk and returns, for each row, the prediction
   made *before* that row was learned (progressive validation), computed inside the same pass.
-* A call that raises (bad input, a non-finite state) leaves the estimator exactly as it was:
-  the state is snapshotted before the call and restored on any exception.
+* Every call is all or nothing. It learns on a working copy of the state
+  (:meth:`OnlineMixin._working_copy`) and the estimator takes the copy's attribute dict in one
+  step at the end (:func:`commit`). A call that raises (bad input, a non-finite state, a
+  ``KeyboardInterrupt`` or ``MemoryError`` at any point) leaves the estimator exactly as it was,
+  with nothing to restore; a ``predict`` (or ``transform``, ...) running meanwhile in another
+  thread sees the state before the call or after it, never a mix (:func:`reads_state`); two calls
+  that change one estimator at once do not silently lose one's chunk: the second to finish raises.
 * No silent non-finite state: after every pass, the float state (``cumulative_loss_``
   included), the state an estimator derives (hook ``_derived_state``) and the pass's outputs
   must be finite; otherwise the chunk is rejected with a ``FloatingPointError`` naming the first
@@ -40,14 +45,18 @@ and optionally ``_update_metrics(chunk, raw)``.
 
 Learned state is every instance attribute whose name ends with an underscore: public ``name_``
 when it is documented (the *Attributes* section), private ``_name_`` otherwise (buffers, the
-generator ``_rng_``). The mixin finds the state by that suffix alone, to reset, snapshot and
-restore it; caches that can be rebuilt from the parameters are plain ``_name``. See
+generator ``_rng_``). The mixin finds the state by that suffix alone, to reset it and to copy
+it for a call; caches that can be rebuilt from the parameters are plain ``_name``. See
 CONTRIBUTING.md.
 """
 
+import collections
 import contextvars
 import copy
+import functools
+import itertools
 import numbers
+import threading
 import time
 import warnings
 
@@ -68,11 +77,14 @@ __all__ = [
     "OnlineRegressorMixin",
     "OnlineTransformerMixin",
     "SampleWeightMixin",
+    "atomic",
+    "commit",
     "make_generator",
     "running_sum",
     "state_scalar",
     "raise_if_nonfinite",
     "nonfinite_state",
+    "reads_state",
     "check_finite_output",
 ]
 
@@ -262,48 +274,120 @@ def _interrupt_behind(exc):
     return None
 
 
-def _make_state_writeable(obj, _depth=0):
-    """Replace every read-only ndarray of the learned state by a writeable copy, recursively.
+def _is_state(name):
+    """Learned state: every attribute whose name ends with an underscore (``__dunder__`` aside)."""
+    return name.endswith("_") and not name.startswith("__")
 
-    A model loaded with ``joblib.load(..., mmap_mode='r')`` holds read-only memory maps; the
-    compiled passes update state in place. Nested estimators held in the state (an ensemble's
-    ``rule_`` and experts, GroupDRO's inner models) are handled too, whatever their class.
+
+def _copied(value):
+    """An independent copy of a piece of learned state (see :meth:`OnlineMixin._working_copy`)."""
+    if isinstance(value, (numbers.Number, str, bytes, type(None), tuple)):
+        return value  # immutable
+    if isinstance(value, np.ndarray):
+        # writeable, same layout: a model loaded with joblib.load(..., mmap_mode='r') holds read-only
+        # memory maps, which its first call copies
+        return value.copy(order="K")
+    if isinstance(value, OnlineMixin):
+        return value._working_copy()  # a nested skonline estimator (an ensemble's rule, an expert)
+    if isinstance(value, np.random.Generator):
+        return _copied_generator(value)
+    return copy.deepcopy(value)  # another estimator, a list, ...
+
+
+_SEED = np.random.SeedSequence(0)
+
+
+def _copied_generator(rng):
+    """An independent Generator in the state of ``rng`` (7 us; a deep copy pickles it: 30 us)."""
+    bits = rng.bit_generator
+    try:
+        copy_bits = type(bits)(_SEED)
+        copy_bits.state = bits.state
+    except Exception:  # a bit generator that cannot be made from a seed sequence
+        return copy.deepcopy(rng)
+    return np.random.Generator(copy_bits)
+
+
+def _nested_online(value):
+    """The skonline estimators a piece of state holds (itself, or the items of a list)."""
+    if isinstance(value, OnlineMixin):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, OnlineMixin)]
+    return []
+
+
+#: held while a call checks and commits (a few bytecodes): see :func:`commit`
+_COMMIT_LOCK = threading.Lock()
+
+
+def commit(objects, states, expected):
+    """Give each object of ``objects`` the attribute dict of the same position in ``states``, as one
+    step that nothing can interrupt, if each still has the dict of ``expected`` (the one its
+    working copy was made from).
+
+    The assignments run in C (``map`` over ``object.__setattr__``, drained by a zero-length
+    ``deque``): no Python line runs between two of them, so neither a ``KeyboardInterrupt`` (Python
+    checks for signals between bytecodes only) nor another thread (which takes the GIL at the same
+    points) can see some of the objects updated and the others not; the same holds for one object.
+    If another call committed to one of the objects since its copy was made (two threads calling
+    ``partial_fit`` on one estimator at once), this call's work would silently replace that call's:
+    it raises instead, and nothing changes.
     """
-    if _depth > 8 or not hasattr(obj, "__dict__"):
-        return
-    d = obj.__dict__
-    for k, v in list(d.items()):
-        if not (k.endswith("_") or k.startswith("_")) or k.startswith("__"):
-            continue
-        if isinstance(v, np.ndarray):
-            if not v.flags.writeable:
-                d[k] = v.copy()
-        elif isinstance(v, (list, tuple)):
-            for item in v:
-                if isinstance(item, tuple):  # (name, estimator) pairs
-                    for x in item:
-                        if hasattr(x, "get_params"):
-                            _make_state_writeable(x, _depth + 1)
-                elif hasattr(item, "get_params"):
-                    _make_state_writeable(item, _depth + 1)
-        elif isinstance(v, dict):
-            for x in v.values():
-                if hasattr(x, "get_params"):
-                    _make_state_writeable(x, _depth + 1)
-        elif hasattr(v, "get_params"):
-            _make_state_writeable(v, _depth + 1)
+    with _COMMIT_LOCK:
+        for obj, old in zip(objects, expected):
+            if obj.__dict__ is not old:
+                raise RuntimeError(
+                    f"This {type(obj).__name__} was changed by another call (in another thread) while "
+                    "this one ran, so this call learned nothing. Calls that change one estimator "
+                    "(fit, partial_fit, ...) must not run at the same time: serialise them, e.g. with "
+                    "a threading.Lock."
+                )
+        collections.deque(map(object.__setattr__, objects, itertools.repeat("__dict__"), states), maxlen=0)
 
 
-class _GeneratorState:
-    """A Generator and its bit-generator state at snapshot time (cheaper than a deep copy)."""
+def atomic(fit):
+    """Decorator for the ``fit`` of an estimator outside the streaming contract (the fixed feature
+    maps): it runs on a shallow working copy, committed in one step when it returns.
 
-    def __init__(self, rng):
-        self.rng = rng
-        self.state = rng.bit_generator.state
+    Such a ``fit`` only assigns attributes (it never updates an array in place), so a shallow
+    copy of the attribute dict is enough: an interruption at any line leaves the estimator as it
+    was, and a ``transform`` in another thread sees the map before or after the call.
+    """
 
-    def restore(self):
-        self.rng.bit_generator.state = self.state
-        return self.rng
+    @functools.wraps(fit)
+    def committed(self, *args, **kwargs):
+        base = self.__dict__
+        work = object.__new__(type(self))
+        work.__dict__ = dict(base)
+        out = fit(work, *args, **kwargs)
+        commit([self], [work.__dict__], [base])
+        return self if out is work else out
+
+    return committed
+
+
+def reads_state(method):
+    """Decorator for a public method that reads the learned state (``predict``, ``transform``, ...):
+    it runs on the state as committed when the call starts.
+
+    ``partial_fit`` never changes the state an estimator shows: it learns on a working copy and
+    replaces the estimator's attribute dict by the copy's in one step (see
+    :meth:`OnlineMixin._partial_fit`). A method running in another thread meanwhile could still
+    read one attribute before that step and the next after it; this decorator makes the method
+    read a view of the attribute dict taken once, at the start, so it sees the state before the
+    concurrent call or after it, never a mix. The view shares the dict: caches a method sets
+    (plain ``_name`` attributes) land in the estimator as before.
+    """
+
+    @functools.wraps(method)
+    def pinned(self, *args, **kwargs):
+        view = object.__new__(type(self))
+        view.__dict__ = self.__dict__
+        return method(view, *args, **kwargs)
+
+    pinned.reads_committed_state = True
+    return pinned
 
 
 class OnlineMixin:
@@ -385,6 +469,26 @@ class OnlineMixin:
     _supports_sample_weight = False
 
     def _partial_fit(self, X, y, *, reset, from_fit, **fit_params):
+        """Learn a chunk atomically: on a working copy, then committed in one step.
+
+        The call runs on :meth:`_working_copy` (its own copies of the state; this estimator is not
+        touched), and the estimator takes the copy's attribute dict with one assignment at the end:
+        whatever interrupts the call before that line (a bad chunk, a non-finite state, a
+        ``KeyboardInterrupt`` or a ``MemoryError`` at any Python line, numba's compiled pass
+        included) leaves the estimator exactly as it was, and after that line the call is complete.
+        Nothing needs to be restored, so there is no restore path that an interrupt could cut
+        short. A ``predict`` in another thread meanwhile sees the state before the call (or, from
+        the assignment on, after it): see :func:`reads_state`.
+        """
+        base = self.__dict__
+        work, raw = self._attempt(X, y, reset=reset, from_fit=from_fit, state=base, **fit_params)
+        commit([self], [work.__dict__], [base])
+        return raw
+
+    def _attempt(self, X, y, *, reset, from_fit, state=None, **fit_params):
+        """Run a ``partial_fit`` (``fit`` with ``reset``) on a working copy (of ``state``, default the
+        current one): ``(copy, raw outputs)``; raises, leaving this estimator unchanged, if the chunk
+        is rejected."""
         sample_weight = fit_params.pop("sample_weight", None)
         if sample_weight is not None and not self._supports_sample_weight:
             raise TypeError(
@@ -392,58 +496,85 @@ class OnlineMixin:
                 f"{getattr(self, '_no_sample_weight_reason', '')}."
             )
         replay = fit_params if sample_weight is None else dict(fit_params, sample_weight=sample_weight)
-        snapshot = self._snapshot()
-        _make_state_writeable(self)  # state loaded read-only (joblib mmap_mode='r') is copied
         try:
-            self._validate_params_once()
-            if reset:
-                self._reset()
-            chunk = self._validate_chunk(X, y, reset=reset, from_fit=from_fit, **fit_params)
-            if self._supports_sample_weight:  # ones when absent: the compiled pass always weighs
-                chunk["sample_weight"] = _validate_sample_weight(
-                    self, sample_weight, chunk["n_samples"], from_fit
-                )
-            if reset:
-                if "random_state" in self._param_names():
-                    self._rng_ = make_generator(self.random_state)
-                self.n_samples_seen_ = 0
-                if self._has_loss:
-                    self.cumulative_loss_ = 0.0
-                self._init_standardization(chunk)
-            chunk = self._standardize_chunk(chunk)
-            if reset:
-                self._allocate(chunk)
-            raw = self._learn_blocks(chunk, int(getattr(self, "verbose", 0) or 0))
-            self._check_finite_pass(raw, snapshot, X, y, reset, from_fit, replay)
+            work = self._working_copy(reset, state)
+            raw = work._learn_call(X, y, reset, from_fit, sample_weight, fit_params)
+            what = nonfinite_state(work, raw)
+            if what is not None:
+                self._raise_nonfinite(what, X, y, reset, from_fit, replay)
         except (ZeroDivisionError, OverflowError) as exc:  # from a compiled pass: a non-finite state
-            try:
-                self._raise_nonfinite(f"state ({type(exc).__name__}: {exc})", snapshot, X, y, reset,
-                                      from_fit, replay)
-            finally:
-                self._restore(snapshot)
+            self._discard_attempt()
+            self._raise_nonfinite(f"state ({type(exc).__name__}: {exc})", X, y, reset, from_fit, replay)
         except BaseException as exc:
-            self._restore(snapshot)
+            self._discard_attempt()
             interrupt = _interrupt_behind(exc)
             if interrupt is not None:
                 raise interrupt.with_traceback(interrupt.__traceback__) from None
             raise
-        return raw
+        return work, raw
 
-    def _check_finite_pass(self, raw, snapshot, X, y, reset, from_fit, fit_params):
-        """Reject the chunk (FloatingPointError naming the row) if the pass left a NaN or an inf
-        in the state, the derived state or the prequential outputs (see :func:`nonfinite_state`).
+    def _learn_call(self, X, y, reset, from_fit, sample_weight, fit_params):
+        """The body of a call, on a working copy (see :meth:`_attempt`): validate, allocate, learn."""
+        self._validate_params_once()
+        if reset:
+            self._reset()
+        chunk = self._validate_chunk(X, y, reset=reset, from_fit=from_fit, **fit_params)
+        if self._supports_sample_weight:  # ones when absent: the compiled pass always weighs
+            chunk["sample_weight"] = _validate_sample_weight(self, sample_weight, chunk["n_samples"], from_fit)
+        if reset:
+            if "random_state" in self._param_names():
+                self._rng_ = make_generator(self.random_state)
+            self.n_samples_seen_ = 0
+            if self._has_loss:
+                self.cumulative_loss_ = 0.0
+            self._init_standardization(chunk)
+        chunk = self._standardize_chunk(chunk)
+        if reset:
+            self._allocate(chunk)
+        return self._learn_blocks(chunk, int(getattr(self, "verbose", 0) or 0))
 
-        The row is found by replaying prefixes of the chunk from the snapshot (bisection: only on
-        this error path); the caller then restores the snapshot.
-        """
-        what = nonfinite_state(self, raw)
-        if what is not None:
-            self._raise_nonfinite(what, snapshot, X, y, reset, from_fit, fit_params)
+    def _working_copy(self, reset=False, state=None):
+        """A new estimator of the same class holding the parameters (and other plain attributes)
+        of this one and its own copy of the learned state (none with ``reset``: ``fit`` starts
+        afresh). A call learns on it and this estimator is untouched until the commit. The copy
+        of each piece of state is :meth:`_copy_state`'s. ``state``: the attribute dict to copy (the
+        current one by default)."""
+        state = self.__dict__ if state is None else state
+        context = self._copy_context(reset)
+        work = object.__new__(type(self))
+        work.__dict__ = {
+            k: (self._copy_state(k, v, context) if _is_state(k) else v)
+            for k, v in state.items()
+            if not (reset and _is_state(k))
+        }
+        return work
 
-    def _raise_nonfinite(self, what, snapshot, X, y, reset, from_fit, fit_params):
+    def _copy_context(self, reset):
+        """What :meth:`_copy_state` needs to know about the whole state, computed once per copy."""
+        return None
+
+    def _copy_state(self, name, value, context):
+        """The working copy's ``name`` (hook: :class:`~skonline.utils._growing.GrowingStateMixin`
+        shares the append-only buffers; the ensembles keep frozen experts by reference)."""
+        return _copied(value)
+
+    def _discard_attempt(self):
+        """Run when an attempt fails: nested estimators whose working copies share buffers with
+        them discard too (:class:`~skonline.utils._growing.GrowingStateMixin` zeroes what the
+        attempt wrote past the used block of the buffers it shares)."""
+        for k, v in self.__dict__.items():
+            if _is_state(k):
+                for est in _nested_online(v):
+                    est._discard_attempt()
+
+    def _raise_nonfinite(self, what, X, y, reset, from_fit, fit_params):
+        """Reject the chunk: a ``FloatingPointError`` naming the first row that makes the state, the
+        derived state or the prequential outputs non-finite (see :func:`nonfinite_state`). The row
+        is found by replaying prefixes of the chunk on working copies (bisection: only on this
+        error path)."""
         if _LOCATING_ROW.get():
             raise FloatingPointError(what)
-        row = self._first_nonfinite_row(snapshot, X, y, reset, from_fit, fit_params)
+        row = self._first_nonfinite_row(X, y, reset, from_fit, fit_params)
         where = f"Row {row} of this chunk" if row is not None else "This chunk"
         raise FloatingPointError(
             f"{where} would make {type(self).__name__}'s {what} non-finite (NaN or inf: the "
@@ -452,7 +583,7 @@ class OnlineMixin:
             "targets."
         )
 
-    def _first_nonfinite_row(self, snapshot, X, y, reset, from_fit, fit_params):
+    def _first_nonfinite_row(self, X, y, reset, from_fit, fit_params):
         from sklearn.utils import _safe_indexing
 
         try:
@@ -461,12 +592,10 @@ class OnlineMixin:
             return None
 
         def bad(stop):
-            self._restore(copy.deepcopy(snapshot))
             Xs = _safe_indexing(X, slice(0, stop))
             ys = None if y is None else _safe_indexing(y, slice(0, stop))
             try:
-                self._partial_fit(Xs, ys, reset=reset, from_fit=from_fit,
-                                  **_row_kwargs(fit_params, n, stop))
+                self._attempt(Xs, ys, reset=reset, from_fit=from_fit, **_row_kwargs(fit_params, n, stop))
             except (FloatingPointError, ArithmeticError):
                 return True
             return False
@@ -562,25 +691,6 @@ class OnlineMixin:
     def _reset(self):
         for k in self._state_keys():
             delattr(self, k)
-
-    def _snapshot(self):
-        params = self._param_names()
-        snap = {}
-        for k, v in vars(self).items():
-            if k in params or isinstance(v, (numbers.Number, str, bytes, type(None), tuple)):
-                snap[k] = v
-            elif isinstance(v, np.ndarray):
-                snap[k] = v.copy()
-            elif isinstance(v, np.random.Generator):
-                snap[k] = _GeneratorState(v)
-            else:
-                snap[k] = copy.deepcopy(v)
-        return snap
-
-    def _restore(self, snap):
-        self.__dict__.clear()
-        for k, v in snap.items():
-            self.__dict__[k] = v.restore() if isinstance(v, _GeneratorState) else v
 
     # ------------------------------------------------------------------ online standardisation
     #: whether the estimator keeps a prequential training loss (transformers do not)
@@ -871,6 +981,7 @@ class OnlineDecisionClassifierMixin(OnlineClassifierMixin):
     without changing the state.
     """
 
+    @reads_state
     def decision_function(self, X):
         """Decision values: shape (n_samples,) for binary problems, (n_samples, n_classes) otherwise.
 
@@ -884,6 +995,7 @@ class OnlineDecisionClassifierMixin(OnlineClassifierMixin):
         """
         return self._response(self._raw_decision(X), "decision_function")
 
+    @reads_state
     def predict(self, X):
         """Predicted class labels.
 
@@ -913,6 +1025,7 @@ class OnlineDecisionClassifierMixin(OnlineClassifierMixin):
         return np.where(s > 0, p / np.where(s > 0, s, 1.0), 1.0 / p.shape[1])
 
     @available_if(_has_proba)
+    @reads_state
     def predict_proba(self, X):
         """Class probabilities (log loss only; one-vs-rest heads normalised as in SGDClassifier).
 
@@ -927,6 +1040,7 @@ class OnlineDecisionClassifierMixin(OnlineClassifierMixin):
         return self._proba_from_decision(self._raw_decision(X))
 
     @available_if(_has_proba)
+    @reads_state
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`.
 
@@ -993,6 +1107,7 @@ class OnlineRegressorMixin(RegressorMixin, OnlineMixin):
             return (y - pred) ** 2
         return get_loss(self.loss).value(y, pred, getattr(self, "epsilon", 0.1))
 
+    @reads_state
     def predict(self, X):
         """Predict each row as the next round of the stream would, without learning it.
 

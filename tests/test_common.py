@@ -13,6 +13,7 @@ An estimator takes part through its private hook ``_online_test_stream(rng, n_sa
 """
 
 import pickle
+import sys
 
 import numpy as np
 import pytest
@@ -220,6 +221,112 @@ def test_edge_inputs(est):
             assert np.all(np.isfinite(np.asarray(p, dtype=float)))
         for r in _responses(e2, Xe).values():
             assert np.all(np.isfinite(np.asarray(r, dtype=float)))
+
+
+# --------------------------------------------------------------------------- interruptions
+class _InterruptAt:
+    """A trace function raising ``KeyboardInterrupt`` at the k-th line event, in any Python frame
+    (skonline's, scikit-learn's, numpy's, the standard library's): what a Ctrl-C does at the next
+    bytecode boundary."""
+
+    def __init__(self, k):
+        self.k = k
+        self.lines = 0
+
+    def __call__(self, frame, event, arg):  # global tracer: each new frame gets the local one
+        return self._local
+
+    def _local(self, frame, event, arg):
+        if event == "line":
+            self.lines += 1
+            if self.lines == self.k:
+                sys.settrace(None)
+                raise KeyboardInterrupt
+        return self._local
+
+
+def _call_interrupted_at(call, k):
+    """Run ``call()`` with a ``KeyboardInterrupt`` at its k-th Python line; False if it has fewer."""
+    trace = _InterruptAt(k)
+    sys.settrace(trace)
+    try:
+        call()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sys.settrace(None)
+    return trace.lines >= k
+
+
+def _assert_atomic_under_interrupts(est, call, then):
+    """Interrupt ``call(e)`` (on a fresh copy ``e`` of ``est``) at each of its Python lines in turn:
+    ``e`` must be exactly as before the call or exactly as after it (pickle bytes), and go on
+    learning: ``then(e)`` (after the call is repeated if it did not happen) ends as it does for an
+    estimator never interrupted."""
+    before = pickle.dumps(pickle.loads(pickle.dumps(est)))  # the bytes of a loaded estimator
+    ref = pickle.loads(before)
+    call(ref)
+    after = pickle.dumps(ref)
+    then(ref)
+    final = pickle.dumps(ref)
+    assert after != before
+    outcomes = set()
+    k = 0
+    while True:
+        k += 1
+        e = pickle.loads(before)
+        fired = _call_interrupted_at(lambda: call(e), k)
+        got = pickle.dumps(e)
+        assert got in (before, after), f"interrupted at its line event {k}, the call left a state between"
+        outcomes.add(got == after)
+        if k % 64 == 1 or not fired:
+            if got == before:
+                call(e)
+            then(e)
+            assert pickle.dumps(e) == final, f"after an interrupt at line event {k}, learning went on differently"
+        if not fired:
+            break
+    assert k > 100 and outcomes == {False, True}
+
+
+#: one instance per class (the interrupt checks replay a call once per Python line it runs)
+ONE_PER_CLASS = list({type(e): e for e in ONLINE[::-1]}.values())[::-1]
+
+
+@pytest.mark.parametrize("est", ONE_PER_CLASS, ids=_id)
+def test_partial_fit_interrupted_at_any_line_is_all_or_nothing(est):
+    """Atomic updates: a KeyboardInterrupt at any Python line of a partial_fit leaves the estimator
+    exactly as before the call or exactly as after it, and learning goes on correctly (issue 20)."""
+    X, y, first = _stream(est, n=40)
+    e = clone(est).set_params(**_rs(est))
+    e.partial_fit(X[:20], _sub(y, slice(0, 20)), **first)
+    chunk, rest = slice(20, 30), slice(30, 40)
+    _assert_atomic_under_interrupts(
+        e, lambda f: f.partial_fit(X[chunk], _sub(y, chunk)), lambda f: f.partial_fit(X[rest], _sub(y, rest))
+    )
+
+
+#: fit runs partial_fit's code from an empty state: checked on a growing model, the pipeline, and
+#: the estimators (one configuration per class) that fit without partial_fit
+_FIT_INTERRUPTED = list({type(e): e for e in INSTANCES[::-1] if not hasattr(e, "partial_fit")}.values())[::-1] + [
+    e for e in ONE_PER_CLASS if type(e).__name__ in ("KernelAWVRegressor", "OnlinePipeline")
+]
+
+
+@pytest.mark.parametrize("est", _FIT_INTERRUPTED, ids=_id)
+def test_fit_interrupted_at_any_line_is_all_or_nothing(est):
+    """The same for ``fit`` on a fitted estimator: a growing model, the online pipeline, the fixed
+    feature maps (their ``fit`` draws or sets up the map) and GroupDRO's pooled fit."""
+    if hasattr(est, "_online_test_stream"):
+        X, y, first = _stream(est, n=40)
+        X_new, y_new = X[20:], y[20:]
+    else:  # a data-independent map: it changes with the number of features
+        X, y, first = np.random.default_rng(0).standard_normal((40, 4)), None, {}
+        X_new, y_new = X[20:, :3], None
+    e = clone(est).set_params(**_rs(est)).fit(X[:20], _sub(y, slice(0, 20)), **first)
+    _assert_atomic_under_interrupts(
+        e, lambda f: f.fit(X_new, y_new, **first), lambda f: f.fit(X[:20], _sub(y, slice(0, 20)), **first)
+    )
 
 
 # --------------------------------------------------------------------------- display

@@ -396,14 +396,14 @@ def test_gdro_keyboard_interrupt_in_a_draw_propagates_and_changes_nothing(monkey
             return getattr(self.rng, name)
 
     rng = clf._rng_
-    real_snapshot = type(clf)._snapshot
+    real_copy = type(clf)._working_copy
 
-    def snapshot_then_patch(self):
-        snap = real_snapshot(self)
-        self._rng_ = Interrupting(rng)
-        return snap
+    def copy_then_patch(self, reset=False, state=None):  # the working copy draws from a patched generator
+        work = real_copy(self, reset, state)
+        work._rng_ = Interrupting(work._rng_)
+        return work
 
-    monkeypatch.setattr(type(clf), "_snapshot", snapshot_then_patch)
+    monkeypatch.setattr(type(clf), "_working_copy", copy_then_patch)
     with pytest.raises(KeyboardInterrupt):
         clf.partial_fit(X, y, groups=g)
     monkeypatch.undo()

@@ -19,7 +19,6 @@ every chunking gives the same result (up to the experts' own rounding difference
 sizes, e.g. BLAS kernels in ``predict``).
 """
 
-import copy
 import numbers
 import pickle
 import struct
@@ -31,7 +30,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineClassifierMixin, OnlineRegressorMixin, running_sum, state_scalar
+from ..base import OnlineClassifierMixin, OnlineRegressorMixin, _copied, reads_state, running_sum, state_scalar
 from ..utils.validation import validate_X_predict
 from . import _ensemble_core as core
 from ._rules import FixedShare, _BaseRule
@@ -102,18 +101,6 @@ def _experts_from_bytes(buf, n):
         obj, i = _decode(buf, i)
         out.append(obj)
     return out
-
-
-class _RuleSnapshot:
-    """The rule object and its own state snapshot (restored in place on error)."""
-
-    def __init__(self, rule):
-        self.rule = rule
-        self.state = rule._snapshot()
-
-    def restore(self):
-        self.rule._restore(self.state)
-        return self.rule
 
 
 def _is_fitted(est):
@@ -235,31 +222,12 @@ class _OnlineEnsembleBase:
             return hasattr(est, "partial_fit")
         return bool(self.update_experts)
 
-    def _snapshot(self):
-        # frozen experts never change: keep references; online experts are deep-copied; the rule
-        # is snapshotted by its own (cheap, array-copying) mechanism
-        ests = self.__dict__.get("estimators_")
-        rule = self.__dict__.get("rule_")
-        if ests is None:
-            return super()._snapshot()
-        self.__dict__["estimators_"] = None  # (keeps the attribute order)
-        self.__dict__["rule_"] = None
-        try:
-            snap = super()._snapshot()
-        finally:
-            self.__dict__["estimators_"] = ests
-            self.__dict__["rule_"] = rule
-        snap["estimators_"] = _ExpertList(
-            copy.deepcopy(e) if self.online_[k] else e for k, e in enumerate(ests)
-        )
-        snap["rule_"] = _RuleSnapshot(rule)
-        return snap
-
-    def _restore(self, snap):
-        super()._restore(snap)
-        r = self.__dict__.get("rule_")
-        if isinstance(r, _RuleSnapshot):
-            self.__dict__["rule_"] = r.restore()
+    def _copy_state(self, name, value, context):
+        # frozen experts never change: the working copy keeps references to them; online experts
+        # (and the rule) are copied
+        if name == "estimators_" and value is not None:
+            return _ExpertList(_copied(e) if self.online_[k] else e for k, e in enumerate(value))
+        return super()._copy_state(name, value, context)
 
     @property
     def _chunk_dependent(self):
@@ -743,6 +711,7 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
     def _fallback_mean(self, y):  # pragma: no cover - classifiers use uniform probabilities
         raise NotImplementedError
 
+    @reads_state
     def predict_proba(self, X):
         """Mixed class probabilities with the current weights.
 
@@ -768,6 +737,7 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
         proba[none] = 1.0 / self.classes_.shape[0]
         return proba / proba.sum(axis=1, keepdims=True)
 
+    @reads_state
     def predict(self, X):
         """Label of largest mixed probability.
 

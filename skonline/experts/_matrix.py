@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import OnlineMixin, state_scalar
+from ..base import OnlineMixin, reads_state, state_scalar
 from ..utils.validation import readonly
 from . import _matrix_core as core
 from . import _rules_core as rules_core
@@ -238,6 +238,7 @@ class PCSP(OnlineMixin, BaseEstimator):
         """
         return self._partial_fit_response(X, y, "predict")
 
+    @reads_state
     def predict(self, X):
         """Loss ``Tr(W Z)`` of the current density matrix on each matrix of ``X`` (no learning).
 

@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import OnlineMixin, state_scalar
+from ..base import OnlineMixin, reads_state, state_scalar
 from ..utils.validation import readonly, validate_X_predict
 from . import _rules_core as core
 
@@ -231,7 +231,7 @@ class _BaseRule(OnlineMixin, BaseEstimator):
     def _learn_trusted(self, L):
         """Learn a loss matrix built by a trusted internal caller (the online ensembles): losses in
         ``loss_range`` or NaN, C-contiguous float64, at least one awake expert per row. Skips the
-        validation and the snapshot (the caller snapshots the rule and restores it on error)."""
+        validation (the caller runs on a working copy of the rule, discarded on error)."""
         self._validate_params_once()
         chunk = {"L": L, "n_samples": L.shape[0]}
         if not self._is_initialized():
@@ -271,6 +271,7 @@ class _BaseRule(OnlineMixin, BaseEstimator):
         """
         return self._partial_fit_response(X, y, "predict")
 
+    @reads_state
     def predict(self, X):
         """Aggregate expert predictions with the current weights.
 

@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineMixin
+from ..base import OnlineMixin, reads_state
 from ..utils._growing import GrowingStateMixin, first_capacity, grow, next_capacity, warn_growth
 from ..utils._jit import njit
 from ..utils._online_kernel import (
@@ -296,6 +296,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         """
         return super().partial_fit(X, **fit_params)
 
+    @reads_state
     def transform(self, X):
         """Nyström features with the current dictionary: :math:`L^{-1} k_D(x)`.
 

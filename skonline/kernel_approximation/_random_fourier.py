@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import make_generator
+from ..base import atomic, make_generator, reads_state
 from ..utils.validation import output_dtype, validate_X_fit, validate_X_predict
 
 __all__ = ["RandomFourierFeatures", "MultiBandwidthFourierFeatures"]
@@ -104,6 +104,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         self.n_components = n_components
         self.random_state = random_state
 
+    @atomic
     def fit(self, X, y=None):
         """Draw the frequencies.
 
@@ -125,6 +126,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         self.random_weights_ = base / float(self.sigma)
         return self
 
+    @reads_state
     def transform(self, X):
         """Map X to the 2 n_components random features.
 
@@ -248,6 +250,7 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
             raise ValueError(f"sigmas must be a non-empty sequence of positive bandwidths; got {self.sigmas!r}.")
         return s
 
+    @atomic
     def fit(self, X, y=None):
         """Draw the base matrices.
 
@@ -294,6 +297,7 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
             dtype, copy=False
         )
 
+    @reads_state
     def transform(self, X):
         """The K blocks of features, concatenated.
 

@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..base import atomic, reads_state
 from ..utils._online_kernel import taylor_tables, taylor_transform
 from ..utils.validation import output_dtype, validate_X_predict
 
@@ -106,6 +107,7 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
         self.degree = degree
         self.sigma = sigma
 
+    @atomic
     def fit(self, X, y=None):
         """Record the input dimension and the multi-indices (the map itself is data independent).
 
@@ -136,6 +138,7 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
         self.n_output_features_ = r
         return self
 
+    @reads_state
     def transform(self, X):
         """Taylor features of the rows of ``X``.
 

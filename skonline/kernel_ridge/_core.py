@@ -22,7 +22,7 @@ or kernel where it has one, its state record (arrays updated in place; a counter
 array) and ``out``, the prequential predictions (n, n_heads).
 
 Passes return a status: ``-1`` when the chunk is done, else the index of a row whose prediction is
-non-finite (the caller restores its snapshot and raises). Passes with growing state (exact kernel
+non-finite (the caller discards its working copy and raises). Passes with growing state (exact kernel
 AWV, Nyström) instead return ``(rows_done, status)`` and stop early when a buffer is full; the
 caller doubles it and resumes at ``rows_done``.
 """

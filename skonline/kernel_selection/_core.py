@@ -21,7 +21,7 @@ algorithm, backend and row format and nothing else.
 
 State arrays are updated in place; all randomness is in the uniforms ``rounds.u`` (one per row and
 head) drawn by the estimator. A pass returns -1, or the first row at which a prediction or the
-state would become non-finite (the estimator then restores its snapshot and raises).
+state would become non-finite (the estimator then discards its working copy and raises).
 """
 
 import math

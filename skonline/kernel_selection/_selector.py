@@ -5,7 +5,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineMixin
+from ..base import OnlineMixin, reads_state
 from ..utils.validation import output_dtype, validate_X_chunk, validate_X_predict
 from ._kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor, _KernelSelectionBase
 
@@ -149,6 +149,7 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self, "estimator_")
         return np.atleast_2d(self.estimator_.q_).mean(axis=0)
 
+    @reads_state
     def transform(self, X):
         """Random Fourier features of the selected kernel.
 

@@ -15,7 +15,7 @@ Each pass adds the loss of every prequential prediction, times the row's weight 
 without sample weights).
 
 Status: each pass returns -1, or the index of the first row at which a prediction became non-finite
-(the caller restores its snapshot and raises).
+(the caller discards its working copy and raises).
 """
 
 import math

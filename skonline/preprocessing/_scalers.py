@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineTransformerMixin
+from ..base import OnlineTransformerMixin, reads_state
 from ..utils import _scaling as core
 from ..utils.validation import validate_X_chunk, validate_X_predict
 
@@ -131,6 +131,7 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
     def _concat(self, raws):
         return sp.vstack(raws, format="csr") if sp.issparse(raws[0]) else np.concatenate(raws)
 
+    @reads_state
     def transform(self, X):
         """Standardise ``X`` with the current statistics (no update).
 
@@ -268,6 +269,7 @@ class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerM
         self._max_ = hi[-1].copy()
         return _as_out(out, chunk.get("float32", False))
 
+    @reads_state
     def transform(self, X):
         """Scale ``X`` with the current range (no update).
 

@@ -1,4 +1,4 @@
-"""State that grows with the stream: capacities, budgets, warnings, snapshots and pickles.
+"""State that grows with the stream: capacities, budgets, warnings, working copies and pickles.
 
 Every estimator whose state grows with the stream (exact Kernel-AWV, PKAWV-Nyström, the online
 Nyström map, exact kernel selection) keeps it in preallocated buffers whose leading block is used
@@ -8,9 +8,10 @@ Nyström map, exact kernel selection) keeps it in preallocated buffers whose lea
 * budgets: a limit on what grows (rows, dictionary points, support vectors), with a warning when
   the budget is reached (:func:`warn_growth`) and, for an unbounded budget (``None``), a warning
   when the memory the state will need crosses :data:`WARN_BYTES`;
-* :class:`GrowingStateMixin`: cheap snapshots (the streaming contract's rollback copies only the
-  used block of the buffers a pass rewrites) and pickles that hold only the used blocks (the
-  capacity is restored on load, zero-padded, so continuing after a load equals never stopping).
+* :class:`GrowingStateMixin`: cheap working copies (a call copies only the used block of the
+  buffers a pass rewrites, and shares the ones it only appends to) and pickles that hold only the
+  used blocks (the capacity is restored on load, zero-padded, so continuing after a load equals
+  never stopping).
 """
 
 import os
@@ -89,16 +90,20 @@ def warn_growth(est, *, what, param, before, after, budget, nbytes, policy, hint
 
 
 class GrowingStateMixin:
-    """Cheap snapshots and trimmed pickles for estimators whose state lives in growing buffers.
+    """Cheap working copies and trimmed pickles for estimators whose state lives in growing buffers.
 
-    The streaming contract snapshots the whole state before each call and restores it if the call
-    raises. For the growing models that would copy the whole history (gigabytes for a long
-    PKAWV-Nyström stream) on every ``partial_fit``. Their buffers are used in a leading block (rows
-    ``< t``, columns ``< m``) and are zero elsewhere, and a pass only writes (a) inside the used
-    block of the "dense" buffers (inverses, sums) and (b) outside the used block of the
-    "append-only" buffers (history rows, new columns). So a snapshot keeps a reference to every
-    buffer, a copy of the used block of the dense ones only, and the restore puts the objects back
-    and zeroes everything outside the used blocks.
+    The streaming contract runs every call on a working copy of the state and commits it at the end
+    (:meth:`~skonline.base.OnlineMixin._partial_fit`). For the growing models a full copy would
+    copy the whole history (gigabytes for a long PKAWV-Nyström stream) on every ``partial_fit``.
+    Their buffers are used in a leading block (rows ``< t``, columns ``< m``) and are zero
+    elsewhere, and a pass only writes (a) inside the used block of the "dense" buffers (inverses,
+    sums) and (b) outside the used block of the "append-only" buffers (history rows, new columns),
+    always writing a cell before it reads it there. So the working copy copies the used block of
+    the dense buffers only, into zero-padded arrays of the same capacity, and shares the
+    append-only buffers: what the call appends lies past the used block that this estimator (and a
+    ``predict`` running meanwhile) reads. If the call fails, :meth:`_discard_attempt` zeroes what
+    it wrote there (and if that is itself interrupted, the cells are written again before they
+    are read by the next call).
 
     Pickles (``__getstate__``) hold only the used block of each buffer and its capacity;
     ``__setstate__`` zero-pads it back to the capacity, so a loaded estimator continues bit for bit
@@ -114,44 +119,30 @@ class GrowingStateMixin:
     def _layout_if_fitted(self):
         return self._buffer_layout() if self._is_initialized() else {}
 
-    def _snapshot(self):
-        layout = self._layout_if_fitted()
-        order = list(self.__dict__)
-        held = {name: self.__dict__.pop(name) for name in layout}
-        try:
-            snap = super()._snapshot()
-        finally:
-            self.__dict__.update(held)
-            self._reorder(order)
-        saved = []
-        for name, (shape, dense) in layout.items():
-            arr = held[name]
-            used = tuple(slice(0, s) for s in shape)
-            saved.append((name, arr, shape, arr[used].copy() if dense else None))
-        snap["__buffers__"] = saved
-        snap["__order__"] = order
-        return snap
+    def _copy_context(self, reset):
+        return {} if reset else self._layout_if_fitted()
 
-    def _reorder(self, order):
-        state = dict(self.__dict__)  # keep the attribute order (pickles of equal states are equal)
-        self.__dict__.clear()
-        self.__dict__.update({k: state.pop(k) for k in order if k in state})
-        self.__dict__.update(state)
+    def _copy_state(self, name, value, layout):
+        if name not in layout or not isinstance(value, np.ndarray):
+            return super()._copy_state(name, value, layout)
+        shape, dense = layout[name]
+        if not dense and value.flags.writeable:
+            return value  # append-only: shared, the call writes past the used block
+        out = np.zeros_like(value)  # zero pages until written: the tail costs nothing
+        used = tuple(slice(0, s) for s in shape)
+        out[used] = value[used]
+        return out
 
-    def _restore(self, snap):
-        saved = snap.pop("__buffers__", [])
-        order = snap.pop("__order__", [])
-        super()._restore(snap)
-        for name, arr, shape, block in saved:
-            used = tuple(slice(0, s) for s in shape)
+    def _discard_attempt(self):
+        for name, (shape, dense) in self._layout_if_fitted().items():
+            arr = self.__dict__.get(name)
+            if dense or not isinstance(arr, np.ndarray) or not arr.flags.writeable:
+                continue
             for axis, s in enumerate(shape):  # zero the tails, axis by axis
                 tail = [slice(None)] * arr.ndim
                 tail[axis] = slice(s, None)
                 arr[tuple(tail)] = 0
-            if block is not None:
-                arr[used] = block
-            setattr(self, name, arr)
-        self._reorder(order)
+        super()._discard_attempt()
 
     # ------------------------------------------------------------------ pickles
     def __getstate__(self):
