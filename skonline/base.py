@@ -56,7 +56,7 @@ import copy
 import functools
 import itertools
 import numbers
-import threading
+import operator
 import time
 import warnings
 
@@ -317,33 +317,36 @@ def _nested_online(value):
     return []
 
 
-#: held while a call checks and commits (a few bytecodes): see :func:`commit`
-_COMMIT_LOCK = threading.Lock()
+def _changed_meanwhile(obj):
+    return RuntimeError(
+        f"This {type(obj).__name__} was changed by another call (in another thread) while this one "
+        "ran, so this call learned nothing. Calls that change one estimator (fit, partial_fit, ...) "
+        "must not run at the same time: serialise them, e.g. with a threading.Lock."
+    )
 
 
 def commit(objects, states, expected):
-    """Give each object of ``objects`` the attribute dict of the same position in ``states``, as one
-    step that nothing can interrupt, if each still has the dict of ``expected`` (the one its
-    working copy was made from).
+    """Give each object of ``objects`` the attribute dict of the same position in ``states``, in one
+    step that nothing can interrupt, if each still has the dict of ``expected`` (the one its working
+    copy was made from).
 
     The assignments run in C (``map`` over ``object.__setattr__``, drained by a zero-length
     ``deque``): no Python line runs between two of them, so neither a ``KeyboardInterrupt`` (Python
     checks for signals between bytecodes only) nor another thread (which takes the GIL at the same
-    points) can see some of the objects updated and the others not; the same holds for one object.
-    If another call committed to one of the objects since its copy was made (two threads calling
-    ``partial_fit`` on one estimator at once), this call's work would silently replace that call's:
-    it raises instead, and nothing changes.
+    points) can see some of the objects updated and the others not. If another call committed to one
+    of the objects since its copy was made (two threads calling ``partial_fit`` on one estimator at
+    once), this call's work would silently replace that call's: it raises instead, and nothing
+    changes. (No lock: an interrupt landing where a ``with`` block calls ``__exit__`` would leave it
+    held, and every later call would wait for ever.) A single estimator commits inline, with no
+    point between the check and the assignment where Python switches threads:
+    :meth:`OnlineMixin._partial_fit`.
     """
-    with _COMMIT_LOCK:
-        for obj, old in zip(objects, expected):
-            if obj.__dict__ is not old:
-                raise RuntimeError(
-                    f"This {type(obj).__name__} was changed by another call (in another thread) while "
-                    "this one ran, so this call learned nothing. Calls that change one estimator "
-                    "(fit, partial_fit, ...) must not run at the same time: serialise them, e.g. with "
-                    "a threading.Lock."
-                )
-        collections.deque(map(object.__setattr__, objects, itertools.repeat("__dict__"), states), maxlen=0)
+    if not all(map(operator.is_, map(_DICT_OF, objects), expected)):  # C only
+        raise _changed_meanwhile(next(o for o, e in zip(objects, expected) if o.__dict__ is not e))
+    collections.deque(map(object.__setattr__, objects, itertools.repeat("__dict__"), states), maxlen=0)
+
+
+_DICT_OF = operator.attrgetter("__dict__")
 
 
 def atomic(fit):
@@ -361,7 +364,9 @@ def atomic(fit):
         work = object.__new__(type(self))
         work.__dict__ = dict(base)
         out = fit(work, *args, **kwargs)
-        commit([self], [work.__dict__], [base])
+        if self.__dict__ is not base:
+            raise _changed_meanwhile(self)
+        self.__dict__ = work.__dict__  # the commit (see OnlineMixin._partial_fit)
         return self if out is work else out
 
     return committed
@@ -482,7 +487,11 @@ class OnlineMixin:
         """
         base = self.__dict__
         work, raw = self._attempt(X, y, reset=reset, from_fit=from_fit, state=base, **fit_params)
-        commit([self], [work.__dict__], [base])
+        if self.__dict__ is not base:  # another thread's call committed meanwhile: see commit()
+            raise _changed_meanwhile(self)
+        # The commit. Between the check above and this assignment CPython runs no call and no
+        # backward jump, the only points where it handles a signal or switches threads.
+        self.__dict__ = work.__dict__
         return raw
 
     def _attempt(self, X, y, *, reset, from_fit, state=None, **fit_params):
