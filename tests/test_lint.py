@@ -56,7 +56,7 @@ def _compile_calls(package_dir):
             where = f"{path.relative_to(package_dir.parent)}:{getattr(node, 'lineno', 0)}"
             if isinstance(node, ast.Attribute) and ast.unparse(node) in {"numba.njit", "numba.jit"}:
                 yield where, ast.unparse(node), node
-            elif isinstance(node, ast.Call) and ast.unparse(node.func).endswith("overload"):
+            elif isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "overload":
                 yield where, ast.unparse(node.func), node
 
 
@@ -73,7 +73,7 @@ def test_every_compiled_function_uses_the_shared_options():
     direct = [where for where, src, _ in calls if src.startswith("numba.") and not where.startswith(
         "skonline/utils/_jit.py")]
     assert not direct, f"compile with skonline.utils._jit.njit, not numba directly: {direct}"
-    bare = [where for where, src, node in calls if src.endswith("overload")
+    bare = [where for where, src, node in calls if src.split(".")[-1] == "overload"
             and not any(k.arg == "jit_options" and isinstance(k.value, ast.Name)
                         and k.value.id == "OVERLOAD_OPTIONS" for k in node.keywords)]
     assert not bare, f"overloads without jit_options=OVERLOAD_OPTIONS: {bare}"
