@@ -46,9 +46,11 @@ def _golden_data():
 @pytest.mark.parametrize("name", list(_GOLDEN_CONFIGS))
 def test_forgetting_one_is_the_previous_implementation_bit_for_bit(name):
     """``forgetting=1.0`` runs exactly the operations of the code before the parameter existed: the
-    SHA-256 of the prequential predictions, ``precision_``, ``b_`` and the next-round predictions,
-    and the exact ``cumulative_loss_``, as computed at commit e2e17c1 (two chunks, sample weights;
-    Taylor and Nyström maps, one and three heads)."""
+    SHA-256 of the prequential predictions, ``precision_`` and ``b_``, and the exact
+    ``cumulative_loss_``, as computed at commit e2e17c1 (two chunks, sample weights; Taylor and
+    Nyström maps, one and three heads). These are computed by skonline's compiled pass alone.
+    ``predict`` goes through BLAS (matrix products in numpy), whose rounding depends on the library
+    and the CPU (its hash held for one BLAS only): its values are compared to round-off."""
     golden = json.loads(GOLDEN.read_text())
     built = golden["_built_with"]  # the versions the hashes were computed with
     here = {"numba": numba.__version__.rsplit(".", 1)[0], "numpy": np.__version__.split(".")[0]}
@@ -62,10 +64,11 @@ def test_forgetting_one_is_the_previous_implementation_bit_for_bit(name):
     kw = {"classes": [0, 1, 2]} if cls is PKAWVClassifier else {}
     p1 = est.partial_fit_predict(X[:150], y[:150], sample_weight=sw[:150], **kw)
     p2 = est.partial_fit_predict(X[150:], y[150:], sample_weight=sw[150:])
-    nxt = est.decision_function(X[:50]) if cls is PKAWVClassifier else est.predict(X[:50])
     got = {"pred": _h(np.r_[p1, p2]), "precision": _h(est.precision_), "b": _h(est.b_),
-           "loss": float(est.cumulative_loss_).hex(), "next": _h(nxt)}
-    assert got == golden[name]
+           "loss": float(est.cumulative_loss_).hex()}
+    assert got == {k: v for k, v in golden[name].items() if k != "next_values"}
+    nxt = est.decision_function(X[:50]) if cls is PKAWVClassifier else est.predict(X[:50])
+    np.testing.assert_allclose(nxt, golden[name]["next_values"], rtol=1e-9, atol=1e-12)
 
 
 def _discounted_recurrence(V, Y, sw, alpha, gamma, awv=True):
