@@ -198,12 +198,13 @@ def test_hashing_matches_feature_hasher_and_keeps_no_state():
     for alternate_sign in (True, False):
         enc = OnlineHashingEncoder(n_features=32, alternate_sign=alternate_sign)
         Z = enc.partial_fit_transform(X)
-        rows = [{name: ("nan" if _key(v) is MISSING else str(v)) for name, v in row.items()}
-                for row in X.astype(object).to_dict("records")]
+        rows = [{f"x{j}": ("nan" if _key(v) is MISSING else str(v)) for j, v in enumerate(row)}
+                for row in X.astype(object).to_numpy()]
         ref = FeatureHasher(n_features=32, input_type="dict", alternate_sign=alternate_sign).transform(rows)
         np.testing.assert_array_equal(Z, ref.toarray())
         assert {k for k in vars(enc) if k.endswith("_")} == {"n_samples_seen_", "n_features_in_", "feature_names_in_"}
         np.testing.assert_array_equal(enc.transform(X), Z)  # nothing learned: the same map
+        np.testing.assert_array_equal(clone(enc).fit_transform(X.to_numpy()), Z)  # names do not matter
     assert OnlineHashingEncoder(n_features=8).fit(X).get_feature_names_out()[-1] == "onlinehashingencoder7"
 
 

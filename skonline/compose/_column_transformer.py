@@ -423,6 +423,14 @@ class OnlineColumnTransformer(OnlineTransformerMixin, TransformerMixin, _BaseCom
         return Bunch(**{name: trans for name, trans, _ in self.transformers_})
 
     # ------------------------------------------------------------------ checks
+    @property
+    def _allows_nan(self):
+        """tests/test_common.py, tests/test_fuzz.py: NaN in X is not an error when some transformer
+        takes it (an encoder: a missing category); the transformers' own checks cover the rest."""
+        steps = [t for _, t, _ in self.transformers] + [self.remainder]
+        return any(getattr(t, "_allows_nan", False) or (hasattr(t, "fit") and t.__sklearn_tags__().input_tags.allow_nan)
+                   for t in steps)
+
     def _online_test_stream(self, rng, n_samples=60, n_features=4):
         """Two numeric columns in their own units, then small integer categories."""
         X = np.empty((n_samples, n_features))
@@ -434,8 +442,11 @@ class OnlineColumnTransformer(OnlineTransformerMixin, TransformerMixin, _BaseCom
         from sklearn.utils import get_tags
 
         tags = super().__sklearn_tags__()
-        steps = [t for _, t, _ in self.transformers] + [self.remainder]
-        tags.input_tags.sparse = all(get_tags(t).input_tags.sparse for t in steps if hasattr(t, "fit"))
+        steps = [get_tags(t).input_tags for _, t, _ in self.transformers + [(None, self.remainder, None)]
+                 if hasattr(t, "fit")]
+        tags.input_tags.sparse = all(t.sparse for t in steps)  # every transformer must take it
+        tags.input_tags.string = any(t.string for t in steps)  # strings are a valid input somewhere
+        tags.input_tags.categorical = any(t.categorical for t in steps)
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.requires_fit = True
         return tags

@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..base import OnlineTransformerMixin
-from ._columns import factorize, feature_names, first_rows, is_missing_marker, missing_mask, validate_table
+from ._columns import factorize, first_rows, is_missing_marker, missing_mask, validate_table
 
 __all__ = ["OnlineOneHotEncoder", "OnlineHashingEncoder"]
 
@@ -120,8 +120,8 @@ class OnlineOneHotEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transforme
     sparse_output : bool, default=False
         Return a CSR matrix instead of a dense array. The default is dense, unlike scikit-learn's:
         the width is small, and :class:`~skonline.linear_model.ScaleInvariantClassifier` runs its
-        fully invariant algorithm on dense input only (on the raw Adult stream, accuracy 0.84
-        dense against 0.79 sparse; ``benchmarks/results/encoders.md``).
+        fully invariant algorithm on dense input only, which is several accuracy points better on
+        the raw Adult stream (``benchmarks/results/encoders.md``, section *Sparse output*).
     dtype : numpy dtype, default=None
         Output dtype; ``None``: float32 for float32 input, float64 otherwise.
 
@@ -357,7 +357,7 @@ class OnlineOneHotEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transforme
 
 
 class OnlineHashingEncoder(_TableEncoderMixin, OnlineTransformerMixin, TransformerMixin, BaseEstimator):
-    """Encode categorical columns by hashing ``'<column>=<value>'`` into a fixed number of columns.
+    """Encode categorical columns by hashing ``'x<column>=<value>'`` into a fixed number of columns.
 
     For columns with many categories (identifiers, zip codes, words): the output width is
     ``n_features`` whatever the number of categories, and nothing is learned, so the state does
@@ -366,16 +366,20 @@ class OnlineHashingEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transform
     (with ``alternate_sign=True`` they have opposite signs half of the time, which keeps inner
     products unbiased). Each row has one non-zero entry per input column, at
     ``abs(h) % n_features``, where ``h`` is the signed 32-bit MurmurHash3 of the string
-    ``'<column name>=<value>'``: the same feature indices and signs as
-    :class:`sklearn.feature_extraction.FeatureHasher` on the dicts ``{column name: str(value)}``.
+    ``'x<j>=<value>'`` for column ``j`` (its position: a DataFrame and the same values as an array
+    give the same output): the same feature indices and signs as
+    :class:`sklearn.feature_extraction.FeatureHasher` on the dicts ``{'x<j>': str(value)}``.
     A missing value (``NaN``, ``None``, ``pd.NA``) is hashed as the value ``'nan'``.
 
     Memory: none beyond the parameters; the output has ``n_features`` columns.
 
     Parameters
     ----------
-    n_features : int, default=256
-        Output columns (scikit-learn's ``FeatureHasher`` parameter of the same name).
+    n_features : int, default=128
+        Output columns (scikit-learn's ``FeatureHasher`` parameter of the same name). The default
+        was measured on the raw Adult stream (``benchmarks/results/encoders.md``): with the 6
+        numeric columns it keeps the input of :class:`~skonline.linear_model.ScaleInvariantClassifier`
+        under the 200 dense columns of its fully invariant algorithm.
     alternate_sign : bool, default=True
         Give each category the sign of its hash.
     sparse_output : bool, default=False
@@ -388,8 +392,7 @@ class OnlineHashingEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transform
     n_samples_seen_ : int
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
-        Defined only when X has feature names that are all strings. The hashed strings use
-        these names (``x0, x1, ...`` without them).
+        Defined only when X has feature names that are all strings.
 
     See Also
     --------
@@ -413,7 +416,7 @@ class OnlineHashingEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transform
         "dtype": "no_validation",  # a numpy dtype or None (checked when used)
     }
 
-    def __init__(self, *, n_features=256, alternate_sign=True, sparse_output=False, dtype=None):
+    def __init__(self, *, n_features=128, alternate_sign=True, sparse_output=False, dtype=None):
         self.n_features = n_features
         self.alternate_sign = alternate_sign
         self.sparse_output = sparse_output
@@ -438,12 +441,11 @@ class OnlineHashingEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transform
         return index[codes], sign[codes]
 
     def _encode(self, table):
-        names = feature_names(self)
         d = table.n_columns
         cols = np.empty((table.n_samples, d), dtype=np.int64)
         vals = np.empty((table.n_samples, d))
         for j in range(d):
-            cols[:, j], vals[:, j] = self._hash_column(names[j], table, j)
+            cols[:, j], vals[:, j] = self._hash_column(f"x{j}", table, j)
         dtype = _output_dtype(self.dtype, table.float32)
         return _assemble(cols, np.zeros(d, dtype=np.int64), int(self.n_features), dtype, self.sparse_output, vals)
 
