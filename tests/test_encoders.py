@@ -264,6 +264,48 @@ def test_median_is_exact_for_five_values_then_close_to_the_running_median():
             assert error < 1.0, error
 
 
+def test_median_of_the_first_five_values_is_exact():
+    X = np.array([5.0, np.nan, 1.0, np.nan, 4.0, np.nan, 2.0, np.nan, 3.0, np.nan, -7.0, np.nan])[:, None]
+    Z = OnlineImputer(strategy="median").partial_fit_transform(X)
+    assert Z[1::2, 0].tolist() == [5.0, 3.0, 4.0, 3.0, 3.0, 3.0]  # the median of the values before
+
+
+def _space_saving_modes(column, k):
+    """Row by row: the running mode of the space-saving counters (a free counter, else the first of
+    smallest count, whose count the new value continues; the mode changes when strictly exceeded)."""
+    values, counts, lead, out = [], [], -1, []
+    for v in column:
+        if _key(v) is MISSING:
+            out.append(values[lead] if lead >= 0 else "missing_value")
+            continue
+        if v in values:
+            s = values.index(v)
+        elif len(values) < k:
+            values.append(v)
+            counts.append(0)
+            s = len(values) - 1
+        else:
+            s = int(np.argmin(counts))
+            values[s] = v
+        counts[s] += 1
+        if lead < 0 or (s != lead and counts[s] > counts[lead]):
+            lead = s
+    return out, values, counts
+
+
+def test_most_frequent_with_few_counters_is_space_saving():
+    rng = np.random.default_rng(13)
+    X = rng.choice(list("abcdefg"), size=(600, 1), p=[0.3, 0.2, 0.15, 0.15, 0.1, 0.05, 0.05]).astype(object)
+    X[rng.random(X.shape) < 0.2] = None
+    for k in (2, 3):
+        imp = OnlineImputer(strategy="most_frequent", max_categories=k)
+        Z = imp.partial_fit_transform(X)
+        missing = np.array([_key(v) is MISSING for v in X[:, 0]])
+        modes, values, counts = _space_saving_modes(X[:, 0], k)
+        assert Z[missing, 0].tolist() == modes
+        assert imp._mf_values_[0].tolist() == values and imp._mf_counts_[0].tolist() == counts
+
+
 def test_most_frequent_is_the_exact_running_mode_with_enough_counters():
     rng = np.random.default_rng(11)
     X = rng.choice(["a", "b", "c", "d"], size=(500, 2), p=[0.1, 0.35, 0.3, 0.25]).astype(object)
@@ -271,8 +313,8 @@ def test_most_frequent_is_the_exact_running_mode_with_enough_counters():
     Z = OnlineImputer(strategy="most_frequent", max_categories=4).partial_fit_transform(X)
     ref = _running(X, lambda s: _mode(s) if s else "missing_value")
     assert Z.tolist() == ref.tolist()
-    # two counters for four values: the mode (35 % of the rows, above 1/2? no: above 1/k of those
-    # counted) is still found, and the state stays at two values per column
+    # two counters: the state stays at two values per column, and a value of more than half of
+    # the rows always keeps a counter (the space-saving guarantee for frequencies above 1/k)
     imp = OnlineImputer(strategy="most_frequent", max_categories=2).fit(X)
     assert imp._mf_values_.shape == (2, 2)
     heavy = rng.choice(["x", "y", "z", "w"], size=(3000, 1), p=[0.55, 0.15, 0.15, 0.15]).astype(object)
