@@ -97,6 +97,26 @@ def test_any_chunking_gives_the_same_stream_and_state():
         assert_same_state(full, ref)
 
 
+def test_an_integer_column_read_as_floats_in_some_chunks_gives_the_same_categories():
+    # pandas reads an integer column as floats in the chunks where it has a missing value
+    codes = [3, 1, None, 3, 2, 1, 7, None, 2]
+    whole = pd.DataFrame({"code": pd.array(codes, dtype="float64")})
+    parts = [pd.DataFrame({"code": [3, 1]}), pd.DataFrame({"code": [np.nan, 3.0, 2.0]}),
+             pd.DataFrame({"code": [1, 7]}), pd.DataFrame({"code": [np.nan, 2.0]})]
+    for est in (OnlineOneHotEncoder(max_categories=5), OnlineHashingEncoder(n_features=16)):
+        ref = clone(est)
+        Z = ref.partial_fit_transform(whole)
+        e = clone(est)
+        np.testing.assert_array_equal(np.concatenate([e.partial_fit_transform(p) for p in parts]), Z)
+        assert_same_state(e, ref)
+    assert ref.get_feature_names_out().size == 16
+    enc = OnlineOneHotEncoder(max_categories=5).fit(whole)
+    assert enc.get_category_names_out().tolist() == ["code_3", "code_1", "code_nan", "code_2",
+                                                     "code_infrequent_sklearn"]
+    assert pickle.dumps(enc.categories_) == pickle.dumps(OnlineOneHotEncoder(max_categories=5).fit(parts[0])
+                                                          .partial_fit(parts[1]).categories_)
+
+
 def test_pickling_mid_stream_equals_never_stopping():
     X = _raw_table(300, seed=2)
     for est in (OnlineOneHotEncoder(max_categories=4), OnlineImputer(strategy="median", add_indicator=True)):

@@ -9,7 +9,6 @@ them in the order of their first row: the encoders and the imputer then work on 
 values of a chunk instead of looping over its rows in Python.
 """
 
-import numbers
 import sys
 
 import numpy as np
@@ -72,7 +71,7 @@ class Table:
             pd = sys.modules["pandas"]
             codes, uniques = pd.factorize(self._frame.iloc[:, j], use_na_sentinel=True)
             codes = np.asarray(codes, dtype=np.int64)
-            return codes, np.asarray(uniques, dtype=object), codes < 0
+            return codes, _normalize(np.asarray(uniques, dtype=object)), codes < 0
         values = self.column(j)
         missing = missing_mask(values)
         codes, uniques = factorize(values, missing)
@@ -210,7 +209,7 @@ def factorize(values, missing):
         if keep.any():
             c, uniques = pd.factorize(values[keep], use_na_sentinel=True)
             codes[keep] = c
-            uniques = np.asarray(uniques, dtype=object)
+            uniques = _normalize(np.asarray(uniques, dtype=object))
         else:
             uniques = np.empty(0, dtype=object)
         return codes, uniques
@@ -237,7 +236,19 @@ def _factorize_numpy(values, keep):
     codes[keep] = rank[inverse.ravel()]
     uniques = np.empty(order.shape[0], dtype=object)
     uniques[:] = list(sorted_uniques[order])
-    return codes, uniques
+    return codes, _normalize(uniques)
+
+
+def _normalize(uniques):
+    """Distinct values as Python objects, a whole float as an int (3.0 -> 3): an integer column
+    with missing values comes as floats in the chunks that have one (pandas), as ints in the
+    others, and a category must not depend on how the stream was chunked."""
+    for k, u in enumerate(uniques):
+        if isinstance(u, (float, np.floating)) and abs(u) < 2.0**53 and float(u).is_integer():
+            uniques[k] = int(u)
+        elif isinstance(u, np.generic):
+            uniques[k] = u.item()
+    return uniques
 
 
 def first_rows(codes, n_uniques):
@@ -254,15 +265,3 @@ def feature_names(estimator):
     if names is None:
         names = np.array([f"x{j}" for j in range(estimator.n_features_in_)], dtype=object)
     return np.asarray(names, dtype=object)
-
-
-def category_key(value):
-    """A category as it is stored and compared: Python scalars for numbers (so 3, 3.0 and
-    np.int64(3) are one category), the object itself otherwise."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        return float(value)
-    return value

@@ -211,6 +211,7 @@ class OnlineOneHotEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transforme
             n_slots = np.array([c.shape[0] + int(infrequent) for c in self.categories_], dtype=np.int64)
         self._fixed_ = fixed
         self._n_slots_ = n_slots
+        self._infrequent_ = np.array(infrequent)  # the layout of the stream, whatever set_params does later
         self._overflowed_ = np.zeros(d, dtype=bool)
 
     @staticmethod
@@ -226,7 +227,7 @@ class OnlineOneHotEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transforme
 
     @property
     def _infrequent_enabled(self):
-        return self.handle_unknown == "infrequent_if_exist"
+        return bool(self._infrequent_)
 
     def _category_slots(self, j):
         """Slots that hold categories in column ``j`` (the last one is infrequent, if enabled)."""
