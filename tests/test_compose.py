@@ -187,6 +187,37 @@ def test_in_front_of_skonline_learners(learner):
     assert pipe.predict(new).shape == (5,)
 
 
+def _supervised():
+    from sklearn.base import is_regressor
+
+    from skonline.utils import all_estimators
+
+    out = []
+    for name, cls in all_estimators(type_filter=["classifier", "regressor"]):
+        try:
+            est = cls()
+        except TypeError:  # meta-estimators (ensembles, pipelines): their own tests above
+            continue
+        out.append(pytest.param(est, is_regressor(est), id=name))
+    return out
+
+
+@pytest.mark.parametrize("learner, regression", _supervised())
+@pytest.mark.filterwarnings("ignore::UserWarning")  # e.g. GroupDRO without groups
+def test_every_learner_takes_a_raw_table_through_the_column_transformer(learner, regression):
+    X, y = _table(120, seed=5)
+    target = X["age"].to_numpy() / 10 if regression else y
+    pipe = make_online_pipeline(_ct(), clone(learner))
+    kw = {} if regression else {"classes": [0, 1]}
+    online = np.concatenate([pipe.partial_fit_predict(X.iloc[i:i + 40], target[i:i + 40], **kw)
+                             for i in range(0, 120, 40)])
+    assert online.shape == (120,) and np.all(np.isfinite(online.astype(float)))
+    new = X.iloc[:3].copy()
+    new["job"] = ["astronaut", None, "?"]
+    assert pipe.predict(new).shape == (3,)
+    assert pipe[-1].n_features_in_ == 2 * 4 + 2  # two string columns of 4 slots, two numbers
+
+
 @pytest.mark.skipif(not ADULT.is_file(), reason="no adult.csv.gz")
 def test_adult_prefix_matches_a_one_hot_encoder_fitted_beforehand():
     """On the first 5,000 raw Adult rows ('?' as missing, chunks of 1,000): the online encoder feeds
