@@ -446,7 +446,6 @@ class OnlineColumnTransformer(OnlineTransformerMixin, TransformerMixin, _BaseCom
                  if hasattr(t, "fit")]
         tags.input_tags.sparse = all(t.sparse for t in steps)  # every transformer must take it
         tags.input_tags.string = any(t.string for t in steps)  # strings are a valid input somewhere
-        tags.input_tags.categorical = any(t.categorical for t in steps)
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.requires_fit = True
         return tags
