@@ -354,6 +354,9 @@ def test_a_missing_marker_constant_fill_and_indicators():
     assert const.transform(X[["job"]]).ravel().tolist() == ["none", "clerk", "none", "cook", "cook"]
     with pytest.raises(ValueError, match="non-numeric"):
         OnlineImputer(strategy="mean").fit(X)
+    imp = OnlineImputer().fit(X[["hours"]]).set_params(strategy="median")
+    with pytest.raises(ValueError, match="another strategy"):
+        imp.partial_fit(X[["hours"]])
 
 
 def test_imputer_and_encoder_with_pandas_output():

@@ -122,7 +122,14 @@ class OnlineImputer(OnlineTransformerMixin, TransformerMixin, BaseEstimator):
     _test_param_keys = ("strategy",)
 
     # ------------------------------------------------------------------ input
+    _STATE_OF = {"mean": "_sum_", "median": "_p2_q_", "most_frequent": "_mf_values_", "constant": "_count_"}
+
     def _validate_chunk(self, X, y=None, *, reset, from_fit):
+        if not reset and not hasattr(self, self._STATE_OF[self.strategy]):
+            raise ValueError(
+                f"strategy={self.strategy!r} was set after the stream started with another strategy; "
+                "call fit (or clone the imputer) to start a new stream."
+            )
         table = validate_table(self, X, reset=reset)
         cols, masks, numeric = [], [], []
         for j in range(table.n_columns):
