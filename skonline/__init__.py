@@ -13,6 +13,7 @@ import importlib
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "compose",
     "datasets",
     "dro",
     "evaluation",

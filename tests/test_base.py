@@ -121,3 +121,38 @@ def test_state_scalar_reads_a_length_one_state_array_after_a_fit_check():
     assert m.eta_ == 0.25 and type(m.eta_) is float
     assert m.n_ == 3 and type(m.n_) is int
     assert Model.eta_.__doc__ == "Learning rate."
+
+
+def test_a_two_column_target_names_the_multioutput_wrapper():
+    """A 2-D target is refused with a pointer to scikit-learn's MultiOutput wrappers, which work:
+    their partial_fit learns each column with a copy of the estimator (issue 23)."""
+    from sklearn.multioutput import MultiOutputClassifier, MultiOutputRegressor
+
+    from skonline.linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 3))
+    Y = np.c_[X[:, 0], X[:, 1] - X[:, 2]]
+    for est in (ScaleInvariantRegressor(), ScaleInvariantRegressor().fit(X, Y[:, 0])):
+        with pytest.raises(ValueError, match=r"y has 2 columns.*MultiOutputRegressor\(ScaleInvariantRegressor\(\)\)"):
+            est.partial_fit(X, Y)
+    with pytest.raises(ValueError, match=r"MultiOutputClassifier\(ScaleInvariantClassifier\(\)\)"):
+        ScaleInvariantClassifier().fit(X, (Y > 0).astype(int))
+    multi = MultiOutputRegressor(ScaleInvariantRegressor())
+    multi.partial_fit(X[:25], Y[:25])
+    multi.partial_fit(X[25:], Y[25:])
+    assert multi.predict(X).shape == (50, 2)
+    clf = MultiOutputClassifier(ScaleInvariantClassifier())
+    clf.partial_fit(X, (Y > 0).astype(int), classes=[[0, 1], [0, 1]])
+    assert clf.predict(X).shape == (50, 2)
+
+
+def test_warnings_name_the_users_line():
+    """A warning given deep inside a call points at the user's line, not skonline's (issue 23)."""
+    from skonline.kernel_ridge import KernelAWVRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 2))
+    with pytest.warns(UserWarning, match="reached the budget") as record:
+        KernelAWVRegressor(max_rows=10).fit(X, X[:, 0])  # the line the warning must name
+    assert record[0].filename == __file__

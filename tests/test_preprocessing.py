@@ -104,7 +104,8 @@ def test_min_max_scaler_uses_the_range_of_the_rows_before():
 
 
 # --------------------------------------------------------------------------- inside the estimators
-_NEEDS_ARGS = {"OnlineEnsembleClassifier", "OnlineEnsembleRegressor", "OnlineKernelSelector", "OnlinePipeline"}
+_NEEDS_ARGS = {"OnlineEnsembleClassifier", "OnlineEnsembleRegressor", "OnlineKernelSelector", "OnlinePipeline",
+               "OnlineColumnTransformer"}
 
 
 def _standardizing():

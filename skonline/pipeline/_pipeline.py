@@ -38,6 +38,41 @@ def _is_fitted(est):
     return True
 
 
+def stream_step(name, step, X, **kw):
+    """One transformer step of a stream: ``X`` transformed row by row with the state before each row.
+
+    The rule of :class:`OnlinePipeline` (and of :class:`skonline.compose.OnlineColumnTransformer`):
+    an online transformer learns the chunk (``partial_fit_transform``); a fitted transformer is
+    used as it is; an unfitted fixed feature map (``_fixed_map``) is fitted on its first chunk; any
+    other transformer is refused (fitted on a chunk, it would transform each row with statistics
+    of later rows).
+    """
+    if hasattr(step, "partial_fit_transform"):
+        return step.partial_fit_transform(X, **kw)
+    if _is_fitted(step):
+        return step.transform(X)
+    if getattr(step, "_fixed_map", False):
+        return step.fit(X, **kw).transform(X)
+    raise TypeError(
+        f"Step {name!r} ({type(step).__name__}) is not an online transformer: it has no "
+        "partial_fit_transform, is not fitted, and is not a fixed feature map. Fitted "
+        "on a chunk it would transform each row with statistics of later rows. Use an "
+        "online transformer (e.g. skonline.preprocessing.OnlineStandardScaler) or fit "
+        "it beforehand."
+    )
+
+
+def reset_step(step):
+    """The step ready for a new stream: an online transformer reset in place, an unfitted copy of a
+    fixed feature map, a fitted fixed transformer as it is."""
+    if hasattr(step, "_reset") and hasattr(step, "_is_initialized"):
+        step._reset()
+        return step
+    if getattr(step, "_fixed_map", False):
+        return clone(step)
+    return step
+
+
 class OnlinePipeline(Pipeline):
     """A pipeline of online transformers and a final online learner, streamed prequentially.
 
@@ -112,21 +147,7 @@ class OnlinePipeline(Pipeline):
 
     def _stream_transform(self, X, per_step):
         for name, step in self._transformer_steps():
-            kw = per_step.get(name, {})
-            if hasattr(step, "partial_fit_transform"):
-                X = step.partial_fit_transform(X, **kw)
-            elif _is_fitted(step):
-                X = step.transform(X)
-            elif getattr(step, "_fixed_map", False):
-                X = step.fit(X, **kw).transform(X)
-            else:
-                raise TypeError(
-                    f"Step {name!r} ({type(step).__name__}) is not an online transformer: it has no "
-                    "partial_fit_transform, is not fitted, and is not a fixed feature map. Fitted "
-                    "on a chunk it would transform each row with statistics of later rows. Use an "
-                    "online transformer (e.g. skonline.preprocessing.OnlineStandardScaler) or fit "
-                    "it beforehand."
-                )
+            X = stream_step(name, step, X, **per_step.get(name, {}))
         return X
 
     def _stream(self, method, X, y, params, reset=False):
@@ -192,13 +213,8 @@ class OnlinePipeline(Pipeline):
                 steps.append((name, step))
             elif name == self.steps[-1][0]:
                 steps.append((name, step))  # its fit resets it
-            elif hasattr(step, "_reset") and hasattr(step, "_is_initialized"):
-                step._reset()
-                steps.append((name, step))
-            elif getattr(step, "_fixed_map", False):
-                steps.append((name, clone(step)))
             else:
-                steps.append((name, step))  # a fitted fixed transformer stays as it is
+                steps.append((name, reset_step(step)))
         self.steps = steps
 
     def fit(self, X, y=None, **params):

@@ -14,22 +14,9 @@ Nyström map, exact kernel selection) keeps it in preallocated buffers whose lea
   never stopping).
 """
 
-import os
-import sys
-import warnings
-
 import numpy as np
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def _user_stacklevel():
-    """``stacklevel`` of the first caller outside skonline (the user's partial_fit/fit call)."""
-    level, frame = 1, sys._getframe(1)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
-        frame = frame.f_back
-        level += 1
-    return level
+from ._warnings import warn
 
 #: an unbounded model warns when the memory its state needs crosses this many bytes
 WARN_BYTES = 1 << 30
@@ -73,19 +60,13 @@ def warn_growth(est, *, what, param, before, after, budget, nbytes, policy, hint
     name = type(est).__name__
     if budget is not None:
         if before < budget <= after:
-            warnings.warn(
-                f"{name}: {what} reached the budget {param}={budget} "
-                f"(about {_format_bytes(nbytes(budget))} of state). {policy}",
-                UserWarning,
-                stacklevel=_user_stacklevel(),
-            )
+            warn(f"{name}: {what} reached the budget {param}={budget} "
+                 f"(about {_format_bytes(nbytes(budget))} of state). {policy}")
         return
     if nbytes(before) < WARN_BYTES <= nbytes(after):
-        warnings.warn(
+        warn(
             f"{name}: {what} ({after}) now take about {_format_bytes(nbytes(after))} of memory and "
-            + (hint or f"{param}=None lets them grow without limit; set {param} to bound memory and time."),
-            UserWarning,
-            stacklevel=_user_stacklevel(),
+            + (hint or f"{param}=None lets them grow without limit; set {param} to bound memory and time.")
         )
 
 

@@ -49,15 +49,14 @@ import hashlib
 import os
 import pickle
 import stat
-import sys
 import tempfile
-import warnings
 
 import numba
 from numba.core import caching
 from numba.core.registry import CPUDispatcher
 
 from ..exceptions import CompileCacheWarning
+from ._warnings import warn
 
 #: options every compiled function of skonline is built with (``cache``: :class:`_Cache`)
 JIT_OPTIONS = {"cache": True, "no_cfunc_wrapper": True}
@@ -69,25 +68,13 @@ OVERLOAD_OPTIONS = {"no_cfunc_wrapper": True}
 #: what the cache folder of a read-only install falls back to: ``<tmp>/<prefix><uid>``
 TEMP_CACHE_PREFIX = "skonline-numba-cache-"
 
-#: frames in these folders are not the user's (a warning names the first frame outside them)
-_NOT_USER = (
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,  # skonline
-    os.path.dirname(os.path.abspath(numba.__file__)) + os.sep,
-    "<frozen importlib",
-)
 _WARNED = set()  # the cache warnings already given in this process (one of each kind)
 
 
 def _warn_once(kind, message):
-    if kind in _WARNED:
-        return
-    _WARNED.add(kind)
-    # the first frame outside skonline, numba and the import machinery: the user's import or call
-    level, frame = 1, sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_NOT_USER):
-        frame = frame.f_back
-        level += 1
-    warnings.warn(message, CompileCacheWarning, stacklevel=level)
+    if kind not in _WARNED:
+        _WARNED.add(kind)
+        warn(message, CompileCacheWarning)
 
 
 # --------------------------------------------------------------------------- where the cache lives

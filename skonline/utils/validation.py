@@ -228,6 +228,14 @@ def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_nume
         and not hasattr(estimator, "feature_names_in_")
         and hasattr(estimator, "n_features_in_")
     )
+    if y is not None and np.ndim(y) == 2 and np.shape(y)[1] > 1:
+        name = type(estimator).__name__
+        wrapper = "MultiOutputRegressor" if y_numeric else "MultiOutputClassifier"
+        raise ValueError(
+            f"{name} learns one target per row; y has {np.shape(y)[1]} columns. For several targets, "
+            f"wrap it: sklearn.multioutput.{wrapper}({name}()), whose partial_fit learns each column "
+            "with a copy of its own."
+        )
     if y is not None and _is_complex(y):
         raise ValueError(
             "Complex data not supported: y has a complex dtype (the imaginary part would be lost)."
