@@ -228,11 +228,12 @@ def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_nume
         and not hasattr(estimator, "feature_names_in_")
         and hasattr(estimator, "n_features_in_")
     )
-    if y is not None and np.ndim(y) == 2 and np.shape(y)[1] > 1:
+    y_shape = _shape_of(y)
+    if y_shape is not None and len(y_shape) == 2 and y_shape[1] > 1:
         name = type(estimator).__name__
         wrapper = "MultiOutputRegressor" if y_numeric else "MultiOutputClassifier"
         raise ValueError(
-            f"{name} learns one target per row; y has {np.shape(y)[1]} columns. For several targets, "
+            f"{name} learns one target per row; y has {y_shape[1]} columns. For several targets, "
             f"wrap it: sklearn.multioutput.{wrapper}({name}()), whose partial_fit learns each column "
             "with a copy of its own."
         )
@@ -276,6 +277,19 @@ def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_nume
         y = np.asarray(y, dtype=np.float64)
         assert_all_finite(y, input_name="y", estimator_name=type(estimator).__name__)
     return X, y
+
+
+def _shape_of(y):
+    """The shape of a target as given (array, list, pandas or an array-like that only converts)."""
+    if y is None:
+        return None
+    shape = getattr(y, "shape", None)
+    if shape is not None:
+        return tuple(shape)
+    try:
+        return np.asarray(y).shape  # lists, and objects that only define __array__
+    except (TypeError, ValueError):
+        return None  # ragged: validate_data reports it
 
 
 def _is_complex(a):
