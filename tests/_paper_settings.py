@@ -26,8 +26,9 @@ PAPER_SETTINGS = {
                                  "predict_mode": "sampled"},
     "ScaleInvariantClassifier": {"invariance": "coordinate"},
     "ScaleInvariantRegressor": {"invariance": "coordinate", "standardize": False},
-    "GroupDROClassifier": {"standardize": False, "average": True},
-    "GroupDRORegressor": {"standardize": False, "average": True},
+    # tol=None: fit runs the paper's horizon (one epoch, or n_epochs / max_iter) with fixed steps
+    "GroupDROClassifier": {"standardize": False, "average": True, "tol": None},
+    "GroupDRORegressor": {"standardize": False, "average": True, "tol": None},
 }
 
 

@@ -6,12 +6,14 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite, state_scalar
 from ..losses import get_loss
+from ..utils._growing import _user_stacklevel
 from . import _gdro_core as core
 
 __all__ = ["GroupDROClassifier", "GroupDRORegressor"]
@@ -24,6 +26,9 @@ _ALGORITHMS = {
 #: radius='auto' of the regressor with standardize=True (target in running standard deviations);
 #: measured on the regression streams of benchmarks/defaults.py (10 elsewhere: the paper's)
 AUTO_STANDARDIZED_REGRESSOR_RADIUS = 3.0
+#: n_epochs='auto' when fit runs until converged (``tol``): at most this many epochs (scikit-learn's
+#: SGD allows 1000)
+MAX_EPOCHS_AUTO = 1000
 _ROUND_BLOCK = 4096  # rounds per block of uniforms drawn by the pool pass
 
 
@@ -44,7 +49,9 @@ class _BaseGroupDRO:
         "eta_q_scale": [Interval(Real, 0, None, closed="left")],
         "anytime": ["boolean", StrOptions({"auto"})],
         "max_iter": [None, Interval(Integral, 1, None, closed="left")],
-        "n_epochs": [Interval(Real, 0, None, closed="neither")],
+        "n_epochs": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
+        "tol": [None, Interval(Real, 0, None, closed="left")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "sampling": [StrOptions({"pool", "stream"})],
         "average": ["boolean", StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
@@ -235,7 +242,7 @@ class _BaseGroupDRO:
         alg = self._alg_code()
         self.D_ = self._radius() / math.sqrt(2.0)
         if chunk["pool"]:
-            T = self._pool_horizon(chunk)
+            T = None if self._converges() else self._pool_horizon(chunk)
         else:
             T = self.max_iter
         if self.anytime == "auto":
@@ -286,6 +293,7 @@ class _BaseGroupDRO:
         self.history_coef_ = None
         self.history_q_ = None
         self.history_iter_ = None
+        self.n_epochs_ = None
         if alg in (core.SMD_WEIGHTED, core.MIRROR_PROX):
             self.weights_ = self._default_weights(np.bincount(chunk["G"], minlength=m))
         else:
@@ -299,18 +307,35 @@ class _BaseGroupDRO:
             return self.k_
         return 1
 
+    def _converges(self):
+        """Whether a pooled ``fit`` runs epochs until the objective stops improving (``tol``)
+        rather than for a horizon fixed in advance: the anytime step sizes need no horizon, so
+        only the algorithms that have them can stop when converged; the weighted objective reads
+        each group's budget as the paper prescribes; ``max_iter`` fixes the horizon."""
+        return (self.tol is not None and self.max_iter is None and self.anytime is not False
+                and self.objective != "weighted" and self.algorithm not in ("depround", "mirror_prox"))
+
+    def _epochs(self):
+        """``n_epochs`` with 'auto' resolved: at most ``MAX_EPOCHS_AUTO`` epochs when ``fit``
+        stops when converged, one (the paper's horizon) otherwise."""
+        if self.n_epochs != "auto":
+            return float(self.n_epochs)
+        return float(MAX_EPOCHS_AUTO) if self._converges() else 1.0
+
     def _pool_horizon(self, chunk):
+        """Rounds of a pooled ``fit``: ``max_iter``, or ``n_epochs`` epochs' worth of samples (with
+        ``tol``: the most it may run)."""
         if self.max_iter is not None:
             return int(self.max_iter)
         m = self.n_groups_
         counts = np.bincount(chunk["G"], minlength=m)
         alg = self._alg_code()
+        epochs = self._epochs()
         if alg == core.SMD_WEIGHTED:
-            return max(1, int(math.ceil(self.n_epochs * counts.max())))
+            return max(1, int(math.ceil(epochs * counts.max())))
         if alg == core.MIRROR_PROX:
-            return max(1, int(math.floor(self.n_epochs * counts.min() / 2)))
-        spr = self._samples_per_round(m)
-        return max(1, int(math.ceil(self.n_epochs * chunk["n_samples"] / spr)))
+            return max(1, int(math.floor(epochs * counts.min() / 2)))
+        return max(1, int(math.ceil(epochs * chunk["n_samples"] / self._samples_per_round(m))))
 
     def _default_weights(self, counts):
         counts = counts.astype(np.float64)
@@ -442,13 +467,10 @@ class _BaseGroupDRO:
         order = np.argsort(G, kind="stable")
         counts = np.bincount(G, minlength=m)
         rec = self.record_every
-        n_hist = 0 if rec is None else T // rec
-        hist = core.History(every=1 if rec is None else int(rec),
-                            W=np.zeros((n_hist, H, self._w_.shape[1])), q=np.zeros((n_hist, m)),
-                            t=np.zeros(n_hist, dtype=np.int64), n=np.zeros(1, dtype=np.int64))
+        history = []  # the History records of each block of rounds
         if alg in (core.SMD_WEIGHTED, core.MIRROR_PROX):
             # budgets read without replacement: each pool is a few independent permutations
-            n_perm = int(math.ceil(self.n_epochs)) + 1
+            n_perm = int(math.ceil(self._epochs())) + 1
             pieces, ptr = [], [0]
             starts = np.concatenate([[0], np.cumsum(counts)])
             for i in range(m):
@@ -465,44 +487,104 @@ class _BaseGroupDRO:
         pools = core.Pools(ptr=pool_ptr, rows=pool_rows, position=np.zeros(m, dtype=np.int64), p=p)
         settings, state, _ = self._records(H)
         if alg == core.MIRROR_PROX:
+            history.append(self._history(0, T, H))
             status = self._run_mirror_prox(settings, state, X, YW, pools, counts, T, Gl, x_norm,
-                                           hist, loss)
+                                           history[0], loss)
         else:
-            cw, cq = core.step_constants(alg, self.anytime_, T, self.D_, Gl, m, k)
+            cw, cq = core.step_constants(alg, self.anytime_, 0 if T is None else T, self.D_, Gl, m, k)
             cw *= float(self.eta_w_scale)
             cq *= float(self.eta_q_scale)
             upr = core.uniforms_per_round(alg, m, k)
             work = core.make_scratch(m, k, H, upr)
             pool_pass = core.pool_pass_for(*self._variant(), rec is not None)
-            status = -1
-            done = 0
-            while done < T and status < 0:
-                nb = min(_ROUND_BLOCK, T - done)
-                U = self._rng_.random((nb, upr))
-                status = pool_pass(settings, state, X, YW, pools, U, cw, cq, hist, work)
-                if status >= 0:
-                    status += done
-                done += nb
+
+            def rounds(n_rounds):
+                """Run ``n_rounds`` more rounds; -1, or the round whose loss was not finite."""
+                done = 0
+                while done < n_rounds:
+                    nb = min(_ROUND_BLOCK, n_rounds - done)
+                    t0 = int(self._t_[0])
+                    history.append(self._history(t0, t0 + nb, H))
+                    U = self._rng_.random((nb, upr))
+                    status = pool_pass(settings, state, X, YW, pools, U, cw, cq, history[-1], work)
+                    if status >= 0:
+                        return t0 + status
+                    done += nb
+                return -1
+
+            if T is not None:
+                status = rounds(T)
+            else:
+                status = self._rounds_until_converged(rounds, X, Y, G, sw, loss, chunk)
         if status >= 0:
             raise FloatingPointError(
                 f"Round {status} produced a non-finite loss; the fit was rejected and the estimator "
                 "is unchanged. Check the scale of the features and targets."
             )
         if rec is not None:
-            r = int(hist.n[0])
-            self.history_coef_ = hist.W[:r]
-            self.history_q_ = hist.q[:r]
-            self.history_iter_ = hist.t[:r]
+            self.history_coef_ = np.concatenate([h.W[:h.n[0]] for h in history])
+            self.history_q_ = np.concatenate([h.q[:h.n[0]] for h in history])
+            self.history_iter_ = np.concatenate([h.t[:h.n[0]] for h in history])
         if alg in (core.SMD_WEIGHTED, core.MIRROR_PROX):
             self.n_pool_wraps_ = np.maximum(0, (pools.position - 1) // np.maximum(counts, 1))
+        self.n_epochs_ = float(self.group_draws_.sum()) / X.shape[0]
         # metrics of the fitted model on the training rows
         self._finish()
         raw = self._decision_raw(X)
-        vals = sw * loss.value(Y.ravel(), raw.ravel()).reshape(raw.shape).mean(axis=1)
+        vals, risks = self._training_risks(raw, Y, G, sw, loss)
         self.cumulative_loss_ = float(vals.sum())
+        return raw, risks
+
+    def _training_risks(self, raw, Y, G, sw, loss):
+        """The (weighted) loss of each training row under the decision values ``raw``, and the
+        weighted mean loss of each group."""
+        m = self.n_groups_
+        vals = sw * loss.value(Y.ravel(), raw.ravel()).reshape(raw.shape).mean(axis=1)
         sums = np.bincount(G, weights=vals, minlength=m)
-        mass = np.bincount(G, weights=sw, minlength=m)  # the weighted mean loss of each group
-        return raw, sums / np.where(mass > 0, mass, 1.0)
+        mass = np.bincount(G, weights=sw, minlength=m)
+        return vals, sums / np.where(mass > 0, mass, 1.0)
+
+    def _history(self, t_start, t_end, n_heads):
+        """A :class:`core.History` for rounds ``t_start + 1 .. t_end``: room for the averaged iterate
+        of every ``record_every``-th round among them (none without ``record_every``)."""
+        rec = self.record_every
+        n = 0 if rec is None else t_end // rec - t_start // rec
+        return core.History(every=1 if rec is None else int(rec),
+                            W=np.zeros((n, n_heads, self._w_.shape[1])), q=np.zeros((n, self.n_groups_)),
+                            t=np.zeros(n, dtype=np.int64), n=np.zeros(1, dtype=np.int64))
+
+    def _rounds_until_converged(self, rounds, X, Y, G, sw, loss, chunk):
+        """Epochs of rounds (``n_samples`` samples each) until the objective of the fitted model on
+        the training rows has not improved by ``tol`` for ``n_iter_no_change`` epochs in a row, at
+        most ``n_epochs`` epochs (scikit-learn's SGD rule). Returns as ``rounds`` does."""
+        n, m = X.shape[0], self.n_groups_
+        per_epoch = max(1, int(math.ceil(n / self._samples_per_round(m))))
+        max_rounds = self._pool_horizon(chunk)
+        best, stale, done = math.inf, 0, 0
+        fi = bool(self.fit_intercept)
+        while done < max_rounds:
+            nb = min(per_epoch, max_rounds - done)
+            status = rounds(nb)
+            if status >= 0:
+                return status
+            done += nb
+            W, _ = self._fitted_iterate()  # the model fit would return now (as _finish makes it)
+            d = W.shape[1] - int(fi)
+            intercept = W[:, d].copy() if fi else np.zeros(W.shape[0])
+            raw = np.asarray(X @ np.ascontiguousarray(W[:, :d]).T) + intercept
+            objective = self._objective(self._training_risks(raw, Y, G, sw, loss)[1])
+            stale = stale + 1 if objective > best - self.tol else 0
+            best = min(best, objective)
+            if stale >= self.n_iter_no_change:
+                return -1
+        warnings.warn(
+            f"{type(self).__name__}.fit stopped after n_epochs={self._epochs():g} epochs before its "
+            f"objective settled (it improved by at least tol={self.tol:g} within the last "
+            f"n_iter_no_change={self.n_iter_no_change} epochs); raise n_epochs (or tol).",
+            ConvergenceWarning,
+            stacklevel=_user_stacklevel(),
+        )
+        return -1
 
     def _run_mirror_prox(self, settings, state, X, Y, pools, counts, T, Gl, x_norm, hist, loss):
         m = self.n_groups_
@@ -532,16 +614,17 @@ class _BaseGroupDRO:
         self._q_linear_[:] = np.exp(self._log_q_)
         return status
 
+    def _fitted_iterate(self):
+        """``(W, q)`` of the model ``predict`` uses: the averaged iterate (``average_``) or the last."""
+        a_sum = self._avg_weight_sum_[0]
+        if self.average_ and a_sum > 0:
+            return self._w_sum_ / a_sum, self._q_sum_ / a_sum
+        return self._w_.copy(), np.exp(self._log_q_)
+
     def _finish(self, pool_risks=None):
         """Refresh the public attributes from the state (``pool_risks``: the group risks of a
         pooled fit's model on its rows; otherwise the running estimates of the rounds)."""
-        a_sum = self._avg_weight_sum_[0]
-        if self.average_ and a_sum > 0:
-            W = self._w_sum_ / a_sum
-            q = self._q_sum_ / a_sum
-        else:
-            W = self._w_.copy()
-            q = np.exp(self._log_q_)
+        W, q = self._fitted_iterate()
         d = W.shape[1] - int(self.fit_intercept)
         coef = W[:, :d]
         intercept = W[:, d] if self.fit_intercept else np.zeros(W.shape[0])
@@ -718,16 +801,37 @@ _DOC_PARAMS = """
     anytime : bool or 'auto', default='auto'
         Time-varying step sizes ``~1/sqrt(t)`` and step-weighted averages (the paper's anytime
         variants, eqs. 19, 30, 52), which need no horizon. ``'auto'``: anytime when the horizon is
-        unknown (``partial_fit`` without ``max_iter``) and for the anytime-only ATkRO(1)_a; fixed
-        steps for the horizon T otherwise. 'depround' and 'mirror_prox' have no anytime version.
+        unknown (``partial_fit`` without ``max_iter``, a ``fit`` that runs until converged: see
+        ``tol``) and for the anytime-only ATkRO(1)_a; fixed steps for the horizon T otherwise.
+        'depround' and 'mirror_prox' have no anytime version.
     max_iter : int, default=None
-        Horizon T (rounds). In ``fit`` with ``sampling='pool'``: the number of rounds (default from
-        ``n_epochs``). When streaming: the horizon the fixed step sizes are set for; rounds beyond
-        it keep the same steps (with a warning).
-    n_epochs : float, default=1.0
+        Horizon T (rounds). In ``fit`` with ``sampling='pool'``: exactly this many rounds, with the
+        fixed step sizes for T (``tol`` and ``n_epochs`` are then not used). When streaming: the
+        horizon the fixed step sizes are set for; rounds beyond it keep the same steps (with a
+        warning).
+    n_epochs : float or 'auto', default='auto'
         ``fit`` with ``sampling='pool'`` and no ``max_iter``: draw about ``n_epochs * n_samples``
-        samples in all (``T = ceil(n_epochs n / s)`` rounds of s samples); for 'weighted', T =
-        ``n_epochs n_1`` (SMDr) or ``n_epochs n_m / 2`` (SMPAm).
+        samples in all (``T = ceil(n_epochs n / s)`` rounds of s samples; for 'weighted', T =
+        ``n_epochs n_1`` (SMDr) or ``n_epochs n_m / 2`` (SMPAm)). When ``fit`` runs until
+        converged (see ``tol``), the most it may run (scikit-learn's ``max_iter`` of
+        :class:`~sklearn.linear_model.SGDClassifier`). ``'auto'``: 1000 epochs at most when
+        ``fit`` runs until converged, otherwise one epoch (the paper's horizon).
+    tol : float or None, default=1e-3
+        Stopping criterion of a pooled ``fit``, as in scikit-learn's
+        :class:`~sklearn.linear_model.SGDClassifier`: ``fit`` runs epochs (``n_samples`` samples
+        each) with the anytime step sizes and stops when the objective of the fitted model on the
+        training rows (``objective_value_``: the worst group's mean loss, in standardised target
+        units for the regressor with ``standardize=True``) has not improved by at least ``tol``
+        for ``n_iter_no_change`` epochs in a row, or after ``n_epochs`` epochs (with a
+        ``ConvergenceWarning``). ``None``: ``n_epochs`` epochs (default one) with the fixed step
+        sizes for that horizon, the paper's setting (``tol=None`` is the paper's one-pass
+        ``fit``). Not used with ``max_iter``, ``anytime=False``, ``objective='weighted'`` (its
+        budgets are read as the paper prescribes) and the algorithms with a fixed horizon only
+        ('depround', 'mirror_prox'), nor by ``partial_fit`` (one pass over its rows). One epoch of
+        the paper's steps stops far from the optimum: ``benchmarks/results/dro.md`` (Adult, "fit
+        at the defaults") measures both against scikit-learn's LogisticRegression.
+    n_iter_no_change : int, default=5
+        Epochs without an improvement of at least ``tol`` before a pooled ``fit`` stops.
     sampling : {'pool', 'stream'}, default='pool'
         What ``fit`` does with the rows. ``'pool'``: each group's rows are its distribution P_i and
         every round draws the samples the algorithm asks for from them, with replacement (the
@@ -798,6 +902,9 @@ _DOC_ATTRS = """
     D_, G_ : float
         The constants of the step sizes: ``D = radius / sqrt(2)`` and the gradient bound
         ``G = Lip * max ||[x, 1]|| / (B sqrt(n_heads))`` (a running maximum when streaming).
+    n_epochs_ : float or None
+        After ``fit`` with ``sampling='pool'``: the epochs it ran (samples drawn / ``n_samples``);
+        None when streaming.
     history_coef_, history_q_, history_iter_ : ndarray or None
         With ``record_every``: averaged iterates (n_records, n_heads, n_features + fit_intercept),
         averaged q and the round of each record.
@@ -833,8 +940,9 @@ _DOC_NOTES = """
     on the first call with ``group_labels`` if the first chunk may miss some.
 
     **Exceptions to the streaming contract.** With ``sampling='pool'`` (the default), ``fit``
-    resamples the groups instead of passing over the rows, so it does not equal ``partial_fit``
-    over the same rows (use ``sampling='stream'`` for that). ``objective='weighted'`` needs the
+    resamples the groups, epoch after epoch until its objective settles (``tol``), instead of
+    passing once over the rows, so it does not equal ``partial_fit`` over the same rows (use
+    ``sampling='stream'`` for that; ``partial_fit`` is always one pass). ``objective='weighted'`` needs the
     budgets in advance and is fit-only (no ``partial_fit``).
 
     **Sample weights.** ``sample_weight`` multiplies each row's loss (value and gradient) wherever
@@ -932,7 +1040,9 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
         eta_q_scale=1.0,
         anytime="auto",
         max_iter=None,
-        n_epochs=1.0,
+        n_epochs="auto",
+        tol=1e-3,
+        n_iter_no_change=5,
         sampling="pool",
         average="auto",
         fit_intercept=True,
@@ -953,6 +1063,8 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
         self.anytime = anytime
         self.max_iter = max_iter
         self.n_epochs = n_epochs
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
         self.sampling = sampling
         self.average = average
         self.fit_intercept = fit_intercept
@@ -1103,7 +1215,9 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         eta_q_scale=1.0,
         anytime="auto",
         max_iter=None,
-        n_epochs=1.0,
+        n_epochs="auto",
+        tol=1e-3,
+        n_iter_no_change=5,
         sampling="pool",
         average="auto",
         fit_intercept=True,
@@ -1124,6 +1238,8 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         self.anytime = anytime
         self.max_iter = max_iter
         self.n_epochs = n_epochs
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
         self.sampling = sampling
         self.average = average
         self.fit_intercept = fit_intercept
