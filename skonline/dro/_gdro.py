@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite, state_scalar
 from ..losses import get_loss
-from ..utils._growing import _user_stacklevel
+from ..utils._warnings import warn
 from . import _gdro_core as core
 
 __all__ = ["GroupDROClassifier", "GroupDRORegressor"]
@@ -577,12 +577,11 @@ class _BaseGroupDRO:
             best = min(best, objective)
             if stale >= self.n_iter_no_change:
                 return -1
-        warnings.warn(
+        warn(
             f"{type(self).__name__}.fit stopped after n_epochs={self._epochs():g} epochs before its "
             f"objective settled (it improved by at least tol={self.tol:g} within the last "
             f"n_iter_no_change={self.n_iter_no_change} epochs); raise n_epochs (or tol).",
             ConvergenceWarning,
-            stacklevel=_user_stacklevel(),
         )
         return -1
 
