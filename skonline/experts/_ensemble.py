@@ -19,6 +19,7 @@ every chunking gives the same result (up to the experts' own rounding difference
 sizes, e.g. BLAS kernels in ``predict``).
 """
 
+import functools
 import inspect
 import numbers
 import pickle
@@ -28,6 +29,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
+from sklearn.frozen import FrozenEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -185,6 +187,13 @@ def _experts_from_bytes(buf, n):
     return out
 
 
+@functools.cache
+def _takes_groups(cls):
+    """Whether the ``partial_fit`` of estimators of class ``cls`` takes ``groups``."""
+    fit = getattr(cls, "partial_fit", None)
+    return fit is not None and "groups" in inspect.signature(fit).parameters
+
+
 def _is_fitted(est):
     try:
         check_is_fitted(est)
@@ -305,7 +314,8 @@ class _OnlineEnsembleBase:
 
     def _learns_online(self, est):
         if self.update_experts == "auto":
-            return hasattr(est, "partial_fit")
+            # FrozenEstimator forwards partial_fit to the model it wraps, which would then learn
+            return hasattr(est, "partial_fit") and not isinstance(est, FrozenEstimator)
         return bool(self.update_experts)
 
     def _copy_state(self, name, value, context):
@@ -367,7 +377,7 @@ class _OnlineEnsembleBase:
         """Keywords of an expert's learning call: one group for an expert that takes ``groups``
         (GroupDRO: the single-group model it would train without them, without its warning that
         groups were forgotten)."""
-        if "groups" in inspect.signature(est.partial_fit).parameters:
+        if _takes_groups(type(est)):
             return {"groups": np.zeros(n, dtype=np.int64)}
         return {}
 
@@ -509,8 +519,9 @@ _DOC_COMMON = """
         loss), 2 (Brier) or the largest log loss seen so far (at most ``log(1e15)``). Clipping
         keeps a diverging expert from squashing the other experts' losses to zero.
     update_experts : 'auto' or bool, default='auto'
-        ``'auto'``: experts with ``partial_fit`` learn online, the others are frozen. ``True``: every
-        expert learns online; ``False``: every expert is frozen (must be fitted).
+        ``'auto'``: experts with ``partial_fit`` learn online (a ``FrozenEstimator`` never), the
+        others are frozen. ``True``: every expert learns online; ``False``: every expert is frozen
+        (must be fitted).
     random_state : None, int, RandomState or Generator, default=None
         Seeds the default experts (``estimators=None``) that draw random numbers, one integer each;
         experts given in ``estimators`` keep their own ``random_state``."""

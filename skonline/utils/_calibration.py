@@ -10,7 +10,8 @@ still ranks the classes by its decision values ``d``. Its probabilities are
 with ``s`` the root mean square of the decision values of the rows seen (so that ``a`` does not
 depend on the scale of the decisions) and ``a > 0`` a temperature fitted online to the log loss
 by a Newton step per row with the accumulated curvature (``a <- a - g / (1 + H)``, ``H`` the
-sum of the rows' curvatures, discounted by ``FORGET`` per row). A positive temperature is a
+sum of the rows' curvatures, discounted by ``FORGET`` per row; a row of sample weight ``w``
+counts ``w`` times, so a row of weight 0 changes nothing). A positive temperature is a
 strictly increasing map of each decision, so the most probable class is always the predicted one
 (``argmax(predict_proba) == predict``) and binary probabilities rank rows as the decisions do.
 
@@ -44,7 +45,8 @@ class CalibrationState(NamedTuple):
 
     temperature : the temperature ``a``; curvature : the discounted sum of the rows' curvatures of
     the log loss in ``a``; score_sq : the sum of the squared decision values seen (mean over
-    heads per row); count : the rows seen.
+    heads per row); count : the rows seen. Each row counts with its sample weight (a row of weight
+    0 changes nothing, one of weight 2 counts as two).
     """
 
     temperature: np.ndarray
@@ -143,7 +145,7 @@ def calibrate_pass(D, yi, sample_weight, state, out):
             h = second - mean * mean
             if h < 0.0:
                 h = 0.0
-        curv = FORGET * curv + w * h
+        curv = (FORGET if w == 1.0 else FORGET ** w) * curv + w * h
         a -= w * g / (PRIOR + curv)
         if a < A_MIN:
             a = A_MIN
@@ -152,8 +154,8 @@ def calibrate_pass(D, yi, sample_weight, state, out):
         row_sq = 0.0
         for k in range(H):
             row_sq += D[r, k] * D[r, k]
-        sq += row_sq / H
-        cnt += 1.0
+        sq += w * row_sq / H
+        cnt += w
     state.temperature[0] = a
     state.curvature[0] = curv
     state.score_sq[0] = sq
