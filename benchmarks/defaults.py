@@ -285,39 +285,18 @@ def row_cap_for(name, n_features, quick=False):
     return small if quick else full
 
 
-def _ensemble_classifier():
-    from sklearn.linear_model import SGDClassifier
-
-    from skonline.dro import GroupDROClassifier
-    from skonline.experts import OnlineEnsembleClassifier
-    from skonline.linear_model import ScaleInvariantClassifier
-
-    return OnlineEnsembleClassifier([("si", ScaleInvariantClassifier()), ("gdro", GroupDROClassifier()),
-                                     ("sgd", SGDClassifier(loss="log_loss", random_state=SEED))])
-
-
-def _ensemble_regressor():
-    from sklearn.linear_model import SGDRegressor
-
-    from skonline.experts import OnlineEnsembleRegressor
-    from skonline.kernel_ridge import AWVRegressor
-    from skonline.linear_model import ScaleInvariantRegressor
-
-    return OnlineEnsembleRegressor([("si", ScaleInvariantRegressor()), ("awv", AWVRegressor()),
-                                    ("sgd", SGDRegressor(random_state=SEED))])
-
-
+#: the ensembles run at their defaults too: estimators=None, skonline's own learners
+#: (skonline.experts.default_estimators; benchmarks/ensemble.py compares them with other libraries)
 ENSEMBLE_EXPERTS = {
-    "OnlineEnsembleClassifier": "[ScaleInvariantClassifier(), GroupDROClassifier(), "
-                                "SGDClassifier(loss='log_loss', random_state=0)]",
-    "OnlineEnsembleRegressor": "[ScaleInvariantRegressor(), AWVRegressor(), SGDRegressor(random_state=0)]",
+    "OnlineEnsembleClassifier": "estimators=None: skonline.experts.default_estimators('classifier')",
+    "OnlineEnsembleRegressor": "estimators=None: skonline.experts.default_estimators('regressor')",
 }
 
 
 def estimators():
     """``{name: (make_estimator, 'classifier' | 'regressor')}`` for every supervised
     skonline estimator found by ``skonline.utils.all_estimators()``, at default parameters (the
-    ensembles get the fixed expert lists of ``ENSEMBLE_EXPERTS``)."""
+    ensembles with their default experts, ``ENSEMBLE_EXPERTS``)."""
     from sklearn.base import ClassifierMixin, RegressorMixin
 
     from skonline.utils import all_estimators
@@ -330,13 +309,7 @@ def estimators():
             kind = "regressor"
         else:
             continue
-        if name == "OnlineEnsembleClassifier":
-            make = _ensemble_classifier
-        elif name == "OnlineEnsembleRegressor":
-            make = _ensemble_regressor
-        else:
-            make = cls
-        out[name] = (seeded(make), kind)
+        out[name] = (seeded(cls), kind)
     return out
 
 
@@ -970,7 +943,7 @@ def report(run, command, started, total, args):
            f"then the first `max_rows` rows. Chunks of {CHUNK} rows; each chunk is predicted before it is learned.",
            "- **skonline estimators** at default parameters (constructed with no arguments, except that "
            f"every `random_state` left at None is set to {SEED} so that reruns are reproducible; the ensembles "
-           "get fixed expert lists, below), one pass per estimator: `partial_fit_predict_proba` per chunk "
+           "with their default experts, below), one pass per estimator: `partial_fit_predict_proba` per chunk "
            "when the estimator has `predict_proba` (labels = argmax), else `partial_fit_predict`; "
            "`classes=` (all labels of the stream) on the first call. The returned predictions are made "
            "row by row before each row is learned. Warnings are recorded; an exception is recorded and "

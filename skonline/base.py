@@ -66,7 +66,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .utils import _scaling
+from .utils import _calibration, _scaling
 from .utils._jit import njit
 from .utils.validation import readonly, validate_X_chunk, validate_X_predict
 
@@ -983,12 +983,34 @@ def _sigmoid(z):
 class OnlineDecisionClassifierMixin(OnlineClassifierMixin):
     """Classifiers whose outputs are decision values from ``_raw_decision(X)``.
 
-    Provides ``decision_function``, ``predict`` and, for the log loss (``loss='log_loss'`` or
-    ``'logistic'``), ``predict_proba``, ``predict_log_proba`` and ``partial_fit_predict_proba``:
-    the sigmoid of the decision values, normalised across one-vs-rest heads as in SGDClassifier.
+    Provides ``decision_function``, ``predict``, ``predict_proba``, ``predict_log_proba`` and
+    ``partial_fit_predict_proba``. For the log loss (``loss='log_loss'`` or ``'logistic'``) the
+    probabilities are the sigmoid of the decision values, normalised across one-vs-rest heads as
+    in SGDClassifier; for any other loss (PKAWV's square loss, a hinge loss) the decision values are
+    calibrated online (:mod:`skonline.utils._calibration`: a temperature fitted prequentially to
+    the log loss, so the most probable class is the predicted one), in the same call and row by
+    row, so that the prequential probabilities do not depend on the chunking. The pass's raw
+    outputs then carry the probabilities after the decision values (``_response`` splits them).
     ``_raw_decision(X)`` validates ``X`` and returns decision values of shape (n_samples, n_heads)
     without changing the state.
     """
+
+    def _calibrates(self):
+        """Whether the probabilities are calibrated online (no probabilistic loss)."""
+        return getattr(self, "loss", None) not in ("log_loss", "logistic")
+
+    def _learn_blocks(self, chunk, verbose):
+        raw = super()._learn_blocks(chunk, verbose)
+        if self._calibrates():
+            raw = _calibration.learn(self, raw, chunk)
+        return raw
+
+    def _response(self, raw, method):
+        if self._calibrates():
+            if method == "predict_proba":
+                return raw[:, self._n_heads:]
+            raw = raw[:, :self._n_heads]
+        return super()._response(raw, method)
 
     @reads_state
     def decision_function(self, X):
@@ -1018,12 +1040,9 @@ class OnlineDecisionClassifierMixin(OnlineClassifierMixin):
         """
         return self._labels_from_decision(self._raw_decision(X))
 
-    def _has_proba(self):
-        return getattr(self, "loss", None) in ("log_loss", "logistic")
-
     def _proba_from_decision(self, dec):
-        if not self._has_proba():
-            raise AttributeError(f"predict_proba is only available for the log loss, not loss={self.loss!r}.")
+        if self._calibrates():
+            return _calibration.predict(self, dec)
         dec = np.asarray(dec)
         if dec.ndim == 1:
             dec = dec[:, None]
@@ -1033,10 +1052,10 @@ class OnlineDecisionClassifierMixin(OnlineClassifierMixin):
         s = p.sum(axis=1, keepdims=True)
         return np.where(s > 0, p / np.where(s > 0, s, 1.0), 1.0 / p.shape[1])
 
-    @available_if(_has_proba)
     @reads_state
     def predict_proba(self, X):
-        """Class probabilities (log loss only; one-vs-rest heads normalised as in SGDClassifier).
+        """Class probabilities (log loss: the sigmoid of the decisions, one-vs-rest heads normalised
+        as in SGDClassifier; other losses: the decisions calibrated online, see the class).
 
         Parameters
         ----------
@@ -1048,7 +1067,6 @@ class OnlineDecisionClassifierMixin(OnlineClassifierMixin):
         """
         return self._proba_from_decision(self._raw_decision(X))
 
-    @available_if(_has_proba)
     @reads_state
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`.
@@ -1064,7 +1082,6 @@ class OnlineDecisionClassifierMixin(OnlineClassifierMixin):
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
-    @available_if(_has_proba)
     def partial_fit_predict_proba(self, X, y, **fit_params):
         """Learn the chunk; return each row's class probabilities computed before learning it.
 

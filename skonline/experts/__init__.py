@@ -8,7 +8,7 @@ meta-estimators that aggregate scikit-learn models online (:class:`OnlineEnsembl
 :class:`OnlineEnsembleClassifier`).
 """
 
-from ._ensemble import OnlineEnsembleClassifier, OnlineEnsembleRegressor
+from ._ensemble import OnlineEnsembleClassifier, OnlineEnsembleRegressor, default_estimators
 from ._matrix import PCSP
 from ._rules import (
     BOA,
@@ -35,4 +35,5 @@ __all__ = [
     "PCSP",
     "OnlineEnsembleRegressor",
     "OnlineEnsembleClassifier",
+    "default_estimators",
 ]

@@ -19,6 +19,8 @@ every chunking gives the same result (up to the experts' own rounding difference
 sizes, e.g. BLAS kernels in ``predict``).
 """
 
+import functools
+import inspect
 import numbers
 import pickle
 import struct
@@ -27,10 +29,20 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
+from sklearn.frozen import FrozenEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineClassifierMixin, OnlineRegressorMixin, _copied, reads_state, running_sum, state_scalar
+from ..base import (
+    OnlineClassifierMixin,
+    OnlineMixin,
+    OnlineRegressorMixin,
+    _copied,
+    make_generator,
+    reads_state,
+    running_sum,
+    state_scalar,
+)
 from ..utils.validation import validate_X_predict
 from . import _ensemble_core as core
 from ._rules import FixedShare, _BaseRule
@@ -38,11 +50,88 @@ from ._rules import FixedShare, _BaseRule
 __all__ = ["OnlineEnsembleRegressor", "OnlineEnsembleClassifier"]
 
 
+#: the default rule's sharing rate: Fixed Share's prior probability of a switch at each row
+DEFAULT_SHARE = 0.001
+
+
 def default_rule():
-    """The ensembles' rule when ``rule=None``: Fixed Share with adaptive learning and sharing rates."""
-    return FixedShare(eta="adaptive", alpha="decreasing")
+    """The ensembles' rule when ``rule=None``: Fixed Share with AdaHedge's adaptive learning rate
+    and a sharing rate of ``DEFAULT_SHARE``."""
+    return FixedShare(eta="adaptive", alpha=DEFAULT_SHARE)
+
+
+#: dictionary size of the default PKAWV expert: with more than 30 columns PKAWV uses Nystrom
+#: features (its ``features='auto'``), whose per-row cost grows with the dictionary; 300 components
+#: matched its default of 2,000 on the development streams (benchmarks/defaults.py) at a fraction
+#: of the cost
+PKAWV_COMPONENTS = 300
+
+
+def default_estimators(task, random_state=None):
+    """The experts of ``OnlineEnsembleClassifier()`` / ``OnlineEnsembleRegressor()``
+    (``estimators=None``): skonline's own learners, one per family.
+
+    * ``'linear'``: :class:`~skonline.linear_model.ScaleInvariantClassifier` /
+      :class:`~skonline.linear_model.ScaleInvariantRegressor` (scale-invariant linear model);
+    * ``'dro'``: :class:`~skonline.dro.GroupDROClassifier` / :class:`~skonline.dro.GroupDRORegressor`
+      (standardised linear model by averaged stochastic mirror descent; one group);
+    * ``'awv'`` (regression only): :class:`~skonline.kernel_ridge.AWVRegressor` (online ridge
+      with forgetting);
+    * ``'kernel_selection'``: :class:`~skonline.kernel_selection.KernelSelectionClassifier` /
+      :class:`~skonline.kernel_selection.KernelSelectionRegressor` (Gaussian kernels of several
+      bandwidths, selected online);
+    * ``'pkawv'``: :class:`~skonline.kernel_ridge.PKAWVClassifier` /
+      :class:`~skonline.kernel_ridge.PKAWVRegressor` (kernel ridge on degree-2 Taylor features up to
+      30 columns, on Nystrom features of at most ``PKAWV_COMPONENTS`` components beyond).
+
+    Each at its defaults except PKAWV's ``max_components``. Chosen by measurement on the
+    development streams of ``benchmarks/defaults.py`` (``benchmarks/ensemble.py`` reports the
+    ensemble against each of them). Every one is prequential (``partial_fit_predict``), so the
+    ensemble is exactly online and chunk-invariant.
+
+    Parameters
+    ----------
+    task : {'classifier', 'regressor'}
+    random_state : None, int, RandomState or Generator
+        Seeds the experts that draw random numbers (one integer each, as scikit-learn's bagging
+        does); ``None`` leaves them unseeded.
+
+    Returns
+    -------
+    estimators : list of (str, estimator)
+    """
+    from ..dro import GroupDROClassifier, GroupDRORegressor
+    from ..kernel_ridge import AWVRegressor, PKAWVClassifier, PKAWVRegressor
+    from ..kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor
+    from ..linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor
+
+    if task == "classifier":
+        pairs = [("linear", ScaleInvariantClassifier()), ("dro", GroupDROClassifier()),
+                 ("kernel_selection", KernelSelectionClassifier()),
+                 ("pkawv", PKAWVClassifier(max_components=PKAWV_COMPONENTS))]
+    else:
+        pairs = [("linear", ScaleInvariantRegressor()), ("dro", GroupDRORegressor()), ("awv", AWVRegressor()),
+                 ("kernel_selection", KernelSelectionRegressor()),
+                 ("pkawv", PKAWVRegressor(max_components=PKAWV_COMPONENTS))]
+    if random_state is not None:
+        rng = make_generator(random_state)
+        for _, est in pairs:
+            if "random_state" in est.get_params(deep=False):
+                est.set_params(random_state=int(rng.integers(np.iinfo(np.int32).max)))
+    return pairs
 
 _EPS_PROBA = 1e-15
+#: the default experts' notes about their own settings, which are the ensemble's choice
+#: (default_estimators) and which a user of the ensemble does not set: a growing state reaching
+#: its budget (skonline.utils._growing.warn_growth), kernel selection's advice for short
+#: multiclass streams, PKAWV's size of the Taylor map, the scale-invariant learner's advice on
+#: collinear columns
+_DEFAULT_EXPERT_NOTES = (
+    r"\w+: .* reached the budget \w+=",
+    r"KernelSelectionClassifier: a short multiclass stream",
+    r"PKAWV\w+: degree=\d+ on \d+ features gives",
+    r"ScaleInvariant\w+ \(invariance='full'\): nearly collinear features",
+)
 
 
 class _ExpertList(list):
@@ -103,6 +192,13 @@ def _experts_from_bytes(buf, n):
     return out
 
 
+@functools.cache
+def _takes_groups(cls):
+    """Whether the ``partial_fit`` of estimators of class ``cls`` takes ``groups``."""
+    fit = getattr(cls, "partial_fit", None)
+    return fit is not None and "groups" in inspect.signature(fit).parameters
+
+
 def _is_fitted(est):
     try:
         check_is_fitted(est)
@@ -116,7 +212,6 @@ def _is_fitted(est):
 class _OnlineEnsembleBase:
     """Shared machinery of the two ensembles."""
 
-    _required_parameters = ["estimators"]
     #: the running target range is +-inf before the first row
     _nonfinite_state_ok = ("_y_min_", "_y_max_")
 
@@ -133,7 +228,7 @@ class _OnlineEnsembleBase:
         params : dict
         """
         out = super().get_params(deep=deep)
-        if not deep:
+        if not deep or self.estimators is None:  # the default experts are resolved when fitting
             return out
         try:
             out.update(self.estimators)
@@ -185,8 +280,11 @@ class _OnlineEnsembleBase:
         return default_rule()
 
     def _check_params(self):
+        self._check_rule_and_bound()
+        if self.estimators is None:
+            return
         if not isinstance(self.estimators, (list, tuple)) or len(self.estimators) == 0:
-            raise ValueError("estimators must be a non-empty list of (name, estimator) pairs.")
+            raise ValueError("estimators must be None or a non-empty list of (name, estimator) pairs.")
         names = []
         for item in self.estimators:
             if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)):
@@ -199,14 +297,6 @@ class _OnlineEnsembleBase:
             raise ValueError(f"Estimator names conflict with constructor arguments: {clash!r}")
         if any("__" in name for name in names):
             raise ValueError(f"Estimator names must not contain __: got {[n for n in names if '__' in n]!r}")
-        if self.rule is not None and not isinstance(self.rule, _BaseRule):
-            raise ValueError(
-                f"rule must be an expert-aggregation rule of skonline.experts (e.g. PCS()); got {self.rule!r}."
-            )
-        if self.loss_bound != "auto" and not (
-            isinstance(self.loss_bound, numbers.Real) and 0 < self.loss_bound < np.inf
-        ):
-            raise ValueError(f"loss_bound must be 'auto' or a positive finite number; got {self.loss_bound!r}.")
         for name, est in self.estimators:
             online = self._learns_online(est)
             if online and not hasattr(est, "partial_fit"):
@@ -217,20 +307,54 @@ class _OnlineEnsembleBase:
                     "sklearn.frozen.FrozenEstimator so that clone keeps it fitted), or use an online model."
                 )
 
+    def _check_rule_and_bound(self):
+        if self.rule is not None and not isinstance(self.rule, _BaseRule):
+            raise ValueError(
+                f"rule must be an expert-aggregation rule of skonline.experts (e.g. PCS()); got {self.rule!r}."
+            )
+        if self.loss_bound != "auto" and not (
+            isinstance(self.loss_bound, numbers.Real) and 0 < self.loss_bound < np.inf
+        ):
+            raise ValueError(f"loss_bound must be 'auto' or a positive finite number; got {self.loss_bound!r}.")
+
     def _learns_online(self, est):
         if self.update_experts == "auto":
-            return hasattr(est, "partial_fit")
+            # FrozenEstimator forwards partial_fit to the model it wraps, which would then learn
+            return hasattr(est, "partial_fit") and not isinstance(est, FrozenEstimator)
         return bool(self.update_experts)
 
     def _copy_state(self, name, value, context):
-        # frozen experts never change: the working copy keeps references to them; online experts
-        # (and the rule) are copied
+        # frozen experts never change, and skonline's prequential experts are never changed in
+        # place (each call learns on the expert's own working copy, which replaces it in the
+        # ensemble's working copy: _prequential_call): the working copy keeps references to both;
+        # other online experts (and the rule) are copied
         if name == "estimators_" and value is not None:
-            return _ExpertList(_copied(e) if self.online_[k] else e for k, e in enumerate(value))
+            return _ExpertList(_copied(e) if self.online_[k] and not self._replaced_by_call(e) else e
+                               for k, e in enumerate(value))
         return super()._copy_state(name, value, context)
+
+    def _replaced_by_call(self, est):
+        """A skonline learner used prequentially: learns through :meth:`_prequential_call`."""
+        return isinstance(est, OnlineMixin) and self._is_prequential(est)
+
+    def _prequential_call(self, k, method, X, y, **kw):
+        """Expert ``k`` learns the chunk; return its prequential ``method`` outputs
+        (``partial_fit_<method>``). A skonline learner learns on its own working copy
+        (:meth:`~skonline.base.OnlineMixin._attempt`), which replaces it in ``estimators_``: the
+        expert the committed ensemble holds is never changed, so the ensemble needs no copy of it
+        (one copy of the expert's state per call, not two)."""
+        est = self.estimators_[k]
+        kw.update(self._expert_kwargs(est, X.shape[0]))
+        if not self._replaced_by_call(est):
+            return getattr(est, f"partial_fit_{method}")(X, y, **kw)
+        work, raw = est._attempt(X, y, reset=not est._is_initialized(), from_fit=False, **kw)
+        self.estimators_[k] = work
+        return work._response(raw, method)
 
     @property
     def _chunk_dependent(self):
+        if self.estimators is None:  # skonline's learners only: prequential
+            return False
         try:
             return any(self._learns_online(est) and not self._is_prequential(est) for _, est in self.estimators)
         except Exception:  # pragma: no cover - malformed parameters
@@ -245,14 +369,42 @@ class _OnlineEnsembleBase:
         awake from the first row and never predicts a row with a state older than the row before."""
         return hasattr(est, self._PREQUENTIAL_METHOD)
 
+    def _learn_blocks(self, chunk, verbose):
+        if self.estimators is not None:
+            return super()._learn_blocks(chunk, verbose)
+        with warnings.catch_warnings():
+            for note in _DEFAULT_EXPERT_NOTES:
+                warnings.filterwarnings("ignore", message=note, category=UserWarning)
+            return super()._learn_blocks(chunk, verbose)
+
+    @staticmethod
+    def _expert_kwargs(est, n):
+        """Keywords of an expert's learning call: one group for an expert that takes ``groups``
+        (GroupDRO: the single-group model it would train without them, without its warning that
+        groups were forgotten)."""
+        if _takes_groups(type(est)):
+            return {"groups": np.zeros(n, dtype=np.int64)}
+        return {}
+
     def _prequential_experts(self):
         return [k for k, est in enumerate(self.estimators_) if self.online_[k] and self._is_prequential(est)]
 
     # ------------------------------------------------------------------ state
+    def _expert_pairs(self):
+        """The experts as (name, estimator) pairs: ``estimators``, or for ``estimators=None`` the
+        default experts (:func:`default_estimators`). The one place where ``None`` is resolved;
+        the result is kept in the fitted ``estimators_`` and ``expert_names_`` (the parameter is
+        never changed)."""
+        if self.estimators is None:
+            return default_estimators(self._TASK, self.random_state)
+        return list(self.estimators)
+
     def _allocate(self, chunk):
+        pairs = self._expert_pairs()
+        self.expert_names_ = [name for name, _ in pairs]
         self.estimators_ = _ExpertList()
-        self.online_ = np.zeros(len(self.estimators), dtype=bool)
-        for k, (_, est) in enumerate(self.estimators):
+        self.online_ = np.zeros(len(pairs), dtype=bool)
+        for k, (_, est) in enumerate(pairs):
             if self._learns_online(est):
                 self.estimators_.append(clone(est))
                 self.online_[k] = True
@@ -270,7 +422,7 @@ class _OnlineEnsembleBase:
         self._y_max_ = np.full(1, -np.inf)
         self._n_wild_targets_ = np.zeros(1)
         self._n_targets_ = np.zeros(1)
-        self.expert_cumulative_losses_ = np.zeros(len(self.estimators))
+        self.expert_cumulative_losses_ = np.zeros(len(pairs))
         self._y_sum_ = 0.0
 
     @property
@@ -289,7 +441,7 @@ class _OnlineEnsembleBase:
     def named_estimators_(self):
         """The experts by name."""
         check_is_fitted(self, "estimators_")
-        return {name: est for (name, _), est in zip(self.estimators, self.estimators_)}
+        return dict(zip(self.expert_names_, self.estimators_))
 
     def _aggregate(self, Ls, n_none):
         """Run the rule over the rows of the scaled loss matrix that have an awake expert; return
@@ -326,7 +478,7 @@ class _OnlineEnsembleBase:
         prequential = set(self._prequential_experts())
         for k, est in enumerate(self.estimators_):
             if self.online_[k] and k not in prequential:
-                est.partial_fit(X, y, **kw)
+                est.partial_fit(X, y, **kw, **self._expert_kwargs(est, X.shape[0]))
                 self._expert_fitted_[k] = True
 
     def _fallback_mean(self, y):
@@ -342,20 +494,28 @@ class _OnlineEnsembleBase:
 
 
 _DOC_PARAMS = """
-    estimators : list of (str, estimator)
-        The experts. A model with ``partial_fit`` learns online (cloned at the first call); a model
+    estimators : list of (str, estimator) or None, default=None
+        The experts. ``None``: skonline's own learners, one per family, at their defaults (linear,
+        distributionally robust, kernel selection, kernel ridge; see :func:`default_estimators`,
+        resolved at the first call into ``estimators_`` and ``expert_names_``; the parameter stays
+        ``None``). They are prequential, so the ensemble's result does not depend on the chunking.
+        A model with ``partial_fit`` learns online (cloned at the first call); a model
         without it must be fitted already and is used frozen (wrap it in
         :class:`sklearn.frozen.FrozenEstimator` so that ``clone`` and grid searches keep it fitted).
     rule : aggregation rule of :mod:`skonline.experts`, default=None
         The rule that weighs the experts (cloned; its ``loss_range`` is set to (0, 1)). ``None``:
-        ``FixedShare(eta='adaptive', alpha='decreasing')``, Fixed Share with AdaHedge's learning
-        rate and a sharing rate 1/(t + 1): it needs no horizon and adapts to the observed losses.
-        The paper's rules at their worst-case tuning (``PCS()``, ``FixedShare()``) shrink their
-        learning rate with the horizon and, measured on streams with a switch between frozen
-        experts (``benchmarks/defaults.py``), kept most of their weight on the stale expert for
-        thousands of rows. Its parameters are reachable as ``rule__<param>`` (e.g. in
-        ``GridSearchCV``), also with the default ``None``: setting ``rule__<param>`` then first
-        puts that default rule in ``rule``."""
+        ``FixedShare(eta='adaptive', alpha=0.001)``, Fixed Share with AdaHedge's learning rate
+        (it adapts to the observed losses and needs no horizon) and a constant sharing rate, the
+        prior probability of a switch at each row. Measured on the development streams and the
+        drift scenarios of ``benchmarks/defaults.py`` and ``benchmarks/ensemble.py``, 0.001
+        recovered after a switch of the best expert faster than the decreasing rate 1/(t + 1)
+        (``alpha='decreasing'``, the default before), whose weight floor falls with t, and than
+        0.0003, without the extra mixing of 0.003. The paper's rules at their worst-case tuning
+        (``PCS()``, ``FixedShare()``) shrink their learning rate with the horizon and, measured on
+        streams with a switch between frozen experts (``benchmarks/defaults.py``), kept most of
+        their weight on the stale expert for thousands of rows. Its parameters are reachable as
+        ``rule__<param>`` (e.g. in ``GridSearchCV``), also with the default ``None``: setting
+        ``rule__<param>`` then first puts that default rule in ``rule``."""
 
 _DOC_COMMON = """
     loss_bound : 'auto' or float, default='auto'
@@ -368,8 +528,12 @@ _DOC_COMMON = """
         loss), 2 (Brier) or the largest log loss seen so far (at most ``log(1e15)``). Clipping
         keeps a diverging expert from squashing the other experts' losses to zero.
     update_experts : 'auto' or bool, default='auto'
-        ``'auto'``: experts with ``partial_fit`` learn online, the others are frozen. ``True``: every
-        expert learns online; ``False``: every expert is frozen (must be fitted)."""
+        ``'auto'``: experts with ``partial_fit`` learn online (a ``FrozenEstimator`` never), the
+        others are frozen. ``True``: every expert learns online; ``False``: every expert is frozen
+        (must be fitted).
+    random_state : None, int, RandomState or Generator, default=None
+        Seeds the default experts (``estimators=None``) that draw random numbers, one integer each;
+        experts given in ``estimators`` keep their own ``random_state``."""
 
 _DOC_PROTOCOL = """
     Chunk protocol: for each chunk passed to ``partial_fit``, (1) the experts predict the chunk with
@@ -416,6 +580,8 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
     ----------
     estimators_ : list of estimators
         The experts (online ones cloned and trained on the stream, frozen ones as given).
+    expert_names_ : list of str
+        Their names (those of ``estimators``, or of :func:`default_estimators`).
     named_estimators_ : dict
     rule_ : aggregation rule
         The fitted rule; ``rule_.weights_`` are the current weights.
@@ -453,20 +619,24 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
     """
 
     _parameter_constraints = {
-        "estimators": [list],
+        "estimators": [list, None],
         "rule": [None, BaseEstimator],
         "loss": [StrOptions({"squared_error", "absolute_error", "quantile", "squared", "absolute", "pinball"})],
         "quantile": [Interval(numbers.Real, 0, 1, closed="neither")],
         "loss_bound": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
         "clip_predictions": ["boolean"],
         "update_experts": [StrOptions({"auto"}), "boolean"],
+        "random_state": ["random_state", np.random.Generator],
     }
 
     _test_param_keys = ()
 
-    def __init__(self, estimators, rule=None, *, loss="squared_error", quantile=0.5, loss_bound="auto",
-                 clip_predictions=True, update_experts="auto"):
+    _TASK = "regressor"
+
+    def __init__(self, estimators=None, rule=None, *, loss="squared_error", quantile=0.5, loss_bound="auto",
+                 clip_predictions=True, update_experts="auto", random_state=None):
         self.estimators = estimators
+        self.random_state = random_state
         self.rule = rule
         self.loss = loss
         self.quantile = quantile
@@ -500,7 +670,8 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         prequential = set(self._prequential_experts()) if y is not None else set()
         for k, est in enumerate(self.estimators_):
             if k in prequential:  # learns the chunk, returning each row's prediction before it
-                P[:, k] = np.asarray(est.partial_fit_predict(X, y), dtype=np.float64).reshape(n, -1)[:, 0]
+                P[:, k] = np.asarray(self._prequential_call(k, "predict", X, y),
+                                     dtype=np.float64).reshape(n, -1)[:, 0]
                 self._expert_fitted_[k] = True
             elif self._expert_fitted_[k]:
                 P[:, k] = np.asarray(est.predict(X), dtype=np.float64).reshape(n, -1)[:, 0]
@@ -577,6 +748,7 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
     ----------
     classes_ : ndarray of shape (n_classes,)
     estimators_ : list of estimators
+    expert_names_ : list of str
     named_estimators_ : dict
     rule_ : aggregation rule
     weights_ : ndarray of shape (n_experts,)
@@ -607,36 +779,50 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
     """
 
     _parameter_constraints = {
-        "estimators": [list],
+        "estimators": [list, None],
         "rule": [None, BaseEstimator],
         "loss": [StrOptions({"log_loss", "zero_one", "brier"})],
         "loss_bound": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
         "update_experts": [StrOptions({"auto"}), "boolean"],
+        "random_state": ["random_state", np.random.Generator],
     }
 
     _test_param_keys = ()
 
-    def __init__(self, estimators, rule=None, *, loss="log_loss", loss_bound="auto", update_experts="auto"):
+    _TASK = "classifier"
+
+    def __init__(self, estimators=None, rule=None, *, loss="log_loss", loss_bound="auto", update_experts="auto",
+                 random_state=None):
         self.estimators = estimators
+        self.random_state = random_state
         self.rule = rule
         self.loss = loss
         self.loss_bound = loss_bound
         self.update_experts = update_experts
 
+    def _allocate(self, chunk):
+        super()._allocate(chunk)
+        # per expert: mistakes and rows of the experts that give labels only (see _soften)
+        self._label_counts_ = np.zeros((len(self.estimators_), 2))
+
     def _expert_probas(self, X, y=None):
-        """(n, K, C) probabilities in the order of ``classes_``; NaN for asleep experts. With the
-        labels ``y``, prequential experts learn the chunk and give their prequential outputs."""
+        """(n, K, C) probabilities in the order of ``classes_``, NaN for asleep experts, and the
+        (K,) mask of the experts that gave labels only (one-hot rows). With the labels ``y``,
+        prequential experts learn the chunk and give their prequential outputs."""
         n = X.shape[0]
         C = self.classes_.shape[0]
         P = np.full((n, len(self.estimators_), C), np.nan)
+        hard = np.zeros(len(self.estimators_), dtype=bool)
         prequential = set(self._prequential_experts()) if y is not None else set()
         for k, est in enumerate(self.estimators_):
             lab = None
             if k in prequential:
                 if hasattr(est, "partial_fit_predict_proba"):
-                    pk = np.asarray(est.partial_fit_predict_proba(X, y, classes=self.classes_), dtype=np.float64)
+                    pk = np.asarray(self._prequential_call(k, "predict_proba", X, y, classes=self.classes_),
+                                    dtype=np.float64)
                 else:
-                    pk, lab = None, np.asarray(est.partial_fit_predict(X, y, classes=self.classes_))
+                    pk, lab = None, np.asarray(self._prequential_call(k, "predict", X, y, classes=self.classes_))
+                est = self.estimators_[k]
                 self._expert_fitted_[k] = True
             elif not self._expert_fitted_[k]:
                 continue
@@ -659,13 +845,41 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
                 ok = self.classes_[j] == lab
                 pk[np.arange(n)[ok], j[ok]] = 1.0
                 P[:, k, :] = pk
+                hard[k] = True
             else:
                 full = np.zeros((n, C))
                 full[:, idx] = pk
                 P[:, k, :] = full
             bad = ~np.all(np.isfinite(P[:, k, :]), axis=1)
             P[bad, k, :] = np.nan
-        return P
+        return P, hard
+
+    def _soften(self, P, hard, yi=None):
+        """Give the label-only experts' one-hot rows of ``P`` (in place) the probability their own
+        record earns: the predicted class ``1 - e``, the others ``e / (C - 1)``, where ``e = (m + 1) /
+        (r + 2)`` is the expert's smoothed mistake rate over the ``r`` rows it predicted before
+        (``m`` mistakes; at most ``(C - 1) / C``, a uniform guess). A one-hot row would be charged
+        ``-log(1e-15) = 34.5`` per mistake under the log loss, which hands the weight to any
+        expert with probabilities, however worse its predictions. With the labels ``yi`` the
+        counts advance row by row (prequentially: each row uses the rows before it) and are kept;
+        without, the current counts are used (pure)."""
+        n, _, C = P.shape
+        for k in np.flatnonzero(hard):
+            onehot = P[:, k, :]
+            awake = ~np.isnan(onehot[:, 0])
+            m0, r0 = self._label_counts_[k]
+            if yi is None:
+                m = np.full(n, m0)
+                r = np.full(n, r0)
+            else:
+                wrong = (awake & (onehot[np.arange(n), yi] != 1.0)).astype(np.float64)
+                m = m0 + np.concatenate([[0.0], np.cumsum(wrong)[:-1]])
+                r = r0 + np.concatenate([[0.0], np.cumsum(awake)[:-1]])
+                self._label_counts_[k] = (m0 + wrong.sum(), r0 + awake.sum())
+            e = np.minimum((m + 1.0) / (r + 2.0), (C - 1.0) / C)[:, None]
+            soft = np.where(onehot == 1.0, 1.0 - e, e / (C - 1.0))
+            soft[~awake] = np.nan
+            P[:, k, :] = soft
 
     def _losses(self, P, y_index):
         """P (n, K, C) -> raw losses (n, K) (NaN propagates for asleep experts)."""
@@ -684,7 +898,9 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
 
     def _learn(self, chunk):
         X, yi = chunk["X"], chunk["y_index"]
-        P = self._expert_probas(X, self.classes_[yi])
+        P, hard = self._expert_probas(X, self.classes_[yi])
+        if hard.any() and self.loss != "zero_one":
+            self._soften(P, hard, yi)
         n, K, C = P.shape
         LR = np.empty((n, K))
         Ls = np.empty((n, K))
@@ -725,7 +941,9 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
         """
         check_is_fitted(self, "estimators_")
         X = validate_X_predict(self, X, dtype=np.float64, order="C")
-        P = self._expert_probas(X)
+        P, hard = self._expert_probas(X)
+        if hard.any() and self.loss != "zero_one":
+            self._soften(P, hard)
         awake = ~np.isnan(P[:, :, 0])
         w = np.where(awake, self.weights_[None, :], 0.0)
         s = w.sum(axis=1)
@@ -777,11 +995,14 @@ def _default_test_params():
     from ..linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor
 
     zero = FrozenEstimator(DummyRegressor(strategy="constant", constant=0.0).fit([[0.0]], [0.0]))
+    # the default experts (estimators=None) last: the checks that replay a call once per Python
+    # line (tests/test_common.py, interruptions) and the cold-start benchmark take the first
+    # configuration, and the default ensemble runs four to five learners' code per call
     return (
         [{"estimators": [("si_abs", ScaleInvariantRegressor()), ("si_huber", ScaleInvariantRegressor(loss="huber")),
-                         ("zero", zero)]}],
+                         ("zero", zero)]}, {}],
         [{"estimators": [("sgd", SGDClassifier(loss="log_loss", random_state=0)),
-                         ("si", ScaleInvariantClassifier())]}],
+                         ("si", ScaleInvariantClassifier())]}, {}],
     )
 
 

@@ -49,7 +49,7 @@ def test_ensemble_default_rule():
     assert OnlineEnsembleRegressor([("a", None)]).rule is None
     rule = default_rule()
     assert isinstance(rule, FixedShare)
-    assert rule.get_params()["eta"] == "adaptive" and rule.get_params()["alpha"] == "decreasing"
+    assert rule.get_params()["eta"] == "adaptive" and rule.get_params()["alpha"] == 0.001
 
 
 @pytest.mark.parametrize("n_segments", [1, 3])

@@ -1,0 +1,638 @@
+"""Benchmark: the default online ensemble against what users pick instead (issue 22).
+
+``OnlineEnsembleClassifier()`` / ``OnlineEnsembleRegressor()`` (no arguments) on the development
+streams of ``benchmarks/defaults.py`` (same rows, same order, chunks of 100, each chunk predicted
+before it is learned), beside:
+
+* every single supervised skonline estimator at defaults (the defaults benchmark's row caps);
+* river's strongest defaults, row by row: ``StandardScaler | LogisticRegression`` (one-vs-rest for
+  multiclass) / ``LinearRegression``, ``HoeffdingAdaptiveTree``, ``ARF`` (adaptive random forest),
+  ``StandardScaler | KNN``;
+* Vowpal Wabbit, row by row: default, ``--nn 10``, quadratic (``-q ::``);
+* CapyMOA (MOA's learners, when ``capymoa`` imports and Java runs): Hoeffding tree and the adaptive
+  random forest at MOA's default of 100 trees.
+
+The slowest baselines (river ARF and KNN, CapyMOA's forest: about 100-200 rows/s here) run on the
+first ``SLOW_ROWS`` rows of each stream; every method is prequential with one fixed row order, so a
+prefix's metrics are those of the first rows of a run, and each comparison is made on the rows both
+methods saw.
+
+Then the drift scenarios: streams whose best family switches abruptly (a linear concept, then a
+radial one, then back), where the ensemble's error after each switch is compared with the error of
+the new best of its experts; and the defaults benchmark's scenarios with frozen experts.
+
+Usage::
+
+    python benchmarks/ensemble.py            # -> benchmarks/results/ensemble.{md,json}
+    python benchmarks/ensemble.py --quick    # 2,000-row prefixes, prints the report
+
+Baseline predictions are cached in benchmarks/_cache/ (git-ignored).
+"""
+
+import argparse
+import datetime
+import functools
+import hashlib
+import json
+import os
+import shlex
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import defaults  # noqa: E402, I001  (benchmarks/defaults.py: streams, protocol, metrics)
+from _common import machine  # noqa: E402
+
+ROOT = defaults.ROOT
+RESULTS = defaults.RESULTS
+CACHE = defaults.CACHE
+CHUNK = defaults.CHUNK
+SEED = defaults.SEED
+SLOW_ROWS = 2_000
+ACC_POINTS = 0.01  # within 1 accuracy point ...
+MAE_RATIO = 1.05  # ... or 5 % MAE
+SHARE = 0.9  # ... on at least 90 % of the streams
+ENSEMBLES = {"classifier": "OnlineEnsembleClassifier", "regressor": "OnlineEnsembleRegressor"}
+
+BASELINES = {
+    "river_linear": ("river StandardScaler \\| LogisticRegression / LinearRegression", None),
+    "river_hat": ("river HoeffdingAdaptiveTree", None),
+    "river_arf": ("river ARF (10 trees)", SLOW_ROWS),
+    "river_knn": ("river StandardScaler \\| KNN", SLOW_ROWS),
+    "vw": ("Vowpal Wabbit default", None),
+    "vw_nn": ("Vowpal Wabbit --nn 10", None),
+    "vw_quadratic": ("Vowpal Wabbit -q ::", None),
+    "moa_ht": ("CapyMOA HoeffdingTree", None),
+    "moa_arf": ("CapyMOA AdaptiveRandomForest (100 trees)", SLOW_ROWS),
+}
+
+
+# --------------------------------------------------------------------------- baselines
+def _river_model(name, task):
+    from river import forest, linear_model, multiclass, neighbors, preprocessing, tree
+
+    reg = task == "regression"
+    if name == "river_linear":
+        if reg:
+            return preprocessing.StandardScaler() | linear_model.LinearRegression()
+        if task == "binary":
+            return preprocessing.StandardScaler() | linear_model.LogisticRegression()
+        return preprocessing.StandardScaler() | multiclass.OneVsRestClassifier(linear_model.LogisticRegression())
+    if name == "river_hat":
+        if reg:
+            return tree.HoeffdingAdaptiveTreeRegressor(seed=SEED)
+        return tree.HoeffdingAdaptiveTreeClassifier(seed=SEED)
+    if name == "river_arf":
+        return forest.ARFRegressor(seed=SEED) if reg else forest.ARFClassifier(seed=SEED)
+    return preprocessing.StandardScaler() | (neighbors.KNNRegressor() if reg else neighbors.KNNClassifier())
+
+
+def _river(name, X, y, task, classes):
+    n = X.shape[0]
+    model = _river_model(name, task)
+    rows = [dict(enumerate(r)) for r in X.tolist()]
+    if task == "regression":
+        targets = y.tolist()
+    elif task == "binary" and name == "river_linear":
+        targets = (y == classes[1]).tolist()
+    else:
+        targets = np.searchsorted(classes, y).tolist()
+    pred = np.zeros(n)
+    proba = None if task == "regression" else np.zeros((n, len(classes)))
+    t0 = time.perf_counter()
+    for i, (x, t) in enumerate(zip(rows, targets)):
+        if task == "regression":
+            pred[i] = model.predict_one(x) or 0.0
+        else:
+            d = model.predict_proba_one(x)
+            if task == "binary" and name == "river_linear":
+                p1 = d.get(True, 0.5)
+                v = np.array([1.0 - p1, p1])
+            else:
+                v = np.array([d.get(k, 0.0) for k in range(len(classes))], dtype=float)
+            s = v.sum()
+            proba[i] = v / s if s > 0 else 1.0 / len(classes)
+        model.learn_one(x, t)
+    sec = time.perf_counter() - t0
+    if proba is not None:
+        pred = np.argmax(proba, axis=1).astype(float)
+    return pred, proba, sec
+
+
+def _vw(name, X, y, task, classes):
+    import vowpalwabbit
+    from scipy.special import expit
+
+    extra = {"vw": "", "vw_nn": " --nn 10", "vw_quadratic": " -q ::"}[name]
+    if task == "binary":
+        args, labels = "--quiet --loss_function logistic", np.where(y == classes[1], "1", "-1")
+    elif task == "multiclass":
+        args, labels = f"--quiet --oaa {len(classes)}", (np.searchsorted(classes, y) + 1).astype(str)
+    else:
+        args, labels = "--quiet", np.array([repr(float(v)) for v in y])
+    lines = [lab + " | " + " ".join(f"{j}:{v:.9g}" for j, v in enumerate(r) if v != 0.0)
+             for lab, r in zip(labels.tolist(), X.tolist())]
+    vw = vowpalwabbit.Workspace(args + extra)
+    out = np.empty(X.shape[0])
+    t0 = time.perf_counter()
+    for i, line in enumerate(lines):
+        ex = vw.parse(line)
+        out[i] = vw.predict(ex)
+        vw.learn(ex)
+        vw.finish_example(ex)
+    sec = time.perf_counter() - t0
+    vw.finish()
+    if task == "binary":
+        p1 = expit(out)
+        return (p1 > 0.5).astype(float), np.column_stack([1 - p1, p1]), sec
+    if task == "multiclass":
+        return out - 1.0, None, sec
+    return out, None, sec
+
+
+def _moa(name, X, y, task, classes):
+    from capymoa.stream import NumpyStream
+
+    reg = task == "regression"
+    yy = y if reg else np.searchsorted(classes, y)
+    stream = NumpyStream(X, yy, target_type="numeric" if reg else "categorical")
+    schema = stream.get_schema()
+    if name == "moa_ht":
+        from capymoa.classifier import HoeffdingTree
+        from capymoa.regressor import FIMTDD
+
+        model = FIMTDD(schema=schema) if reg else HoeffdingTree(schema=schema)
+    else:
+        from capymoa.classifier import AdaptiveRandomForestClassifier
+        from capymoa.regressor import AdaptiveRandomForestRegressor
+
+        model = (AdaptiveRandomForestRegressor if reg else AdaptiveRandomForestClassifier)(schema=schema)
+    n = X.shape[0]
+    pred = np.zeros(n)
+    proba = None if reg else np.zeros((n, len(classes)))
+    t0 = time.perf_counter()
+    for i in range(n):
+        inst = stream.next_instance()
+        if reg:
+            p = model.predict(inst)
+            pred[i] = 0.0 if p is None or not np.isfinite(p) else p
+        else:
+            p = model.predict_proba(inst)
+            v = np.zeros(len(classes)) if p is None else np.asarray(p, dtype=float)[: len(classes)]
+            v = np.pad(v, (0, len(classes) - v.shape[0]))
+            s = v.sum()
+            proba[i] = v / s if s > 0 else 1.0 / len(classes)
+        model.train(inst)
+    sec = time.perf_counter() - t0
+    if proba is not None:
+        pred = np.argmax(proba, axis=1).astype(float)
+    return pred, proba, sec
+
+
+def _baseline_pass(name, X, y, task, classes):
+    if name.startswith("river"):
+        return _river(name, X, y, task, classes)
+    if name.startswith("vw"):
+        return _vw(name, X, y, task, classes)
+    return _moa(name, X, y, task, classes)
+
+
+def _versions_key():
+    import river
+    import vowpalwabbit
+
+    v = f"river {river.__version__}; vw {vowpalwabbit.__version__}"
+    try:
+        import capymoa
+
+        v += f"; capymoa {capymoa.__version__}"
+    except Exception:  # pragma: no cover
+        pass
+    return v
+
+
+def baseline_runs(stream, names, log=print, use_cache=True):
+    """Per-row predictions of each baseline (on its prefix), cached: ``{name: dict(pred, proba,
+    seconds, n, error)}``."""
+    X, y, task = stream.X, stream.y, stream.task
+    classes = None if task == "regression" else np.unique(y)
+    h = hashlib.sha1(np.ascontiguousarray(X).tobytes() + np.ascontiguousarray(y).tobytes()).hexdigest()[:10]
+    key = hashlib.sha1(f"{_versions_key()}|{SEED}".encode()).hexdigest()[:8]
+    out = {}
+    for b in names:
+        cap = BASELINES[b][1]
+        n = X.shape[0] if cap is None else min(cap, X.shape[0])
+        path = CACHE / f"ensemble_{stream.name}_{n}_{h}_{key}_{b}.npz"
+        if use_cache and path.exists():
+            with np.load(path, allow_pickle=False) as z:
+                meta = json.loads(str(z["meta"]))
+                out[b] = {"pred": z["pred"] if "pred" in z else None, "proba": z["proba"] if "proba" in z else None,
+                          **meta}
+            continue
+        t0 = time.perf_counter()
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                pred, proba, sec = _baseline_pass(b, X[:n], y[:n], task, classes)
+            out[b] = {"pred": pred, "proba": proba, "seconds": sec, "n": n, "error": None}
+        except Exception as exc:
+            out[b] = {"pred": None, "proba": None, "seconds": time.perf_counter() - t0, "n": n,
+                      "error": f"{type(exc).__name__}: {exc}"[:300]}
+        log(f"    {b:<14s} {out[b]['seconds']:7.1f} s" + (f"  ERROR {out[b]['error']}" if out[b]["error"] else ""))
+        if use_cache:
+            CACHE.mkdir(parents=True, exist_ok=True)
+            arrays = {k: out[b][k] for k in ("pred", "proba") if out[b][k] is not None}
+            meta = {k: out[b][k] for k in ("seconds", "n", "error")}
+            tmp = path.with_suffix(".tmp.npz")
+            np.savez_compressed(tmp, meta=json.dumps(meta), **arrays)
+            os.replace(tmp, path)
+    return out
+
+
+# --------------------------------------------------------------------------- skonline
+def skonline_runs(stream, quick=False, log=print):
+    """Per-row predictions of the default ensemble and of every single skonline estimator at
+    defaults (with the defaults benchmark's row caps), and of the ensemble's experts run alone
+    on the same chunks (for the speed ratio): ``{name: dict(pred, proba, seconds, n, error)}``."""
+    from sklearn.base import clone
+
+    X, y, task = stream.X, stream.y, stream.task
+    kind = "regressor" if task == "regression" else "classifier"
+    classes = None if task == "regression" else np.unique(y)
+    out = {}
+    makers = {name: make for name, (make, k) in defaults.estimators().items()
+              if k == kind and not name.startswith("OnlineEnsemble")}
+    from skonline.experts import OnlineEnsembleClassifier, OnlineEnsembleRegressor
+
+    ens_cls = OnlineEnsembleClassifier if kind == "classifier" else OnlineEnsembleRegressor
+    makers = {"ensemble": defaults.seeded(ens_cls), **makers}
+    for name, make in makers.items():
+        cap = None if name == "ensemble" else defaults.row_cap_for(name, X.shape[1], quick)
+        n = X.shape[0] if cap is None else min(cap, X.shape[0])
+        defaults.warm_up(make, X[:n], y[:n], task, classes)
+        r = defaults.run_online(make, X[:n], y[:n], task, classes)
+        out[name] = {"pred": r["pred"], "proba": r["proba"], "seconds": r["seconds"], "n": n, "error": r["error"],
+                     "warnings": r["warnings"]}
+        log(f"    {name:<28s} {r['seconds']:7.1f} s" + (f"  ERROR {r['error']}" if r["error"] else ""))
+    # the ensemble's experts alone, as the ensemble runs them (same seeds, same chunks)
+    ens = defaults.seeded(ens_cls)()
+    ens.partial_fit(X[:2], y[:2], **({} if classes is None else {"classes": classes}))
+    for ename, est in ens.named_estimators_.items():
+        wrapped = _ExpertAlone(functools.partial(clone, est), kind)
+        defaults.warm_up(wrapped, X, y, task, classes)
+        r = defaults.run_online(wrapped, X, y, task, classes)
+        out[f"member:{ename}"] = {"pred": r["pred"], "proba": r["proba"], "seconds": r["seconds"], "n": X.shape[0],
+                                  "error": r["error"], "warnings": []}
+    return out
+
+
+class _ExpertAlone:
+    """A factory of one of the ensemble's experts, called as the ensemble calls it (one group for
+    GroupDRO, its notes about its own settings silenced)."""
+
+    def __init__(self, make, kind):
+        self.make, self.kind = make, kind
+
+    def __call__(self):
+        est = self.make()
+        return _Quiet(est)
+
+
+class _Quiet:
+    def __init__(self, est):
+        self.est = est
+        self.classes_ = None
+
+    def _kw(self, X):
+        import inspect
+
+        return {"groups": np.zeros(X.shape[0], dtype=np.int64)} if "groups" in inspect.signature(
+            self.est.partial_fit).parameters else {}
+
+    def partial_fit_predict(self, X, y, **kw):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return self.est.partial_fit_predict(X, y, **kw, **self._kw(X))
+
+    def partial_fit_predict_proba(self, X, y, **kw):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = self.est.partial_fit_predict_proba(X, y, **kw, **self._kw(X))
+        self.classes_ = self.est.classes_
+        return out
+
+    @property
+    def predict_proba(self):
+        return self.est.predict_proba
+
+
+# --------------------------------------------------------------------------- scoring
+def _score(task, y, r, n, classes):
+    """Metrics of run ``r`` on its first ``n`` rows (rows/s of the whole run)."""
+    m = defaults.metrics(task, y[:n], r["pred"][:n], None if r["proba"] is None else r["proba"][:n], classes,
+                         r["seconds"], r["n"])
+    return m
+
+
+def _main(task, m):
+    return m.get("mae") if task == "regression" else m.get("accuracy")
+
+
+def _within(task, a, b, points=ACC_POINTS, ratio=MAE_RATIO):
+    """Is the ensemble's metric ``a`` within the margin of ``b``?"""
+    if a is None or b is None or not np.isfinite(a) or not np.isfinite(b):
+        return False
+    return a <= ratio * b if task == "regression" else a >= b - points
+
+
+def evaluate_stream(stream, sk, base):
+    """Comparisons of the ensemble on one stream."""
+    task = stream.task
+    classes = None if task == "regression" else np.unique(stream.y)
+    ens = sk["ensemble"]
+    res = {"stream": stream.name, "task": task, "n_rows": int(stream.X.shape[0]), "rows": []}
+    if ens["error"]:
+        res["error"] = ens["error"]
+        return res
+    singles = {k: v for k, v in sk.items() if k != "ensemble" and not k.startswith("member:")}
+    # the ensemble against each single skonline estimator, on the rows the single saw
+    worst = None
+    for name, r in singles.items():
+        if r["error"]:
+            res["rows"].append({"method": name, "kind": "skonline", "error": r["error"]})
+            continue
+        n = r["n"]
+        ms, me = _score(task, stream.y, r, n, classes), _score(task, stream.y, ens, n, classes)
+        ok = _within(task, _main(task, me), _main(task, ms))
+        res["rows"].append({"method": name, "kind": "skonline", "n": n, "metrics": ms, "ensemble": me, "ok": ok})
+        if not ok:
+            worst = name if worst is None else worst
+    res["within_best_single"] = worst is None
+    res["failing_single"] = worst
+    for name, r in base.items():
+        if r["error"] or r["pred"] is None:
+            res["rows"].append({"method": name, "kind": "baseline", "error": r["error"] or "missing"})
+            continue
+        n = r["n"]
+        mb, me = _score(task, stream.y, r, n, classes), _score(task, stream.y, ens, n, classes)
+        res["rows"].append({"method": name, "kind": "baseline", "n": n, "metrics": mb, "ensemble": me,
+                            "ok": _within(task, _main(task, me), _main(task, mb))})
+    rl = next((row for row in res["rows"] if row["method"] == "river_linear" and "metrics" in row), None)
+    res["vs_river_linear"] = None if rl is None else rl["ok"]
+    res["ensemble"] = _score(task, stream.y, ens, ens["n"], classes)
+    members = {k.split(":", 1)[1]: v for k, v in sk.items() if k.startswith("member:")}
+    if members:
+        slowest = max(members, key=lambda k: members[k]["seconds"])
+        res["speed"] = {"ensemble_rows_per_s": ens["n"] / ens["seconds"],
+                        "members_rows_per_s": {k: v["n"] / v["seconds"] for k, v in members.items()},
+                        "slowest_member": slowest,
+                        "ratio_to_slowest": members[slowest]["seconds"] / ens["seconds"]}
+    return res
+
+
+# --------------------------------------------------------------------------- drift
+SWITCH_ROWS = 3_000  # rows per concept
+RECOVERY_ROWS = 500
+WINDOW = 1_000  # error measured over the WINDOW rows starting RECOVERY_ROWS after a switch
+
+
+def switching_stream(task, seed=0):
+    """A stream whose best family switches abruptly: a linear concept (the linear learners learn
+    it fastest), then a radial one (only the kernel learners can), then the linear one again.
+    Eight standard-normal features; 5 % label noise (classification) or unit-variance noise
+    (regression)."""
+    rng = np.random.default_rng([SEED, 300, seed])
+    d = 8
+    n = 3 * SWITCH_ROWS
+    X = rng.standard_normal((n, d))
+    w = rng.standard_normal(d)
+    w /= np.linalg.norm(w)
+    lin = X @ w
+    rad = np.sum(X[:, :3] ** 2, axis=1) - 3.0  # median about -0.63: a ball of the first 3 coordinates
+    seg = np.arange(n) // SWITCH_ROWS
+    f = np.where(seg == 1, rad, lin)
+    if task == "classification":
+        y = (f > (np.where(seg == 1, -0.63, 0.0))).astype(np.int64)
+        flip = rng.random(n) < 0.05
+        y[flip] = 1 - y[flip]
+    else:
+        y = 3.0 * f + rng.standard_normal(n)
+    return X, y, [SWITCH_ROWS, 2 * SWITCH_ROWS]
+
+
+def drift_switch(task, log=print):
+    """The default ensemble and its experts (run alone, same seeds) on :func:`switching_stream`:
+    per switch, the error over rows [s + RECOVERY_ROWS, s + RECOVERY_ROWS + WINDOW) of the
+    ensemble and of the best expert over those rows (0-1 error or absolute error)."""
+    from skonline.experts import OnlineEnsembleClassifier, OnlineEnsembleRegressor
+
+    X, y, switches = switching_stream(task)
+    kind = "binary" if task == "classification" else "regression"
+    classes = np.array([0, 1]) if task == "classification" else None
+    ens_cls = OnlineEnsembleClassifier if task == "classification" else OnlineEnsembleRegressor
+    make = defaults.seeded(ens_cls)
+    r = defaults.run_online(make, X, y, kind, classes)
+    if r["error"]:
+        return {"task": task, "error": r["error"]}
+
+    def err(pred):
+        return (pred != y).astype(float) if task == "classification" else np.abs(pred - y)
+
+    errors = {"ensemble": err(r["pred"] if task != "classification" else classes[r["pred"].astype(int)])}
+    ens = make()
+    ens.partial_fit(X[:2], y[:2], **({} if classes is None else {"classes": classes}))
+    from sklearn.base import clone
+
+    for name, est in ens.named_estimators_.items():
+        rr = defaults.run_online(_ExpertAlone(functools.partial(clone, est), "x"), X, y, kind, classes)
+        p = rr["pred"] if task != "classification" else classes[rr["pred"].astype(int)]
+        errors[name] = err(p)
+    out = {"task": task, "switches": switches, "n_rows": int(X.shape[0]), "segments": []}
+    for s in switches:
+        a, b = s + RECOVERY_ROWS, s + RECOVERY_ROWS + WINDOW
+        win = {k: float(v[a:b].mean()) for k, v in errors.items()}
+        experts = {k: v for k, v in win.items() if k != "ensemble"}
+        best = min(experts, key=experts.get)
+        before = {k: float(v[s - WINDOW:s].mean()) for k, v in errors.items() if k != "ensemble"}
+        # first row after the switch from which the ensemble's error over the next 200 rows stays
+        # within 10 % of the best expert's over the same rows
+        out["segments"].append({
+            "switch": s, "window": [a, b], "errors": win, "best_expert": best,
+            "best_before": min(before, key=before.get),
+            "ok": bool(win["ensemble"] <= 1.1 * experts[best])})
+    log(f"  drift {task}: " + "; ".join(
+        f"switch {g['switch']}: ensemble {g['errors']['ensemble']:.4f} vs {g['best_expert']} "
+        f"{g['errors'][g['best_expert']]:.4f}" for g in out["segments"]))
+    return out
+
+
+# --------------------------------------------------------------------------- report
+def _cell(task, m):
+    if m is None:
+        return ["-", "-"] if task == "regression" else ["-", "-", "-"]
+    rate = f"{m['rows_per_s']:,.0f}" if np.isfinite(m.get("rows_per_s", np.nan)) else "-"
+    if task == "regression":
+        return [f"{m['mae']:.4g}" if np.isfinite(m.get("mae", np.nan)) else "nan", rate]
+    ll = m.get("log_loss")
+    return [f"{m['accuracy']:.4f}", "-" if ll is None or not np.isfinite(ll) else f"{ll:.4f}", rate]
+
+
+def report(run, command, started, total):
+    md = ["# The default online ensemble against what users pick instead", "",
+          f"- Command (from the repository root): `{command}`",
+          f"- Date: {started:%Y-%m-%d %H:%M %Z}; total wall time {total / 60:.1f} min",
+          f"- Machine: {machine()}; load average at start {run['load'][0][0]:.2f}, at end {run['load'][1][0]:.2f} "
+          "(the machine is shared: rows/s are indicative)",
+          "- Versions: " + ", ".join(f"{k} {v}" for k, v in defaults.versions().items())
+          + f"; {_versions_key()}",
+          f"- Streams: the development streams of `benchmarks/defaults.py`, capped at **{run['max_rows']:,} rows**; "
+          f"chunks of {CHUNK} (skonline: `partial_fit_predict[_proba]`); baselines row by row (predict, "
+          f"then learn); river ARF, river KNN and CapyMOA's forest on the first {SLOW_ROWS:,} rows.",
+          "- Ensemble: `OnlineEnsembleClassifier(random_state=0)` / `OnlineEnsembleRegressor(random_state=0)`, "
+          "every other parameter at its default (experts: `skonline.experts.default_estimators`).",
+          f"- Each comparison is made on the rows both methods saw (the ensemble's metrics on that prefix are "
+          "in the `ensemble` column). Verdicts: the ensemble is within "
+          f"{100 * ACC_POINTS:.0f} accuracy point (MAE within {100 * (MAE_RATIO - 1):.0f} %) of every single "
+          f"skonline estimator on at least {100 * SHARE:.0f} % of the streams, and on every stream at least as "
+          "good as river's scaled linear model minus that margin.", ""]
+    streams = run["streams"]
+    n_ok = sum(1 for s in streams if s.get("within_best_single"))
+    n_rl = sum(1 for s in streams if s.get("vs_river_linear"))
+    md += ["## Verdicts", "",
+           f"- Within the margin of the best single skonline estimator at defaults on **{n_ok} of {len(streams)}** "
+           f"streams ({100 * n_ok / max(len(streams), 1):.0f} %; target {100 * SHARE:.0f} %): "
+           f"**{'pass' if n_ok >= SHARE * len(streams) else 'FAIL'}**."
+           + ("" if n_ok == len(streams) else " Missed on: " + ", ".join(
+               f"{s['stream']} ({s.get('failing_single') or s.get('error')})" for s in streams
+               if not s.get("within_best_single")) + "."),
+           f"- At least river's scaled linear model minus the margin on **{n_rl} of {len(streams)}** streams: "
+           f"**{'pass' if n_rl == len(streams) else 'FAIL'}**."
+           + ("" if n_rl == len(streams) else " Missed on: " + ", ".join(
+               s["stream"] for s in streams if not s.get("vs_river_linear")) + ".")]
+    speeds = [s["speed"] for s in streams if "speed" in s]
+    if speeds:
+        ratios = [v["ratio_to_slowest"] for v in speeds]
+        md.append(f"- Speed: the ensemble's rows/s over its slowest expert's (run alone on the same chunks): "
+                  f"median {np.median(ratios):.2f}, min {min(ratios):.2f} (target 0.5); at least 0.5 on "
+                  f"{sum(r >= 0.5 for r in ratios)} of {len(ratios)} streams.")
+    for d in run.get("drift", []):
+        if "error" in d:
+            md.append(f"- Drift ({d['task']}): error {d['error']}")
+            continue
+        for g in d["segments"]:
+            md.append(f"- Drift ({d['task']}, switch at row {g['switch']:,}, best expert before: {g['best_before']}, "
+                      f"after: {g['best_expert']}): the ensemble's error over rows {g['window'][0]:,}-"
+                      f"{g['window'][1]:,} is {g['errors']['ensemble']:.4f} against {g['errors'][g['best_expert']]:.4f}"
+                      f" ({g['errors']['ensemble'] / max(g['errors'][g['best_expert']], 1e-12):.2f}x; target 1.1x): "
+                      f"**{'pass' if g['ok'] else 'FAIL'}**.")
+    md.append("")
+    md += ["## Per stream", ""]
+    for s in streams:
+        task = s["task"]
+        reg = task == "regression"
+        md += [f"### {s['stream']} ({task}, {s['n_rows']:,} rows)", ""]
+        if "error" in s:
+            md += [f"The ensemble raised: {s['error']}", ""]
+            continue
+        head = "| method | rows | MAE | rows/s | ensemble MAE on these rows | within |" if reg else (
+            "| method | rows | accuracy | log-loss | rows/s | ensemble accuracy on these rows | within |")
+        md += [head, "|---|---:|" + ("---:|" * (2 if reg else 3)) + "---:|---|"]
+        md.append(f"| **OnlineEnsemble (default)** | {s['n_rows']:,} | " + " | ".join(_cell(task, s["ensemble"]))
+                  + " | | |")
+        for row in s["rows"]:
+            label = BASELINES[row["method"]][0] if row["kind"] == "baseline" else row["method"]
+            if "error" in row:
+                md.append(f"| {label} | | error: {str(row['error'])[:80]} |" + " |" * (3 if reg else 4))
+                continue
+            e = _main(task, row["ensemble"])
+            md.append(f"| {label} | {row['n']:,} | " + " | ".join(_cell(task, row["metrics"]))
+                      + f" | {e:.4g} | {'yes' if row['ok'] else '**no**'} |")
+        if "speed" in s:
+            sp = s["speed"]
+            md.append("")
+            md.append("Experts run alone on the same chunks (rows/s): " + ", ".join(
+                f"{k} {v:,.0f}" for k, v in sp["members_rows_per_s"].items())
+                + f"; the ensemble {sp['ensemble_rows_per_s']:,.0f} rows/s = {sp['ratio_to_slowest']:.2f}x its "
+                f"slowest expert ({sp['slowest_member']}).")
+        md.append("")
+    if run.get("drift"):
+        md += ["## Drift: an abrupt switch of the best family", "",
+               f"`switching_stream`: 8 standard-normal features; rows 0-{SWITCH_ROWS - 1:,} a linear concept, "
+               f"then {SWITCH_ROWS:,} rows of a radial concept (a ball in the first three coordinates), then the "
+               "linear concept again (classification: 5 % label noise; regression: y = 3 f(x) + unit noise). "
+               f"Error (0-1 or absolute) over the {WINDOW:,} rows starting {RECOVERY_ROWS} rows after each switch, "
+               "of the default ensemble and of each of its experts run alone (same seeds, same chunks).", ""]
+        for d in run["drift"]:
+            if "error" in d:
+                continue
+            names = list(d["segments"][0]["errors"])
+            md += [f"### {d['task']}", "", "| switch | rows | " + " | ".join(names) + " |",
+                   "|---:|---|" + "---:|" * len(names)]
+            for g in d["segments"]:
+                md.append(f"| {g['switch']:,} | {g['window'][0]:,}-{g['window'][1]:,} | "
+                          + " | ".join(f"{g['errors'][k]:.4f}" for k in names) + " |")
+            md.append("")
+    if run.get("drift_frozen"):
+        md += defaults.drift_report(run["drift_frozen"])
+    return "\n".join(md)
+
+
+def _jsonable(o):
+    return defaults._jsonable(o)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="2,000-row prefixes; prints the report")
+    ap.add_argument("--streams", nargs="+", choices=defaults.STREAM_NAMES)
+    ap.add_argument("--baselines", nargs="*", default=None, choices=list(BASELINES),
+                    help="subset of baselines (default: all)")
+    ap.add_argument("--no-drift", action="store_true")
+    ap.add_argument("--output", default=None)
+    args = ap.parse_args(argv)
+    max_rows = defaults.QUICK_ROWS if args.quick else defaults.MAX_ROWS
+    full = not (args.quick or args.streams or args.baselines is not None or args.no_drift)
+    output = args.output or (str(RESULTS / "ensemble.md") if full else None)
+    command = "python " + shlex.join([os.path.relpath(sys.argv[0], ROOT)] + (sys.argv[1:] if argv is None else argv))
+    started = datetime.datetime.now().astimezone()
+    load0 = os.getloadavg()
+    t0 = time.perf_counter()
+    names = list(BASELINES) if args.baselines is None else args.baselines
+    try:
+        import capymoa  # noqa: F401
+    except Exception:
+        names = [b for b in names if not b.startswith("moa")]
+    log = lambda s: print(s, flush=True)  # noqa: E731
+    streams = []
+    for sname in args.streams or defaults.STREAM_NAMES:
+        st = defaults.load_stream(sname, max_rows)
+        log(f"{sname} ({st.task}, {st.X.shape[0]:,} x {st.X.shape[1]})")
+        base = baseline_runs(st, names, log=log)
+        sk = skonline_runs(st, quick=args.quick, log=log)
+        streams.append(evaluate_stream(st, sk, base))
+    drift, frozen = [], []
+    if not args.no_drift:
+        for task in ("classification", "regression"):
+            drift.append(drift_switch(task, log=log))
+            for scen in ("abrupt", "recurring"):
+                frozen.append(defaults.drift_scenario(task, scen, quick=args.quick))
+    total = time.perf_counter() - t0
+    run = {"max_rows": max_rows, "streams": streams, "drift": drift, "drift_frozen": frozen,
+           "load": [load0, os.getloadavg()]}
+    text = report(run, command, started, total)
+    if output:
+        Path(output).write_text(text + "\n")
+        payload = _jsonable({"command": command, **run})
+        Path(output).with_suffix(".json").write_text(json.dumps(payload, indent=1) + "\n")
+        log(f"wrote {output}")
+    else:
+        print("\n" + text)
+    return run
+
+
+if __name__ == "__main__":
+    main()
