@@ -15,9 +15,10 @@ from ..utils._jit import njit
 from ..utils._online_kernel import (
     CAP_COMPONENTS,
     KORSDictionaryMixin,
-    kors_nystrom_decide,
-    kors_nystrom_insert,
-    rbf_matrix,
+    kors_decide,
+    kors_insert,
+    rbf_cols,
+    rbf_matrix_t,
 )
 from ..utils.validation import output_dtype, validate_X_chunk, validate_X_predict
 
@@ -27,15 +28,16 @@ _RHO_TOL = 1e-10
 
 
 @njit
-def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol, max_m, Xd, L, Ginv, w,
+def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol, max_m, XdT, U, Ginv, w,
                      probs, didx, counts):
-    """KORS over the rows of ``X`` (the :class:`OnlineNystroem` transformer): grows the dictionary.
+    """KORS over the rows of ``X`` (the :class:`OnlineNystroem` transformer): grows the dictionary
+    (points as the columns of ``XdT``, ``U = L'`` with ``L L' = K_DD``).
 
     ``counts = [t, m, n_skipped, n_after_budget]``; once ``m == max_m`` (the budget) the rows are
     no longer offered to KORS (O(1) per row) and are counted in ``n_after_budget``. Returns
     ``rows_done`` (early when the dictionary buffer is full).
     """
-    cap_m = Xd.shape[0]
+    cap_m = XdT.shape[1]
     ln = cap_m + 1
     kD = np.empty(ln)
     phi = np.empty(ln)
@@ -50,15 +52,15 @@ def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol
             counts[0] = t + 1
             continue
         x = X[i]
-        z, p, rho2 = kors_nystrom_decide(
-            Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, draws[i], kD, phi, wk, q, e
-        )
+        rbf_cols(XdT, 0, m, x, gamma, e, kD)
+        z, p, rho2 = kors_decide(kD, m, U, Ginv, w, mu, eps, beta, draws[i], phi, wk, q)
         if z:
             if rho2 > rho_tol:
                 if m == cap_m:
                     return i
-                kors_nystrom_insert(Xd, m, x, L, Ginv, w, probs, mu, p, sqrt_weight, phi,
-                                    math.sqrt(rho2), wk, q)
+                kors_insert(m, U, Ginv, w, probs, mu, p, sqrt_weight, phi, math.sqrt(rho2), wk, q)
+                for j in range(x.shape[0]):
+                    XdT[j, m] = x[j]
                 didx[m] = t
                 counts[1] = m + 1
             else:
@@ -205,8 +207,8 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
     def _allocate(self, chunk):
         del self.cumulative_loss_  # set by the streaming contract; a transformer has no loss
         d, cm = chunk["X"].shape[1], first_capacity(CAP_COMPONENTS, self.max_components)
-        self._dict_X_ = np.zeros((cm, d))
-        self._chol_ = np.zeros((cm, cm))
+        self._dict_XT_ = np.zeros((d, cm))  # the dictionary points, as columns
+        self._chol_t_ = np.zeros((cm, cm))  # L' (upper triangular), L L' = K_DD
         self._kors_inv_ = np.zeros((cm, cm))
         self._kors_w_ = np.zeros(cm)
         self._kors_p_ = np.zeros(cm)
@@ -214,10 +216,10 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         self._counts_ = np.zeros(4, dtype=np.int64)  # rows seen, components, skipped, dropped (budget)
 
     def _buffer_layout(self):
-        m, d = int(self._counts_[1]), self._dict_X_.shape[1]
+        m, d = int(self._counts_[1]), self._dict_XT_.shape[0]
         return {
-            "_dict_X_": ((m, d), False),
-            "_chol_": ((m, m), False),
+            "_dict_XT_": ((d, m), False),
+            "_chol_t_": ((m, m), False),
             "_kors_w_": ((m,), False),
             "_kors_p_": ((m,), False),
             "_dict_idx_": ((m,), False),
@@ -225,9 +227,9 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         }
 
     def _grow(self):
-        cm = next_capacity(self._dict_X_.shape[0], self.max_components)
-        self._dict_X_ = grow(self._dict_X_, (cm, self._dict_X_.shape[1]))
-        self._chol_ = grow(self._chol_, (cm, cm))
+        cm = next_capacity(self._dict_XT_.shape[1], self.max_components)
+        self._dict_XT_ = grow(self._dict_XT_, (self._dict_XT_.shape[0], cm))
+        self._chol_t_ = grow(self._chol_t_, (cm, cm))
         self._kors_inv_ = grow(self._kors_inv_, (cm, cm))
         for name in ("_kors_w_", "_kors_p_", "_dict_idx_"):
             setattr(self, name, grow(getattr(self, name), (cm,)))
@@ -237,7 +239,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         cap = first_capacity(CAP_COMPONENTS, self.max_components)
         while cap < m and next_capacity(cap, self.max_components) > cap:
             cap = next_capacity(cap, self.max_components)
-        return 8 * (2 * cap * cap + cap * (self._dict_X_.shape[1] + 3))
+        return 8 * (2 * cap * cap + cap * (self._dict_XT_.shape[0] + 3))
 
     def _learn(self, chunk):
         X = chunk["X"]
@@ -248,7 +250,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         while True:
             start = nystrom_fit_pass(
                 X, draws, start, self._gamma(), float(self.mu), float(self.eps), float(self.beta),
-                self.kors_weighting == "inverse_sqrt_p", _RHO_TOL, budget, self._dict_X_, self._chol_,
+                self.kors_weighting == "inverse_sqrt_p", _RHO_TOL, budget, self._dict_XT_, self._chol_t_,
                 self._kors_inv_, self._kors_w_, self._kors_p_, self._dict_idx_, self._counts_,
             )
             if start == X.shape[0]:
@@ -307,14 +309,14 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         -------
         X_new : ndarray of shape (n_samples, n_components_)
         """
-        check_is_fitted(self, "_dict_X_")
+        check_is_fitted(self, "_dict_XT_")
         dtype = output_dtype(X)
         X = validate_X_predict(self, X, dtype=np.float64, order="C")
         m = self.n_components_
         if m == 0:
             return np.zeros((X.shape[0], 0), dtype=dtype)
-        K = rbf_matrix(X, self._dict_X_[:m], self._gamma())
-        Z = solve_triangular(self._chol_[:m, :m], K.T, lower=True, check_finite=False).T
+        K = rbf_matrix_t(X, self._dict_XT_, m, self._gamma())
+        Z = solve_triangular(self._chol_t_[:m, :m], K.T, trans="T", lower=False, check_finite=False).T
         return np.ascontiguousarray(Z, dtype=dtype)
 
     # ------------------------------------------------------------------ views

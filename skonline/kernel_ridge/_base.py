@@ -105,6 +105,20 @@ def awv_settings(est):
                             forgetting=float(getattr(est, "forgetting", 1.0)))
 
 
+def linear_predict(V, P, b, awv, clip):
+    """Predictions (n, n_heads) of the linear forecaster ``P = A^{-1}``, ``b`` for feature rows
+    ``V`` (n, m), each as the next round: ``v' P b'``, divided by ``1 + v' P v`` for AWV, clipped
+    to ``[-clip, clip]``."""
+    U = V @ P
+    num = U @ b.T
+    if awv:
+        s = np.einsum("ij,ij->i", U, V)
+        num = num / (1.0 + s)[:, None]
+    if np.isfinite(clip):
+        num = np.clip(num, -clip, clip)
+    return num
+
+
 def resolve_sigma(sigma, n_features):
     """The bandwidth in use: ``sqrt(n_features)`` for ``'auto'``, else ``float(sigma)``."""
     if isinstance(sigma, str):
@@ -152,17 +166,8 @@ class _LinearAWVMixin:
     def _linear_predict(self, V):
         """Predictions (n, n_heads) for feature rows ``V`` (n, m), each as the next round."""
         m = V.shape[1]
-        P = self._precision_[:m, :m]
-        b = self._b_[:, :m]
-        U = V @ P
-        num = U @ b.T
-        if self.algorithm == "awv":
-            s = np.einsum("ij,ij->i", U, V)
-            num = num / (1.0 + s)[:, None]
-        c = self._clip_value()
-        if np.isfinite(c):
-            num = np.clip(num, -c, c)
-        return num
+        return linear_predict(V, self._precision_[:m, :m], self._b_[:, :m], self.algorithm == "awv",
+                              self._clip_value())
 
     # public views of the state -------------------------------------------------
     @property

@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite, state_scalar
+from ..utils._online_kernel import rbf_matrix_t
 from . import _core as core
 from ._base import (
     _CAP_ROWS,
@@ -21,6 +22,7 @@ from ._base import (
     _GrowingStateMixin,
     awv_settings,
     first_capacity,
+    linear_predict,
     grow,
     next_capacity,
     resolve_sigma,
@@ -30,6 +32,9 @@ from ._base import (
 __all__ = ["KernelAWVRegressor"]
 
 _KERNELS = {"rbf": 0, "linear": 1}
+#: the switch's pivoted Cholesky stops once every residual k(x, x) - ||phi(x)||^2 is below this
+#: fraction of the largest diagonal entry (the stored rows are then in the dictionary's span)
+_PIVOT_TOL = 1e-10
 
 
 class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorMixin, BaseEstimator):
@@ -143,18 +148,20 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "kernel": [StrOptions(set(_KERNELS))],
         "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "max_rows": [Interval(Integral, 1, None, closed="left"), None],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
         "algorithm": [StrOptions({"awv", "ridge"})],
         "clip": [Interval(Real, 0, None, closed="neither"), None],
         "standardize": ["boolean"],
-        "max_rows": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    def __init__(self, alpha=1.0, *, kernel="rbf", sigma="auto", max_rows=4096, algorithm="awv", clip=None,
-                 standardize=True):
+    def __init__(self, alpha=1.0, *, kernel="rbf", sigma="auto", max_rows=4096, n_components=256, algorithm="awv",
+                 clip=None, standardize=True):
         self.alpha = alpha
         self.kernel = kernel
         self.sigma = sigma
         self.max_rows = max_rows
+        self.n_components = n_components
         self.algorithm = algorithm
         self.clip = clip
         self.standardize = standardize
@@ -168,11 +175,16 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
     def _allocate(self, chunk):
         d = chunk["X"].shape[1]
         cap = first_capacity(_CAP_ROWS, self.max_rows)
-        self._X_buf_ = np.zeros((cap, d))
-        self._chol_buf_ = np.zeros((cap, cap))
+        self._X_buf_ = np.zeros((d, cap))  # the rows learned, as columns
+        self._chol_buf_ = np.zeros((cap, cap))  # L' (upper triangular)
         self._w_buf_ = np.zeros((cap, 1))
+        self._y_buf_ = np.zeros((cap, 1))
+        self._sw_buf_ = np.zeros(cap)
         self._n_stored_ = np.zeros(1, dtype=np.int64)  # rows learned and stored
-        self._n_dropped_ = np.zeros(1, dtype=np.int64)  # rows not learned once max_rows was reached
+        self._n_after_budget_ = np.zeros(1, dtype=np.int64)  # rows learned by the projected forecaster
+
+    def _is_projected(self):
+        return hasattr(self, "_precision_")
 
     def _records(self, cum_loss):
         """The kernel's and the forecaster's settings and the
@@ -182,76 +194,160 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
             max_rows=np.iinfo(np.int64).max if self.max_rows is None else int(self.max_rows),
         )
         state = core.KernelAWVState(
-            X_hist=self._X_buf_, L=self._chol_buf_, W=self._w_buf_, n_stored=self._n_stored_,
-            n_dropped=self._n_dropped_, cum_loss=cum_loss,
+            X_hist=self._X_buf_, L=self._chol_buf_, W=self._w_buf_, Y=self._y_buf_, sw=self._sw_buf_,
+            n_stored=self._n_stored_, cum_loss=cum_loss,
         )
         return kernel, awv_settings(self), state
 
     def _buffer_layout(self):
-        t, d = int(self._n_stored_[0]), self._X_buf_.shape[1]
+        if self._is_projected():
+            return {}
+        t, d = int(self._n_stored_[0]), self._X_buf_.shape[0]
         return {
-            "_X_buf_": ((t, d), False),
+            "_X_buf_": ((d, t), False),
             "_chol_buf_": ((t, t), False),
-            "_w_buf_": ((t, self._w_buf_.shape[1]), False),
+            "_w_buf_": ((t, 1), False),
+            "_y_buf_": ((t, 1), False),
+            "_sw_buf_": ((t,), False),
         }
 
     def _grow(self):
-        cap = next_capacity(self._X_buf_.shape[0], self.max_rows)
-        self._X_buf_ = grow(self._X_buf_, (cap, self._X_buf_.shape[1]))
+        cap = next_capacity(self._X_buf_.shape[1], self.max_rows)
+        self._X_buf_ = grow(self._X_buf_, (self._X_buf_.shape[0], cap))
         self._chol_buf_ = grow(self._chol_buf_, (cap, cap))
-        self._w_buf_ = grow(self._w_buf_, (cap, self._w_buf_.shape[1]))
+        self._w_buf_ = grow(self._w_buf_, (cap, 1))
+        self._y_buf_ = grow(self._y_buf_, (cap, 1))
+        self._sw_buf_ = grow(self._sw_buf_, (cap,))
 
     def _state_bytes(self, n):
         """Bytes of the state holding ``n`` rows (at the capacity the buffers would have)."""
         cap = first_capacity(_CAP_ROWS, self.max_rows)
         while cap < n and next_capacity(cap, self.max_rows) > cap:
             cap = next_capacity(cap, self.max_rows)
-        return 8 * (cap * cap + cap * (self._X_buf_.shape[1] + self._w_buf_.shape[1]))
+        return 8 * (cap * cap + cap * (self._X_buf_.shape[0] + 3))
+
+    def _project(self):
+        """The budget is reached: switch to PKAWV on a Nyström dictionary of the stored rows."""
+        t, d = int(self._n_stored_[0]), self._X_buf_.shape[0]
+        m = min(int(self.n_components), t)
+        XdT, U, P = np.zeros((d, m)), np.zeros((m, m)), np.zeros((m, m))
+        b, piv = np.zeros((1, m)), np.zeros(m, dtype=np.int64)
+        m = core.pivoted_projection(self._X_buf_, self._y_buf_, self._sw_buf_, t, _KERNELS[self.kernel],
+                                    self._gamma(), float(self.alpha), m, _PIVOT_TOL, XdT, U, P, b, piv)
+        self._dict_XT_ = np.ascontiguousarray(XdT[:, :m])
+        self._chol_t_ = np.ascontiguousarray(U[:m, :m])
+        self._precision_ = np.ascontiguousarray(P[:m, :m])
+        self._b_ = np.ascontiguousarray(b[:, :m])
+        self._dict_idx_ = piv[:m].copy()
+        self._refresh_ = np.zeros(1, dtype=np.int64)
+        # the stored rows are released
+        self._X_buf_, self._chol_buf_ = np.zeros((d, 0)), np.zeros((0, 0))
+        self._w_buf_, self._y_buf_, self._sw_buf_ = np.zeros((0, 1)), np.zeros((0, 1)), np.zeros(0)
+
+    def _projected_records(self, cum_loss):
+        m = self._precision_.shape[0]
+        big = np.iinfo(np.int64).max
+        kors = core.KORSSettings(gamma=self._gamma(), mu=1.0, eps=0.0, beta=1.0, sqrt_weight=False, rho_tol=0.0,
+                                 max_m=m, max_hist=big, kernel=_KERNELS[self.kernel])
+        store = core.DenseStore(XdT=self._dict_XT_, XhT=np.zeros((self._dict_XT_.shape[0], 0)))
+        empty = np.zeros(0)
+        state = core.NystromState(
+            Y_hist=np.zeros((0, 1)), W_hist=empty, Phi=np.zeros((0, m)), L=self._chol_t_,
+            kors_inv=np.zeros((0, 0)), kors_w=empty, kors_p=empty, dict_idx=self._dict_idx_, P=self._precision_,
+            b=self._b_, n_history=np.zeros(1, dtype=np.int64), hist_start=np.zeros(1, dtype=np.int64),
+            n_dict=np.array([m], dtype=np.int64), n_skipped=np.zeros(1, dtype=np.int64),
+            n_after_budget=self._n_after_budget_, cum_loss=cum_loss, refresh=self._refresh_,
+        )
+        return kors, store, state
 
     def _learn(self, chunk):
         X = chunk["X"]
         Y = chunk["y"].reshape(-1, 1)
-        out = np.zeros((X.shape[0], 1))
+        sw = chunk["sample_weight"]
+        n = X.shape[0]
+        out = np.zeros((n, 1))
         cum_loss = np.array([self.cumulative_loss_])
         before = int(self._n_stored_[0])
+        settings = awv_settings(self)
         start = 0
-        while True:
-            kernel, settings, state = self._records(cum_loss)  # again after a growth: new buffers
-            start, status = core.kernel_awv_pass(X, Y, chunk["sample_weight"], start, kernel, settings, state, out)
-            raise_if_nonfinite(status, what="predictions")
-            if start == X.shape[0]:
+        while start < n:
+            if self._is_projected():
+                kors, store, state = self._projected_records(cum_loss)
+                start, status = core.nystrom_awv_pass(X, Y, sw, np.zeros(n), start, kors, settings, store, state,
+                                                      out)
+                raise_if_nonfinite(status, what="predictions")
                 break
-            self._grow()
+            kernel, settings, state = self._records(cum_loss)  # again after a growth: new buffers
+            start, status = core.kernel_awv_pass(X, Y, sw, start, kernel, settings, state, out)
+            raise_if_nonfinite(status, what="predictions")
+            if start == n:
+                break
+            if self.max_rows is not None and self._n_stored_[0] == int(self.max_rows):
+                self._project()
+            else:
+                self._grow()
         self.cumulative_loss_ = float(cum_loss[0])
         warn_growth(
             self, what="the stored rows", param="max_rows", before=before, after=int(self._n_stored_[0]),
             budget=self.max_rows, nbytes=self._state_bytes,
-            policy="Later rows are predicted with the stored ones and not learned (the regret "
-                 "bound of Proposition 1 covers the stored rounds only).",
+            policy=f"The forecaster switches to PKAWV on a Nyström dictionary of n_components="
+                   f"{self.n_components} of the stored rows (O(n_components^2) per row) and keeps learning; "
+                   "the stored rows are released.",
         )
         return out
 
-    n_rows_stored_ = state_scalar("_n_stored_", int, "Rows learned and stored (``min(n_samples_seen_, max_rows)``).")
-    n_rows_dropped_ = state_scalar(
-        "_n_dropped_", int, "Rows predicted but not learned because the budget ``max_rows`` was reached."
+    n_rows_stored_ = state_scalar("_n_stored_", int, "Rows learned exactly (at most ``max_rows``).")
+    n_rows_after_budget_ = state_scalar(
+        "_n_after_budget_", int, "Rows learned by the projected forecaster once ``max_rows`` was reached."
     )
 
     @property
-    def X_fit_(self):
+    def n_components_(self):
+        """Dictionary size of the projected forecaster (0 while the forecaster is exact)."""
+        check_is_fitted(self, "_n_stored_")
+        return self._precision_.shape[0] if self._is_projected() else 0
+
+    @property
+    def components_(self):
+        """Dictionary points of the projected forecaster, shape ``(n_components_, n_features_in_)``
+        (standardised, as the forecaster saw them); empty while the forecaster is exact."""
+        check_is_fitted(self, "_n_stored_")
+        if not self._is_projected():
+            return np.zeros((0, self.n_features_in_))
+        return self._dict_XT_.T.copy()
+
+    def _exact_only(self, name):
         check_is_fitted(self, "_X_buf_")
-        return self._X_buf_[: self._n_stored_[0]].copy()
+        if self._is_projected():
+            raise AttributeError(
+                f"{name} is not available: max_rows={self.max_rows} rows were reached and the forecaster "
+                "switched to a Nyström projection of them (components_); the stored rows were released."
+            )
+
+    @property
+    def X_fit_(self):
+        self._exact_only("X_fit_")
+        return self._X_buf_[:, : self._n_stored_[0]].T.copy()
 
     @property
     def dual_coef_(self):
-        check_is_fitted(self, "_w_buf_")
+        self._exact_only("dual_coef_")
         t = int(self._n_stored_[0])
-        return solve_triangular(self._chol_buf_[:t, :t], self._w_buf_[:t, 0], lower=True, trans="T",
-                                check_finite=False)
+        return solve_triangular(self._chol_buf_[:t, :t], self._w_buf_[:t, 0], lower=False, check_finite=False)
 
     def _predict_targets(self, X):
         """Predict each row as the next round of the stream, without learning it."""
         check_is_fitted(self, "_X_buf_")
         X = self._predict_input(X, dtype=np.float64, order="C")
+        if self._is_projected():
+            m = self._precision_.shape[0]
+            if self.kernel == "rbf":
+                K = rbf_matrix_t(X, self._dict_XT_, m, self._gamma())
+            else:
+                K = X @ self._dict_XT_
+            V = solve_triangular(self._chol_t_, K.T, trans="T", lower=False, check_finite=False).T
+            clip = np.inf if self.clip is None else float(self.clip)
+            return linear_predict(V, self._precision_, self._b_, self.algorithm == "awv", clip)[:, 0]
         out = np.zeros((X.shape[0], 1))
         kernel, settings, state = self._records(np.zeros(1))
         core.kernel_predict(X, kernel, settings, state, out)

@@ -4,6 +4,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import solve_triangular
 from scipy.special import comb
 from sklearn.base import BaseEstimator
@@ -11,7 +12,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
-from ..utils._online_kernel import KORSDictionaryMixin, rbf_matrix, taylor_tables, taylor_transform
+from ..utils import _scaling
+from ..utils._online_kernel import KORSDictionaryMixin, rbf_matrix_t, taylor_tables, taylor_transform
+from ..utils.validation import readonly, validate_X_predict
 from . import _core as core
 from ._base import (
     _CAP_COMPONENTS,
@@ -38,6 +41,8 @@ _RHO_TOL = 1e-10
 _WARN_N_COMPONENTS = 5000
 #: features='auto' takes the Taylor map while it has at most this many coordinates (O(r^2) per row)
 _AUTO_MAX_TAYLOR = 500
+#: CSR chunks are densified (then standardised and learned) this many rows at a time
+_BLOCK_ROWS = 1024
 
 
 class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
@@ -53,8 +58,11 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         "eps": [Interval(Real, 0, None, closed="left")],
         "kors_weighting": [StrOptions({"inverse_p", "inverse_sqrt_p"})],
         "max_components": [Interval(Integral, 1, None, closed="left"), None],
+        "max_history": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state", np.random.Generator],
     }
+
+    _accept_sparse = True
 
     def _inv_sigma(self):
         return 1.0 / resolve_sigma(self.sigma, self.n_features_in_)
@@ -62,8 +70,41 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
     def _gamma(self):
         return 1.0 / (2.0 * resolve_sigma(self.sigma, self.n_features_in_) ** 2)
 
+    # ------------------------------------------------------------------ standardisation
+    # The features are standardised here, block by block right before the compiled pass (dense
+    # blocks: CSR rows are densified first), instead of by the streaming contract on the whole
+    # chunk: the same rows as CSR or dense then get the same standardised rows, and a CSR chunk is
+    # never densified whole. The regression target is still standardised by the contract.
+    def _standardizes(self):
+        return False
+
+    def _blocks(self, X, first_row, learn):
+        """``(a, b, Z)``: the rows ``a:b`` of ``X`` as a dense block, standardised with the
+        running statistics (prequentially: row ``t`` with those of the rows before it; updated
+        when ``learn``) if ``standardize``. ``first_row``: the stream position of row 0 of ``X``."""
+        n = X.shape[0]
+        step = _BLOCK_ROWS if sp.issparse(X) else max(n, 1)
+        clip, mc = float(self._standardize_clip), float(self._standardize_min_count)
+        for a in range(0, n, step):
+            b = min(n, a + step)
+            Z = X[a:b].toarray() if sp.issparse(X) else X[a:b]
+            if self.standardize:
+                count = np.array([float(first_row + a)])
+                if learn:
+                    Z = _scaling.learn_transform(Z, count, self._x_mean_, self._x_m2_, clip, min_count=mc)
+                else:
+                    Z = _scaling.frozen_transform(Z, count, self._x_mean_, self._x_m2_, clip, min_count=mc)
+            yield a, b, readonly(np.ascontiguousarray(Z, dtype=np.float64))
+
+    def _predict_input(self, X, **kwargs):
+        """Validated ``X`` (dense or CSR), not yet standardised (see :meth:`_blocks`)."""
+        return validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64, order="C")
+
     # ------------------------------------------------------------------ state
     def _allocate_pkawv(self, d, n_heads):
+        if self.standardize:
+            self._x_mean_ = np.zeros(d)
+            self._x_m2_ = np.zeros(d)
         r = int(comb(int(self.degree) + d, d, exact=True))
         if self.features == "auto":
             self.features_ = "taylor" if r <= _AUTO_MAX_TAYLOR else "nystrom"
@@ -80,37 +121,44 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
             self.powers_, self._parent, self._var, self._inv_sqrt = taylor_tables(d, int(self.degree))
             self._init_linear_state(r, n_heads)
             return
-        ct, cm = _CAP_ROWS, first_capacity(_CAP_COMPONENTS, self.max_components)
-        self._X_hist_ = np.zeros((ct, d))
+        ct, cm = first_capacity(_CAP_ROWS, self._history_capacity()), first_capacity(_CAP_COMPONENTS,
+                                                                                     self.max_components)
+        self._hist_XT_ = np.zeros((d, ct))
         self._Y_hist_ = np.zeros((ct, n_heads))
         self._W_hist_ = np.zeros(ct)  # sample weights of the stored rows
         self._Phi_hist_ = np.zeros((ct, cm))
-        self._dict_X_ = np.zeros((cm, d))
-        self._chol_ = np.zeros((cm, cm))
+        self._dict_XT_ = np.zeros((d, cm))
+        self._chol_t_ = np.zeros((cm, cm))
         self._kors_inv_ = np.zeros((cm, cm))
         self._kors_w_ = np.zeros(cm)
         self._kors_p_ = np.zeros(cm)
         self._dict_idx_ = np.zeros(cm, dtype=np.int64)
         self._precision_ = np.zeros((cm, cm))
         self._b_ = np.zeros((n_heads, cm))
-        self._n_history_ = np.zeros(1, dtype=np.int64)  # rows in the history
+        self._n_history_ = np.zeros(1, dtype=np.int64)  # rows in the history buffers
+        self._hist_start_ = np.zeros(1, dtype=np.int64)  # stream position of the first of them
         self._n_dict_ = np.zeros(1, dtype=np.int64)  # dictionary size m
         self._n_skipped_ = np.zeros(1, dtype=np.int64)  # insertions skipped (already in the span)
         self._n_after_budget_ = np.zeros(1, dtype=np.int64)  # rows seen once m reached max_components
         self._refresh_ = np.zeros(1, dtype=np.int64)  # forgetting: next coordinate to refresh
 
+    def _history_capacity(self):
+        """Largest capacity of the history buffers: twice ``max_history`` (None: unbounded)."""
+        return None if self.max_history is None else 2 * int(self.max_history)
+
     def _buffer_layout(self):
         if not hasattr(self, "_n_dict_") or self.features_ == "taylor":
             return {}
         t, m = int(self._n_history_[0]), int(self._n_dict_[0])
-        d, k = self._X_hist_.shape[1], self._Y_hist_.shape[1]
+        t = min(t, self._Y_hist_.shape[0])  # 0 once the history is released (frozen dictionary)
+        d, k = self._dict_XT_.shape[0], self._Y_hist_.shape[1]
         return {
-            "_X_hist_": ((t, d), False),
+            "_hist_XT_": ((d, t), False),
             "_Y_hist_": ((t, k), False),
             "_W_hist_": ((t,), False),
             "_Phi_hist_": ((t, m), False),
-            "_dict_X_": ((m, d), False),
-            "_chol_": ((m, m), False),
+            "_dict_XT_": ((d, m), False),
+            "_chol_t_": ((m, m), False),
             "_kors_w_": ((m,), False),
             "_kors_p_": ((m,), False),
             "_dict_idx_": ((m,), False),
@@ -125,17 +173,46 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         return int(self._n_dict_[0])
 
     def _grow_rows(self):
-        ct = next_capacity(self._X_hist_.shape[0])
-        self._X_hist_ = grow(self._X_hist_, (ct, self._X_hist_.shape[1]))
-        self._Y_hist_ = grow(self._Y_hist_, (ct, self._Y_hist_.shape[1]))
-        self._W_hist_ = grow(self._W_hist_, (ct,))
-        self._Phi_hist_ = grow(self._Phi_hist_, (ct, self._Phi_hist_.shape[1]))
+        """The history buffers are full: double them (up to twice ``max_history``), or keep their
+        last ``max_history`` rows (new arrays: a snapshot still holds the old ones)."""
+        ct = self._Y_hist_.shape[0]
+        cap = self._history_capacity()
+        new = next_capacity(ct, cap)
+        if new > ct:
+            self._hist_XT_ = grow(self._hist_XT_, (self._hist_XT_.shape[0], new))
+            self._Y_hist_ = grow(self._Y_hist_, (new, self._Y_hist_.shape[1]))
+            self._W_hist_ = grow(self._W_hist_, (new,))
+            self._Phi_hist_ = grow(self._Phi_hist_, (new, self._Phi_hist_.shape[1]))
+            return
+        keep = int(self.max_history)
+        t = int(self._n_history_[0])
+        lo = t - keep
+        for name, axis in (("_hist_XT_", 1), ("_Y_hist_", 0), ("_W_hist_", 0), ("_Phi_hist_", 0)):
+            old = getattr(self, name)
+            fresh = np.zeros_like(old)
+            if axis == 1:
+                fresh[:, :keep] = old[:, lo:t]
+            else:
+                fresh[:keep] = old[lo:t]
+            setattr(self, name, fresh)
+        self._n_history_ = np.array([keep], dtype=np.int64)
+        self._hist_start_ = self._hist_start_ + lo
+
+    def _release_history(self):
+        """Frozen dictionary: no insertion will re-project the past again; drop the history."""
+        if self._Y_hist_.shape[0] == 0:
+            return
+        d, k, cm = self._hist_XT_.shape[0], self._Y_hist_.shape[1], self._Phi_hist_.shape[1]
+        self._hist_XT_ = np.zeros((d, 0))
+        self._Y_hist_ = np.zeros((0, k))
+        self._W_hist_ = np.zeros(0)
+        self._Phi_hist_ = np.zeros((0, cm))
 
     def _grow_components(self):
-        cm = next_capacity(self._dict_X_.shape[0], self.max_components)
+        cm = next_capacity(self._dict_XT_.shape[1], self.max_components)
         self._Phi_hist_ = grow(self._Phi_hist_, (self._Phi_hist_.shape[0], cm))
-        self._dict_X_ = grow(self._dict_X_, (cm, self._dict_X_.shape[1]))
-        for name in ("_chol_", "_kors_inv_", "_precision_"):
+        self._dict_XT_ = grow(self._dict_XT_, (self._dict_XT_.shape[0], cm))
+        for name in ("_chol_t_", "_kors_inv_", "_precision_"):
             setattr(self, name, grow(getattr(self, name), (cm, cm)))
         for name in ("_kors_w_", "_kors_p_", "_dict_idx_"):
             setattr(self, name, grow(getattr(self, name), (cm,)))
@@ -147,62 +224,77 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         return core.TaylorMap(center=np.zeros(d), inv_sigma=self._inv_sigma(), parent=self._parent, var=self._var,
                               inv_sqrt=self._inv_sqrt)
 
-    def _nystrom_records(self, cum_loss):
-        """The :class:`~skonline.kernel_ridge._core.KORSSettings` and the
-        :class:`~skonline.kernel_ridge._core.NystromState` over the state attributes."""
-        kors = core.KORSSettings(
+    def _kors_settings(self):
+        big = np.iinfo(np.int64).max
+        return core.KORSSettings(
             gamma=self._gamma(), mu=float(self.mu), eps=float(self.eps), beta=float(self.beta),
             sqrt_weight=self.kors_weighting == "inverse_sqrt_p", rho_tol=_RHO_TOL,
-            max_m=np.iinfo(np.int64).max if self.max_components is None else int(self.max_components),
+            max_m=big if self.max_components is None else int(self.max_components),
+            max_hist=big if self.max_history is None else int(self.max_history), kernel=0,
         )
+
+    def _nystrom_records(self, cum_loss):
+        """The :class:`~skonline.kernel_ridge._core.DenseStore` and
+        :class:`~skonline.kernel_ridge._core.NystromState` over the state attributes."""
+        store = core.DenseStore(XdT=self._dict_XT_, XhT=self._hist_XT_)
         state = core.NystromState(
-            X_hist=self._X_hist_, Y_hist=self._Y_hist_, W_hist=self._W_hist_, Phi=self._Phi_hist_,
-            X_dict=self._dict_X_, L=self._chol_, kors_inv=self._kors_inv_, kors_w=self._kors_w_,
-            kors_p=self._kors_p_, dict_idx=self._dict_idx_, P=self._precision_, b=self._b_,
-            n_history=self._n_history_, n_dict=self._n_dict_, n_skipped=self._n_skipped_,
-            n_after_budget=self._n_after_budget_, cum_loss=cum_loss, refresh=self._refresh_,
+            Y_hist=self._Y_hist_, W_hist=self._W_hist_, Phi=self._Phi_hist_, L=self._chol_t_,
+            kors_inv=self._kors_inv_, kors_w=self._kors_w_, kors_p=self._kors_p_, dict_idx=self._dict_idx_,
+            P=self._precision_, b=self._b_, n_history=self._n_history_, hist_start=self._hist_start_,
+            n_dict=self._n_dict_, n_skipped=self._n_skipped_, n_after_budget=self._n_after_budget_,
+            cum_loss=cum_loss, refresh=self._refresh_,
         )
-        return kors, state
+        return store, state
 
     def _run_pass(self, X, Y, sw):
         n = X.shape[0]
         out = np.zeros((n, Y.shape[1]))
         cum_loss = np.array([self.cumulative_loss_])
         settings = self._awv_settings()
-        if self.features_ == "taylor":
-            status = core.awv_pass_taylor(
-                X, Y, sw, self._taylor_map(X.shape[1]), settings, self._linear_state(cum_loss), out
-            )
-            raise_if_nonfinite(status, what="predictions")
-        else:
+        if self.features_ == "nystrom":
             draws = self._rng_.random(n)  # one uniform per row: the KORS Bernoulli draw
-            m0, t0 = int(self._n_dict_[0]), int(self._n_history_[0])
+            kors = self._kors_settings()
+            m0, t0 = int(self._n_dict_[0]), int(self._hist_start_[0] + self._n_history_[0])
+        for a, b, Z in self._blocks(X, self.n_samples_seen_, learn=True):
+            if self.features_ == "taylor":
+                status = core.awv_pass_taylor(
+                    Z, Y[a:b], sw[a:b], self._taylor_map(Z.shape[1]), settings, self._linear_state(cum_loss),
+                    out[a:b],
+                )
+                raise_if_nonfinite(status, first_row=a, what="predictions")
+                continue
             start = 0
             while True:
-                kors, state = self._nystrom_records(cum_loss)  # again after a growth: new buffers
-                start, status = core.nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, state, out)
-                raise_if_nonfinite(status, what="predictions")
-                if start == n:
+                store, state = self._nystrom_records(cum_loss)  # again after a growth: new buffers
+                start, status = core.nystrom_awv_pass(Z, Y[a:b], sw[a:b], draws[a:b], start, kors, settings, store,
+                                                      state, out[a:b])
+                raise_if_nonfinite(status, first_row=a, what="predictions")
+                if start == b - a:
                     break
-                if self._n_history_[0] == self._X_hist_.shape[0]:
+                if self._n_history_[0] == self._Y_hist_.shape[0] and self._n_dict_[0] < kors.max_m:
                     self._grow_rows()
                 else:
                     self._grow_components()
+        if self.features_ == "nystrom":
+            if self._n_dict_[0] >= kors.max_m:
+                self._release_history()
             self._warn_growth(m0, t0)
         self.cumulative_loss_ = float(cum_loss[0])
         return out
 
     def _state_bytes(self, m, t=None):
-        """Bytes of the Nyström state: ``m`` components, ``t`` history rows (default: current)."""
+        """Bytes of the Nyström state: ``m`` components, ``t`` rows of history kept (default:
+        current)."""
         cap = first_capacity(_CAP_COMPONENTS, self.max_components)
         while cap < m and next_capacity(cap, self.max_components) > cap:
             cap = next_capacity(cap, self.max_components)
-        ct = _CAP_ROWS
+        hcap = self._history_capacity()
+        ct = first_capacity(_CAP_ROWS, hcap)
         t = int(self._n_history_[0]) if t is None else t
-        while ct < t:
-            ct = next_capacity(ct)
-        d, k = self._X_hist_.shape[1], self._Y_hist_.shape[1]
-        return 8 * (ct * (d + k + cap) + cap * (3 * cap + d + k + 3))
+        while ct < t and next_capacity(ct, hcap) > ct:
+            ct = next_capacity(ct, hcap)
+        d, k = self._dict_XT_.shape[0], self._b_.shape[0]
+        return 8 * (ct * (d + k + 1 + cap) + cap * (3 * cap + d + k + 3))
 
     def _warn_growth(self, m0, t0):
         m = int(self._n_dict_[0])
@@ -210,15 +302,17 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
             self, what="the Nyström dictionary", param="max_components", before=m0, after=m,
             budget=self.max_components, nbytes=self._state_bytes,
             policy="The dictionary is frozen (later rows are not offered to KORS) and the history of "
-                   "past rows is no longer stored: learning continues on a fixed feature map.",
+                   "past rows is released: learning continues on a fixed feature map.",
         )
-        warn_growth(
-            self, what="the rows of history", param="max_components", before=t0,
-            after=int(self._n_history_[0]), budget=None,
-            nbytes=lambda t: self._state_bytes(m, t), policy="",
-            hint="the history (kept to re-project the past on each insertion) grows until the "
-                 "dictionary reaches max_components; lower max_components (or raise mu) to bound it.",
-        )
+        if self.max_history is None:
+            warn_growth(
+                self, what="the rows of history", param="max_history", before=t0,
+                after=int(self._hist_start_[0] + self._n_history_[0]), budget=None,
+                nbytes=lambda t: self._state_bytes(m, t), policy="",
+                hint="the history (kept to re-project the past on each insertion) grows until the "
+                     "dictionary reaches max_components; set max_history (or lower max_components) to "
+                     "bound it.",
+            )
 
     @property
     def n_rows_after_budget_(self):
@@ -227,23 +321,26 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         return int(self._n_after_budget_[0]) if self.features_ == "nystrom" else 0
 
     # ------------------------------------------------------------------ features
-    def _embed(self, X):
-        """Feature rows of ``X`` under the current map (n, m)."""
+    def _embed(self, Z):
+        """Feature rows of the standardised rows ``Z`` under the current map (n, m)."""
         if self.features_ == "taylor":
-            out = np.empty((X.shape[0], self._precision_.shape[0]))
-            taylor_transform(X, np.zeros(X.shape[1]), self._inv_sigma(), self._parent, self._var,
+            out = np.empty((Z.shape[0], self._precision_.shape[0]))
+            taylor_transform(Z, np.zeros(Z.shape[1]), self._inv_sigma(), self._parent, self._var,
                              self._inv_sqrt, out)
             return out
         m = self._n_active()
         if m == 0:
-            return np.zeros((X.shape[0], 0))
-        K = rbf_matrix(X, self._dict_X_[:m], self._gamma())
-        return solve_triangular(self._chol_[:m, :m], K.T, lower=True, check_finite=False).T
+            return np.zeros((Z.shape[0], 0))
+        K = rbf_matrix_t(Z, self._dict_XT_, m, self._gamma())
+        return solve_triangular(self._chol_t_[:m, :m], K.T, trans="T", lower=False, check_finite=False).T
 
     def _raw_predict(self, X):
         check_is_fitted(self, "_precision_")
-        X = self._predict_input(X, dtype=np.float64, order="C")
-        return self._linear_predict(self._embed(X))
+        X = self._predict_input(X)
+        out = np.empty((X.shape[0], self._b_.shape[0]))
+        for a, b, Z in self._blocks(X, self.n_samples_seen_, learn=False):
+            out[a:b] = self._linear_predict(self._embed(Z))
+        return out
 
     # ------------------------------------------------------------------ public views
     @property
@@ -445,8 +542,8 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
     )
 
     def __init__(self, features="auto", *, alpha=1.0, sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
-                 kors_weighting="inverse_p", max_components=2000, algorithm="awv", clip=None, standardize=True,
-                 forgetting=0.999, random_state=None):
+                 kors_weighting="inverse_p", max_components=2000, max_history=None, algorithm="awv", clip=None,
+                 standardize=True, forgetting=0.999, random_state=None):
         self.features = features
         self.forgetting = forgetting
         self.standardize = standardize
@@ -458,6 +555,7 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
         self.eps = eps
         self.kors_weighting = kors_weighting
         self.max_components = max_components
+        self.max_history = max_history
         self.algorithm = algorithm
         self.clip = clip
         self.random_state = random_state
@@ -478,6 +576,9 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
                 "check with sigma=4 runs in tests/kernel_ridge/test_pkawv.py."
             )
         }
+
+    def _standardizes_target(self):
+        return bool(self.standardize)
 
     def _allocate(self, chunk):
         self._allocate_pkawv(chunk["X"].shape[1], 1)
@@ -539,8 +640,8 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
     )
 
     def __init__(self, features="auto", *, alpha=1.0, sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
-                 kors_weighting="inverse_p", max_components=2000, algorithm="awv", clip=None, standardize=True,
-                 forgetting=0.999, random_state=None):
+                 kors_weighting="inverse_p", max_components=2000, max_history=None, algorithm="awv", clip=None,
+                 standardize=True, forgetting=0.999, random_state=None):
         self.features = features
         self.forgetting = forgetting
         self.standardize = standardize
@@ -552,6 +653,7 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
         self.eps = eps
         self.kors_weighting = kors_weighting
         self.max_components = max_components
+        self.max_history = max_history
         self.algorithm = algorithm
         self.clip = clip
         self.random_state = random_state

@@ -3,11 +3,14 @@
 * Taylor features of the Gaussian kernel (Jézéquel, Gaillard & Rudi 2019, eq. 6): multi-index
   tables in scikit-learn's ``PolynomialFeatures`` order and a per-row evaluation that cannot
   overflow (direct recursion whenever ``exp(-||z||^2 / 2)`` is a normal number, log domain otherwise).
-* Gaussian kernel rows with the vectorisable exponential.
+* Gaussian (and linear) kernel values of a point against stored points kept as the *columns* of
+  a (d, capacity) array, so the loop over points is the inner one and vectorises, with the
+  vectorisable exponential.
 * The Sherman-Morrison rank-one update of an inverse ``P = A^{-1}`` (``A <- A + v v'``), written as
   row operations (axpy) that the compiler vectorises; it keeps ``P`` exactly symmetric.
-* Growing a symmetric inverse by one row/column (Schur complement) and a Cholesky factor by one
-  row (block append).
+* Growing a symmetric inverse by one row/column (Schur complement) and a Cholesky factor ``L`` by
+  one row (block append), ``L`` kept transposed so that forward substitution runs by columns
+  (vectorises).
 * One KORS step (Kernel Online Row Sampling, Calandriello et al. 2017): approximate ridge leverage
   score of the incoming point against the weighted dictionary, in closed form.
 
@@ -116,31 +119,56 @@ def taylor_transform(X, center, inv_sigma, parent, var, inv_sqrt, out):
 
 # --------------------------------------------------------------------------- Gaussian kernel
 @njit(inline="always")
-def rbf_row(Xs, n, x, gamma, e, out):
-    """``out[i] = exp(-gamma ||Xs[i] - x||^2)`` for ``i < n`` (``e``: scratch, >= n)."""
+def rbf_cols(XT, lo, hi, x, gamma, e, out):
+    """``out[i] = exp(-gamma ||XT[:, i] - x||^2)`` for ``lo <= i < hi``: the points are the
+    *columns* of ``XT`` (shape (d, capacity)), so the loop over points is the inner one and
+    vectorises.
+
+    Each squared distance is summed over the features in order, as a loop over one point's
+    features would (the same bits). ``e``: scratch (>= hi).
+    """
     d = x.shape[0]
-    for i in range(n):
-        s = 0.0
-        for j in range(d):
-            t = Xs[i, j] - x[j]
-            s += t * t
-        v = -gamma * s
+    for i in range(lo, hi):
+        e[i] = 0.0
+    for j in range(d):
+        xj = x[j]
+        Xj = XT[j]
+        for i in range(lo, hi):
+            t = Xj[i] - xj
+            e[i] += t * t
+    for i in range(lo, hi):
+        v = -gamma * e[i]
         e[i] = v if v > EXP_MIN else EXP_MIN
-    exp_buffer(e, out, n)
-    for i in range(n):  # exp(EXP_MIN) ~ 1e-308: call it zero, as exp() of the true value would
+    exp_buffer(e[lo:hi], out[lo:hi], hi - lo)
+    for i in range(lo, hi):  # exp(EXP_MIN) ~ 1e-308: call it zero, as exp() of the true value would
         if e[i] <= EXP_MIN:
             out[i] = 0.0
 
 
 @njit(inline="always")
-def linear_row(Xs, n, x, out):
-    """``out[i] = Xs[i] . x`` for ``i < n``."""
+def linear_cols(XT, lo, hi, x, out):
+    """``out[i] = XT[:, i] . x`` for ``lo <= i < hi`` (points as columns; each dot product summed
+    over the features in order)."""
     d = x.shape[0]
+    for i in range(lo, hi):
+        out[i] = 0.0
+    for j in range(d):
+        xj = x[j]
+        Xj = XT[j]
+        for i in range(lo, hi):
+            out[i] += Xj[i] * xj
+
+
+@njit
+def rbf_matrix_t(A, BT, m, gamma):
+    """Gaussian kernel matrix ``exp(-gamma ||a_i - b_j||^2)`` against the first ``m`` columns of
+    ``BT`` (points as columns), shape (n, m)."""
+    n = A.shape[0]
+    out = np.empty((n, m))
+    e = np.empty(m)
     for i in range(n):
-        s = 0.0
-        for j in range(d):
-            s += Xs[i, j] * x[j]
-        out[i] = s
+        rbf_cols(BT, 0, m, A[i], gamma, e, out[i])
+    return out
 
 
 # --------------------------------------------------------------------------- inverse updates
@@ -204,14 +232,44 @@ def inverse_append(P, m, c, corner, q):
 
 
 @njit(inline="always")
-def lower_solve(L, m, b, out):
-    """``out[:m] = L[:m, :m]^{-1} b[:m]`` for lower-triangular ``L`` (row-oriented)."""
+def lower_solve_t(U, m, b, out):
+    """``out[:m] = L^{-1} b[:m]`` with the lower-triangular ``L`` stored transposed, ``U = L'``
+    (upper triangular, row k of ``U`` is column k of ``L``).
+
+    Column-oriented forward substitution, four columns at a time: once ``out[k:k+4]`` are known
+    they are subtracted from every later entry in one loop over contiguous rows of ``U`` (the
+    compiler vectorises it). Each entry receives the same operations in the same order as in the
+    row-oriented substitution ``out[i] = (b[i] - sum_{k<i} L[i, k] out[k]) / L[i, i]`` (summed in
+    order of k), so the two give the same bits.
+    """
     for i in range(m):
-        s = b[i]
-        Li = L[i]
-        for k in range(i):
-            s -= Li[k] * out[k]
-        out[i] = s / Li[i]
+        out[i] = b[i]
+    k = 0
+    while k + 4 <= m:
+        o0 = out[k] / U[k, k]
+        out[k] = o0
+        o1 = (out[k + 1] - U[k, k + 1] * o0) / U[k + 1, k + 1]
+        out[k + 1] = o1
+        o2 = ((out[k + 2] - U[k, k + 2] * o0) - U[k + 1, k + 2] * o1) / U[k + 2, k + 2]
+        out[k + 2] = o2
+        o3 = (((out[k + 3] - U[k, k + 3] * o0) - U[k + 1, k + 3] * o1) - U[k + 2, k + 3] * o2) / U[k + 3, k + 3]
+        out[k + 3] = o3
+        rest = out[k + 4 : m]  # slices of equal length: the compiler vectorises this loop
+        u0 = U[k, k + 4 : m]
+        u1 = U[k + 1, k + 4 : m]
+        u2 = U[k + 2, k + 4 : m]
+        u3 = U[k + 3, k + 4 : m]
+        for i in range(rest.shape[0]):
+            rest[i] = (((rest[i] - u0[i] * o0) - u1[i] * o1) - u2[i] * o2) - u3[i] * o3
+        k += 4
+    while k < m:
+        ok = out[k] / U[k, k]
+        out[k] = ok
+        rest = out[k + 1 : m]
+        Uk = U[k, k + 1 : m]
+        for i in range(rest.shape[0]):
+            rest[i] -= Uk[i] * ok
+        k += 1
 
 
 # --------------------------------------------------------------------------- KORS
@@ -234,17 +292,17 @@ def kors_score(Ginv, m, wk, kxx, mu, eps, q):
 
 
 @njit(inline="always")
-def kors_nystrom_decide(Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, u_draw, kD, phi, wk, q, e):
-    """One KORS decision for ``x`` against the Gaussian-kernel dictionary ``Xd[:m]``.
+def kors_decide(kD, m, U, Ginv, w, mu, eps, beta, u_draw, phi, wk, q):
+    """One KORS decision for a point whose Gaussian-kernel values against the dictionary are
+    ``kD[:m]`` (``k(x, x) = 1``).
 
-    Fills ``kD = k(Xd[:m], x)`` and ``phi = L^{-1} kD`` (the embedding of ``x`` with the current
-    dictionary, ``L L' = K_DD``), computes the KORS probability ``p = clip(beta tau, 0, 1)`` and
-    returns ``(z, p, rho2)`` with ``z = u_draw < p`` the Bernoulli draw and
-    ``rho2 = k(x, x) - phi' phi`` the squared distance of ``phi(x)`` to the span of the dictionary
-    (``wk``, ``q``, ``e``: scratch of at least ``m`` entries).
+    Fills ``phi = L^{-1} kD`` (the embedding of ``x`` with the current dictionary, ``L L' = K_DD``,
+    ``U = L'``), computes the KORS probability ``p = clip(beta tau, 0, 1)`` and returns
+    ``(z, p, rho2)`` with ``z = u_draw < p`` the Bernoulli draw and ``rho2 = k(x, x) - phi' phi``
+    the squared distance of ``phi(x)`` to the span of the dictionary (``wk``, ``q``: scratch of at
+    least ``m`` entries; ``wk = W kD`` on return).
     """
-    rbf_row(Xd, m, x, gamma, e, kD)
-    lower_solve(L, m, kD, phi)
+    lower_solve_t(U, m, kD, phi)
     for k in range(m):
         wk[k] = w[k] * kD[k]
     tau, s2 = kors_score(Ginv, m, wk, 1.0, mu, eps, q)
@@ -260,38 +318,26 @@ def kors_nystrom_decide(Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, u_draw, kD, 
 
 
 @njit(inline="always")
-def kors_nystrom_insert(Xd, m, x, L, Ginv, w, probs, mu, p, sqrt_weight, phi, rho, wk, q):
-    """Add ``x`` to the dictionary after a positive KORS draw (capacity ``> m`` is the caller's).
+def kors_insert(m, U, Ginv, w, probs, mu, p, sqrt_weight, phi, rho, wk, q):
+    """Add a point to the dictionary after a positive KORS draw (capacity ``> m`` and storing the
+    point itself are the caller's).
 
-    Appends the row ``(phi', rho)`` to ``L``, the KORS weight ``1/p`` (or ``1/sqrt(p)`` when
-    ``sqrt_weight``) and grows ``Ginv = (W K_DD W + mu I)^{-1}`` by the Schur complement.
-    ``wk`` must still hold ``W k_D(x)``. Sets ``phi[m] = rho`` (the new coordinate of ``x``).
+    Appends the row ``(phi', rho)`` to ``L`` (the column ``(phi, rho)`` to ``U = L'``), the KORS
+    weight ``1/p`` (or ``1/sqrt(p)`` when ``sqrt_weight``) and grows
+    ``Ginv = (W K_DD W + mu I)^{-1}`` by the Schur complement. ``wk`` must still hold
+    ``W k_D(x)``. Sets ``phi[m] = rho`` (the new coordinate of ``x``).
     """
-    d = x.shape[0]
     for k in range(m):
-        L[m, k] = phi[k]
-        L[k, m] = 0.0
-    L[m, m] = rho
+        U[k, m] = phi[k]
+        U[m, k] = 0.0
+    U[m, m] = rho
     wn = 1.0 / math.sqrt(p) if sqrt_weight else 1.0 / p
     for k in range(m):
         wk[k] *= wn
     inverse_append(Ginv, m, wk, wn * wn + mu, q)
     w[m] = wn
     probs[m] = p
-    for j in range(d):
-        Xd[m, j] = x[j]
     phi[m] = rho
-
-
-@njit
-def rbf_matrix(A, B, gamma):
-    """Gaussian kernel matrix ``exp(-gamma ||a_i - b_j||^2)``, from the differences (compiled)."""
-    n, m = A.shape[0], B.shape[0]
-    out = np.empty((n, m))
-    e = np.empty(m)
-    for i in range(n):
-        rbf_row(B, m, A[i], gamma, e, out[i])
-    return out
 
 
 #: first capacities of the growing buffers (doubled when full; a deterministic function of the
@@ -303,7 +349,8 @@ CAP_COMPONENTS = 16
 class KORSDictionaryMixin:
     """Public views of a dictionary grown by KORS (OnlineNystroem, PKAWV with features='nystrom').
 
-    The estimator keeps the dictionary in preallocated buffers ``_dict_X_``, ``_dict_idx_``,
+    The estimator keeps the dictionary in preallocated buffers ``_dict_XT_`` (points as columns),
+    ``_dict_idx_``,
     ``_kors_w_`` and ``_kors_p_``, of which the first ``_dictionary_size()`` rows are in use. The
     hook ``_dictionary_size()`` checks that the estimator is fitted (and has a dictionary; raise
     ``AttributeError`` otherwise) and returns that size. The views are copies.
@@ -318,7 +365,7 @@ class KORSDictionaryMixin:
     @property
     def components_(self):
         """Dictionary points, shape ``(n_components_, n_features)``."""
-        return self._dictionary_view("_dict_X_")
+        return self._dict_XT_[:, : self._dictionary_size()].T.copy()
 
     @property
     def component_indices_(self):

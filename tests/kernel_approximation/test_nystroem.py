@@ -139,7 +139,7 @@ def test_budget_freezes_the_dictionary_and_memory():
     assert nys.n_components_ == 50 and nys.n_rows_after_budget_ > 0
     assert nys.transform(X[:10]).shape == (10, 50)
     small = OnlineNystroem(sigma=0.5, mu=1e-2, random_state=0).fit(X[:300])
-    assert small._chol_.shape[0] > small.n_components_  # a padded capacity ...
+    assert small._chol_t_.shape[0] > small.n_components_  # a padded capacity ...
     blob = pickle.dumps(small)
     m = small.n_components_
     assert len(blob) < 8 * m * (2 * m + 5 + 3) + 20_000  # ... that the pickle does not hold

@@ -92,12 +92,12 @@ def test_nystrom_chunking_across_buffer_growth_is_bitwise():
     y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2
     a = PKAWVRegressor(features="nystrom", mu=0.05, random_state=3)
     pa = a.partial_fit_predict(X, y)
-    assert a.n_components_ > 40 and a._X_hist_.shape[0] == 1024
+    assert a.n_components_ > 40 and a._hist_XT_.shape[1] == 1024
     b = PKAWVRegressor(features="nystrom", mu=0.05, random_state=3)
     pb = np.concatenate([b.partial_fit_predict(X[s], y[s]) for s in (slice(0, 1), slice(1, 256),
                                                                       slice(256, 257), slice(257, 600))])
     np.testing.assert_array_equal(pa, pb)
-    for k in ("_precision_", "_Phi_hist_", "_chol_", "_kors_inv_", "_b_"):
+    for k in ("_precision_", "_Phi_hist_", "_chol_t_", "_kors_inv_", "_b_"):
         np.testing.assert_array_equal(getattr(a, k), getattr(b, k))
 
 
