@@ -291,14 +291,18 @@ def _awv_row(P, m, v, u, w, g, h, Yrow, b, settings, refresh, out_row, loss_acc,
         for i in range(m):
             Pi = P[i]
             gi = g[i]
-            if gi != 0.0:
+            vi = vn[i] if has_next else 0.0
+            if gi != 0.0 and vi != 0.0:  # one loop: the row of P is read once
+                for k in range(m):
+                    pk = Pi[k] - gi * g[k]
+                    Pi[k] = pk
+                    un[k] += vi * pk
+            elif gi != 0.0:
                 for k in range(m):
                     Pi[k] -= gi * g[k]
-            if has_next:
-                vi = vn[i]
-                if vi != 0.0:
-                    for k in range(m):
-                        un[k] += vi * Pi[k]
+            elif vi != 0.0:
+                for k in range(m):
+                    un[k] += vi * Pi[k]
         return True
     q = int(math.ceil(m * (1.0 - gamma)))
     if q < 1:
@@ -319,13 +323,15 @@ def _awv_row(P, m, v, u, w, g, h, Yrow, b, settings, refresh, out_row, loss_acc,
         Pi = P[i]
         gi = g[i]
         hi = h[i]
-        for l in range(m):
-            Pi[l] = (Pi[l] - gi * g[l]) * inv_gamma - hi * h[l]
-        if fused:
-            vi = vn[i]
-            if vi != 0.0:
-                for l in range(m):
-                    un[l] += vi * Pi[l]
+        vi = vn[i] if fused else 0.0
+        if vi != 0.0:  # one loop: the row of P is read once
+            for l in range(m):
+                pl = (Pi[l] - gi * g[l]) * inv_gamma - hi * h[l]
+                Pi[l] = pl
+                un[l] += vi * pl
+        else:
+            for l in range(m):
+                Pi[l] = (Pi[l] - gi * g[l]) * inv_gamma - hi * h[l]
     k += 1
     if k == m:
         k = 0
