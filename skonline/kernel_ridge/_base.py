@@ -101,7 +101,8 @@ def awv_settings(est):
     ``alpha``, ``algorithm``, ``clip`` and ``forgetting`` parameters; an estimator without
     ``forgetting``, exact Kernel-AWV, runs without forgetting)."""
     clip = np.inf if est.clip is None else float(est.clip)
-    return core.AWVSettings(alpha=float(est.alpha), awv=est.algorithm == "awv", clip=clip,
+    alpha = est._resolved_alpha() if hasattr(est, "_resolved_alpha") else float(est.alpha)
+    return core.AWVSettings(alpha=alpha, awv=est.algorithm == "awv", clip=clip,
                             forgetting=float(getattr(est, "forgetting", 1.0)))
 
 
@@ -146,6 +147,10 @@ class _LinearAWVMixin:
     def _clip_value(self):
         return np.inf if self.clip is None else float(self.clip)
 
+    def _resolved_alpha(self):
+        """The ridge parameter in use (``alpha``; PKAWV resolves ``'auto'``)."""
+        return float(self.alpha)
+
     def _awv_settings(self):
         return awv_settings(self)
 
@@ -159,7 +164,7 @@ class _LinearAWVMixin:
         return self._precision_.shape[0]
 
     def _init_linear_state(self, m, n_heads):
-        self._precision_ = np.eye(m) / float(self.alpha)
+        self._precision_ = np.eye(m) / self._resolved_alpha()
         self._b_ = np.zeros((n_heads, m))
         self._refresh_ = np.zeros(1, dtype=np.int64)  # forgetting: next coordinate to refresh
 

@@ -155,7 +155,7 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         "standardize": ["boolean"],
     }
 
-    def __init__(self, alpha=1.0, *, kernel="rbf", sigma="auto", max_rows=4096, n_components=256, algorithm="awv",
+    def __init__(self, alpha=1.0, *, kernel="rbf", sigma="auto", max_rows=1024, n_components=192, algorithm="awv",
                  clip=None, standardize=True):
         self.alpha = alpha
         self.kernel = kernel
@@ -165,6 +165,10 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         self.algorithm = algorithm
         self.clip = clip
         self.standardize = standardize
+
+    # the second: past its budget within the shared checks' streams (the switch to the projection)
+    _test_params = [{}, {"max_rows": 20, "n_components": 8}]
+    _test_param_keys = ("max_rows",)
 
     def _expected_failed_checks(self):
         return dict(STANDARDIZE_SAMPLE_WEIGHT_XFAIL) if self.standardize else {}

@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
 from ..utils import _scaling
 from ..utils._online_kernel import KORSDictionaryMixin, rbf_matrix_t, taylor_tables, taylor_transform
-from ..utils.validation import readonly, validate_X_predict
+from ..utils.validation import canonical_csr, readonly, validate_X_predict
 from . import _core as core
 from ._base import (
     _CAP_COMPONENTS,
@@ -39,10 +39,17 @@ __all__ = ["PKAWVRegressor", "PKAWVClassifier"]
 #: point is numerically already in the span (not in the paper, which had no guard)
 _RHO_TOL = 1e-10
 _WARN_N_COMPONENTS = 5000
-#: features='auto' takes the Taylor map while it has at most this many coordinates (O(r^2) per row)
-_AUTO_MAX_TAYLOR = 500
+#: features='auto' takes the Taylor map while it has at most this many coordinates (O(r^2) per row;
+#: 120: d <= 14 at degree 2)
+_AUTO_MAX_TAYLOR = 120
+#: alpha='auto': the ridge parameter of each feature map
+_AUTO_ALPHA = {"taylor": 1.0, "nystrom": 0.3}
 #: CSR chunks are densified (then standardised and learned) this many rows at a time
 _BLOCK_ROWS = 1024
+#: from this many features on, PKAWV-Nyström keeps its points as sparse rows (see _blocks)
+SPARSE_LAYOUT_MIN_FEATURES = 4096
+#: first entry capacity per point of the sparse layout (grown by doubling)
+_CAP_NNZ = 64
 
 
 class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
@@ -50,6 +57,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
 
     _parameter_constraints = {
         **_LinearAWVMixin._parameter_constraints,
+        "alpha": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "features": [StrOptions({"auto", "taylor", "nystrom"})],
         "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "degree": [Interval(Integral, 0, None, closed="left")],
@@ -67,34 +75,50 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
     def _inv_sigma(self):
         return 1.0 / resolve_sigma(self.sigma, self.n_features_in_)
 
+    def _resolved_alpha(self):
+        if isinstance(self.alpha, str):
+            return _AUTO_ALPHA[self.features_]
+        return float(self.alpha)
+
     def _gamma(self):
         return 1.0 / (2.0 * resolve_sigma(self.sigma, self.n_features_in_) ** 2)
 
     # ------------------------------------------------------------------ standardisation
-    # The features are standardised here, block by block right before the compiled pass (dense
-    # blocks: CSR rows are densified first), instead of by the streaming contract on the whole
-    # chunk: the same rows as CSR or dense then get the same standardised rows, and a CSR chunk is
-    # never densified whole. The regression target is still standardised by the contract.
+    # The features are standardised here, block by block right before the compiled pass, instead of
+    # by the streaming contract on the whole chunk: the same rows as CSR or dense then get the same
+    # standardised rows, and a CSR chunk is never densified whole. Dense layout (at most
+    # SPARSE_LAYOUT_MIN_FEATURES - 1 features): CSR rows are densified, then centred and scaled.
+    # Sparse layout (wide inputs, Nyström only): dense rows are made CSR, then scaled without
+    # centring (the Gaussian kernel is translation invariant; centring would fill the rows).
+    # The regression target is still standardised by the contract.
     def _standardizes(self):
         return False
 
+    def _sparse_layout(self):
+        return self.features_ == "nystrom" and self.n_features_in_ >= SPARSE_LAYOUT_MIN_FEATURES
+
     def _blocks(self, X, first_row, learn):
-        """``(a, b, Z)``: the rows ``a:b`` of ``X`` as a dense block, standardised with the
-        running statistics (prequentially: row ``t`` with those of the rows before it; updated
-        when ``learn``) if ``standardize``. ``first_row``: the stream position of row 0 of ``X``."""
+        """``(a, b, Z)``: the rows ``a:b`` of ``X`` in the layout's form (dense array, or CSR
+        matrix for the sparse layout), standardised with the running statistics (prequentially:
+        row ``t`` with those of the rows before it; updated when ``learn``) if ``standardize``.
+        ``first_row``: the stream position of row 0 of ``X``."""
         n = X.shape[0]
-        step = _BLOCK_ROWS if sp.issparse(X) else max(n, 1)
+        sparse = self._sparse_layout()
+        step = _BLOCK_ROWS if sp.issparse(X) and not sparse else max(n, 1)
         clip, mc = float(self._standardize_clip), float(self._standardize_min_count)
         for a in range(0, n, step):
             b = min(n, a + step)
-            Z = X[a:b].toarray() if sp.issparse(X) else X[a:b]
+            if sparse:
+                Z = canonical_csr(X[a:b] if sp.issparse(X) else sp.csr_matrix(X[a:b]))
+            else:
+                Z = X[a:b].toarray() if sp.issparse(X) else X[a:b]
             if self.standardize:
                 count = np.array([float(first_row + a)])
-                if learn:
-                    Z = _scaling.learn_transform(Z, count, self._x_mean_, self._x_m2_, clip, min_count=mc)
-                else:
-                    Z = _scaling.frozen_transform(Z, count, self._x_mean_, self._x_m2_, clip, min_count=mc)
-            yield a, b, readonly(np.ascontiguousarray(Z, dtype=np.float64))
+                transform = _scaling.learn_transform if learn else _scaling.frozen_transform
+                Z = transform(Z, count, self._x_mean_, self._x_m2_, clip, min_count=mc)
+            if not sparse:
+                Z = readonly(np.ascontiguousarray(Z, dtype=np.float64))
+            yield a, b, Z
 
     def _predict_input(self, X, **kwargs):
         """Validated ``X`` (dense or CSR), not yet standardised (see :meth:`_blocks`)."""
@@ -123,11 +147,17 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
             return
         ct, cm = first_capacity(_CAP_ROWS, self._history_capacity()), first_capacity(_CAP_COMPONENTS,
                                                                                      self.max_components)
-        self._hist_XT_ = np.zeros((d, ct))
+        if self._sparse_layout():
+            self._dict_val_, self._dict_ind_ = np.zeros(cm * _CAP_NNZ), np.zeros(cm * _CAP_NNZ, dtype=np.int64)
+            self._dict_ptr_, self._dict_sq_ = np.zeros(cm + 1, dtype=np.int64), np.zeros(cm)
+            self._hist_val_, self._hist_ind_ = np.zeros(ct * _CAP_NNZ), np.zeros(ct * _CAP_NNZ, dtype=np.int64)
+            self._hist_ptr_, self._hist_sq_ = np.zeros(ct + 1, dtype=np.int64), np.zeros(ct)
+        else:
+            self._hist_XT_ = np.zeros((d, ct))
+            self._dict_XT_ = np.zeros((d, cm))
         self._Y_hist_ = np.zeros((ct, n_heads))
         self._W_hist_ = np.zeros(ct)  # sample weights of the stored rows
         self._Phi_hist_ = np.zeros((ct, cm))
-        self._dict_XT_ = np.zeros((d, cm))
         self._chol_t_ = np.zeros((cm, cm))
         self._kors_inv_ = np.zeros((cm, cm))
         self._kors_w_ = np.zeros(cm)
@@ -151,13 +181,11 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
             return {}
         t, m = int(self._n_history_[0]), int(self._n_dict_[0])
         t = min(t, self._Y_hist_.shape[0])  # 0 once the history is released (frozen dictionary)
-        d, k = self._dict_XT_.shape[0], self._Y_hist_.shape[1]
-        return {
-            "_hist_XT_": ((d, t), False),
+        k = self._Y_hist_.shape[1]
+        layout = {
             "_Y_hist_": ((t, k), False),
             "_W_hist_": ((t,), False),
             "_Phi_hist_": ((t, m), False),
-            "_dict_XT_": ((d, m), False),
             "_chol_t_": ((m, m), False),
             "_kors_w_": ((m,), False),
             "_kors_p_": ((m,), False),
@@ -166,6 +194,17 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
             "_precision_": ((m, m), True),
             "_b_": ((k, m), True),
         }
+        if self._sparse_layout():
+            nd, nh = int(self._dict_ptr_[m]), int(self._hist_ptr_[t]) if self._hist_ptr_.shape[0] else 0
+            layout.update({
+                "_dict_val_": ((nd,), False), "_dict_ind_": ((nd,), False), "_dict_ptr_": ((m + 1,), False),
+                "_dict_sq_": ((m,), False), "_hist_val_": ((nh,), False), "_hist_ind_": ((nh,), False),
+                "_hist_ptr_": ((t + 1 if self._hist_ptr_.shape[0] else 0,), False), "_hist_sq_": ((t,), False),
+            })
+        else:
+            d = self._dict_XT_.shape[0]
+            layout.update({"_hist_XT_": ((d, t), False), "_dict_XT_": ((d, m), False)})
+        return layout
 
     def _n_active(self):
         if self.features_ == "taylor":
@@ -176,18 +215,22 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         """The history buffers are full: double them (up to twice ``max_history``), or keep their
         last ``max_history`` rows (new arrays: a snapshot still holds the old ones)."""
         ct = self._Y_hist_.shape[0]
-        cap = self._history_capacity()
-        new = next_capacity(ct, cap)
+        new = next_capacity(ct, self._history_capacity())
         if new > ct:
-            self._hist_XT_ = grow(self._hist_XT_, (self._hist_XT_.shape[0], new))
             self._Y_hist_ = grow(self._Y_hist_, (new, self._Y_hist_.shape[1]))
             self._W_hist_ = grow(self._W_hist_, (new,))
             self._Phi_hist_ = grow(self._Phi_hist_, (new, self._Phi_hist_.shape[1]))
+            if self._sparse_layout():
+                self._hist_ptr_ = np.concatenate([self._hist_ptr_, np.full(new - ct, self._hist_ptr_[-1])])
+                self._hist_sq_ = grow(self._hist_sq_, (new,))
+            else:
+                self._hist_XT_ = grow(self._hist_XT_, (self._hist_XT_.shape[0], new))
             return
         keep = int(self.max_history)
         t = int(self._n_history_[0])
         lo = t - keep
-        for name, axis in (("_hist_XT_", 1), ("_Y_hist_", 0), ("_W_hist_", 0), ("_Phi_hist_", 0)):
+        for name, axis in (("_Y_hist_", 0), ("_W_hist_", 0), ("_Phi_hist_", 0)) + (
+                (("_hist_sq_", 0),) if self._sparse_layout() else (("_hist_XT_", 1),)):
             old = getattr(self, name)
             fresh = np.zeros_like(old)
             if axis == 1:
@@ -195,23 +238,48 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
             else:
                 fresh[:keep] = old[lo:t]
             setattr(self, name, fresh)
+        if self._sparse_layout():
+            ptr = self._hist_ptr_
+            p0, p1 = int(ptr[lo]), int(ptr[t])
+            val, ind = np.zeros_like(self._hist_val_), np.zeros_like(self._hist_ind_)
+            val[: p1 - p0], ind[: p1 - p0] = self._hist_val_[p0:p1], self._hist_ind_[p0:p1]
+            fresh = np.zeros_like(ptr)
+            fresh[: keep + 1] = ptr[lo : t + 1] - p0
+            fresh[keep + 1 :] = p1 - p0
+            self._hist_val_, self._hist_ind_, self._hist_ptr_ = val, ind, fresh
         self._n_history_ = np.array([keep], dtype=np.int64)
         self._hist_start_ = self._hist_start_ + lo
+
+    def _grow_nnz(self, which):
+        """Double the entry capacity of the sparse dictionary (``'dict'``) or history (``'hist'``)."""
+        val, ind = getattr(self, f"_{which}_val_"), getattr(self, f"_{which}_ind_")
+        n = max(2 * val.shape[0], 1)
+        setattr(self, f"_{which}_val_", grow(val, (n,)))
+        setattr(self, f"_{which}_ind_", grow(ind, (n,)))
 
     def _release_history(self):
         """Frozen dictionary: no insertion will re-project the past again; drop the history."""
         if self._Y_hist_.shape[0] == 0:
             return
-        d, k, cm = self._hist_XT_.shape[0], self._Y_hist_.shape[1], self._Phi_hist_.shape[1]
-        self._hist_XT_ = np.zeros((d, 0))
+        k, cm = self._Y_hist_.shape[1], self._Phi_hist_.shape[1]
         self._Y_hist_ = np.zeros((0, k))
         self._W_hist_ = np.zeros(0)
         self._Phi_hist_ = np.zeros((0, cm))
+        if self._sparse_layout():
+            self._hist_val_, self._hist_ind_ = np.zeros(0), np.zeros(0, dtype=np.int64)
+            self._hist_ptr_, self._hist_sq_ = np.zeros(0, dtype=np.int64), np.zeros(0)
+        else:
+            self._hist_XT_ = np.zeros((self._hist_XT_.shape[0], 0))
 
     def _grow_components(self):
-        cm = next_capacity(self._dict_XT_.shape[1], self.max_components)
+        cm0 = self._chol_t_.shape[0]
+        cm = next_capacity(cm0, self.max_components)
         self._Phi_hist_ = grow(self._Phi_hist_, (self._Phi_hist_.shape[0], cm))
-        self._dict_XT_ = grow(self._dict_XT_, (self._dict_XT_.shape[0], cm))
+        if self._sparse_layout():
+            self._dict_ptr_ = np.concatenate([self._dict_ptr_, np.full(cm - cm0, self._dict_ptr_[-1])])
+            self._dict_sq_ = grow(self._dict_sq_, (cm,))
+        else:
+            self._dict_XT_ = grow(self._dict_XT_, (self._dict_XT_.shape[0], cm))
         for name in ("_chol_t_", "_kors_inv_", "_precision_"):
             setattr(self, name, grow(getattr(self, name), (cm, cm)))
         for name in ("_kors_w_", "_kors_p_", "_dict_idx_"):
@@ -233,10 +301,19 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
             max_hist=big if self.max_history is None else int(self.max_history), kernel=0,
         )
 
+    def _store(self):
+        """The store record of the points: :class:`~skonline.kernel_ridge._core.DenseStore` or
+        :class:`~skonline.kernel_ridge._core.SparseStore`."""
+        if self._sparse_layout():
+            return core.SparseStore(
+                D_val=self._dict_val_, D_idx=self._dict_ind_, D_ptr=self._dict_ptr_, D_sq=self._dict_sq_,
+                H_val=self._hist_val_, H_idx=self._hist_ind_, H_ptr=self._hist_ptr_, H_sq=self._hist_sq_,
+            )
+        return core.DenseStore(XdT=self._dict_XT_, XhT=self._hist_XT_)
+
     def _nystrom_records(self, cum_loss):
-        """The :class:`~skonline.kernel_ridge._core.DenseStore` and
-        :class:`~skonline.kernel_ridge._core.NystromState` over the state attributes."""
-        store = core.DenseStore(XdT=self._dict_XT_, XhT=self._hist_XT_)
+        """The store record and the :class:`~skonline.kernel_ridge._core.NystromState` over the
+        state attributes."""
         state = core.NystromState(
             Y_hist=self._Y_hist_, W_hist=self._W_hist_, Phi=self._Phi_hist_, L=self._chol_t_,
             kors_inv=self._kors_inv_, kors_w=self._kors_w_, kors_p=self._kors_p_, dict_idx=self._dict_idx_,
@@ -244,7 +321,23 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
             n_dict=self._n_dict_, n_skipped=self._n_skipped_, n_after_budget=self._n_after_budget_,
             cum_loss=cum_loss, refresh=self._refresh_,
         )
-        return store, state
+        return self._store(), state
+
+    def _grow_for(self, Z, row):
+        """The pass stopped before ``row`` of the block ``Z``: grow (or compact) what is full."""
+        t, m = int(self._n_history_[0]), int(self._n_dict_[0])
+        if t == self._Y_hist_.shape[0]:
+            self._grow_rows()
+            return
+        if self._sparse_layout():
+            nnz = int(Z.indptr[row + 1] - Z.indptr[row])
+            if self._hist_ptr_[t] + nnz > self._hist_val_.shape[0]:
+                self._grow_nnz("hist")
+                return
+            if self._dict_ptr_[m] + nnz > self._dict_val_.shape[0]:
+                self._grow_nnz("dict")
+                return
+        self._grow_components()
 
     def _run_pass(self, X, Y, sw):
         n = X.shape[0]
@@ -263,18 +356,20 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
                 )
                 raise_if_nonfinite(status, first_row=a, what="predictions")
                 continue
+            rows = Z
+            if sp.issparse(Z):
+                rows = core.SparseRows(data=np.ascontiguousarray(Z.data, dtype=np.float64),
+                                       indices=Z.indices.astype(np.int64), indptr=Z.indptr.astype(np.int64),
+                                       n_features=Z.shape[1])
             start = 0
             while True:
                 store, state = self._nystrom_records(cum_loss)  # again after a growth: new buffers
-                start, status = core.nystrom_awv_pass(Z, Y[a:b], sw[a:b], draws[a:b], start, kors, settings, store,
+                start, status = core.nystrom_awv_pass(rows, Y[a:b], sw[a:b], draws[a:b], start, kors, settings, store,
                                                       state, out[a:b])
                 raise_if_nonfinite(status, first_row=a, what="predictions")
                 if start == b - a:
                     break
-                if self._n_history_[0] == self._Y_hist_.shape[0] and self._n_dict_[0] < kors.max_m:
-                    self._grow_rows()
-                else:
-                    self._grow_components()
+                self._grow_for(Z, start)
         if self.features_ == "nystrom":
             if self._n_dict_[0] >= kors.max_m:
                 self._release_history()
@@ -284,7 +379,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
 
     def _state_bytes(self, m, t=None):
         """Bytes of the Nyström state: ``m`` components, ``t`` rows of history kept (default:
-        current)."""
+        current); the sparse layout counts 12 bytes per stored entry at the current density."""
         cap = first_capacity(_CAP_COMPONENTS, self.max_components)
         while cap < m and next_capacity(cap, self.max_components) > cap:
             cap = next_capacity(cap, self.max_components)
@@ -293,8 +388,13 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         t = int(self._n_history_[0]) if t is None else t
         while ct < t and next_capacity(ct, hcap) > ct:
             ct = next_capacity(ct, hcap)
-        d, k = self._dict_XT_.shape[0], self._b_.shape[0]
-        return 8 * (ct * (d + k + 1 + cap) + cap * (3 * cap + d + k + 3))
+        k = self._b_.shape[0]
+        if self._sparse_layout():
+            md = int(self._n_dict_[0])
+            d = 1.5 * (self._dict_ptr_[md] / md if md else _CAP_NNZ)  # entries per point, 12 bytes each
+        else:
+            d = self._dict_XT_.shape[0]
+        return int(8 * (ct * (d + k + 1 + cap) + cap * (3 * cap + d + k + 3)))
 
     def _warn_growth(self, m0, t0):
         m = int(self._n_dict_[0])
@@ -331,8 +431,21 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         m = self._n_active()
         if m == 0:
             return np.zeros((Z.shape[0], 0))
-        K = rbf_matrix_t(Z, self._dict_XT_, m, self._gamma())
+        if self._sparse_layout():
+            C = self._dictionary_csr()
+            sq = np.asarray(Z.multiply(Z).sum(axis=1)).ravel()
+            dist = sq[:, None] + self._dict_sq_[:m][None, :] - 2.0 * (Z @ C.T).toarray()
+            K = np.exp(-self._gamma() * np.maximum(dist, 0.0))
+        else:
+            K = rbf_matrix_t(Z, self._dict_XT_, m, self._gamma())
         return solve_triangular(self._chol_t_[:m, :m], K.T, trans="T", lower=False, check_finite=False).T
+
+    def _dictionary_csr(self):
+        """The dictionary points (sparse layout) as a CSR matrix (n_components_, n_features_in_)."""
+        m = self._n_active()
+        nnz = int(self._dict_ptr_[m])
+        return sp.csr_matrix((self._dict_val_[:nnz], self._dict_ind_[:nnz], self._dict_ptr_[: m + 1]),
+                             shape=(m, self.n_features_in_))
 
     def _raw_predict(self, X):
         check_is_fitted(self, "_precision_")
@@ -355,6 +468,21 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
             raise AttributeError("the KORS dictionary (components_, component_*_) exists only for "
                                  "features='nystrom'.")
         return self._n_active()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    @property
+    def components_(self):
+        """Dictionary points (standardised, as the forecaster saw them), shape
+        ``(n_components_, n_features_in_)``: a CSR matrix in the sparse layout (at least
+        ``SPARSE_LAYOUT_MIN_FEATURES`` features), else an array."""
+        self._dictionary_size()
+        if self._sparse_layout():
+            return self._dictionary_csr()
+        return super().components_
 
     @property
     def n_skipped_components_(self):
@@ -474,13 +602,15 @@ _REFERENCE = """
 
 # scikit-learn marks the sample-weight equivalence of its online / stochastic learners as an
 # expected failure (SGD, Perceptron); here only the Nyström variant needs it
+_NYSTROM_SAMPLE_WEIGHT_REASON = (
+    "sample_weight is not equivalent to removing/repeating samples with Nyström features: the "
+    "KORS dictionary is sampled from the rows offered (a repeated row is offered again, with a "
+    "random draw of its own). With Taylor features the final solution is exactly weighted "
+    "least squares and the check passes."
+)
 _NYSTROM_SAMPLE_WEIGHT_XFAIL = {
-    "check_sample_weight_equivalence_on_dense_data": (
-        "sample_weight is not equivalent to removing/repeating samples with Nyström features: the "
-        "KORS dictionary is sampled from the rows offered (a repeated row is offered again, with a "
-        "random draw of its own). With Taylor features the final solution is exactly weighted "
-        "least squares and the check passes."
-    ),
+    "check_sample_weight_equivalence_on_dense_data": _NYSTROM_SAMPLE_WEIGHT_REASON,
+    "check_sample_weight_equivalence_on_sparse_data": _NYSTROM_SAMPLE_WEIGHT_REASON,
 }
 
 
@@ -541,8 +671,8 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
     """
     )
 
-    def __init__(self, features="auto", *, alpha=1.0, sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
-                 kors_weighting="inverse_p", max_components=2000, max_history=None, algorithm="awv", clip=None,
+    def __init__(self, features="auto", *, alpha="auto", sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
+                 kors_weighting="inverse_p", max_components=192, max_history=4096, algorithm="awv", clip=None,
                  standardize=True, forgetting=0.999, random_state=None):
         self.features = features
         self.forgetting = forgetting
@@ -560,8 +690,10 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
         self.clip = clip
         self.random_state = random_state
 
-    _test_params = [{}, {"features": "nystrom"}, {"algorithm": "ridge", "degree": 3}]
-    _test_param_keys = ("features", "algorithm")
+    # the third: a dictionary frozen early and a history compacted, within the shared checks' streams
+    _test_params = [{}, {"features": "nystrom"}, {"features": "nystrom", "max_components": 6, "max_history": 10},
+                    {"algorithm": "ridge", "degree": 3}]
+    _test_param_keys = ("features", "algorithm", "max_components")
 
     def _expected_failed_checks(self):
         if self.features != "taylor":
@@ -639,8 +771,8 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
     """
     )
 
-    def __init__(self, features="auto", *, alpha=1.0, sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
-                 kors_weighting="inverse_p", max_components=2000, max_history=None, algorithm="awv", clip=None,
+    def __init__(self, features="auto", *, alpha="auto", sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
+                 kors_weighting="inverse_p", max_components=192, max_history=4096, algorithm="awv", clip=None,
                  standardize=True, forgetting=0.999, random_state=None):
         self.features = features
         self.forgetting = forgetting
@@ -658,11 +790,11 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
         self.clip = clip
         self.random_state = random_state
 
-    _test_params = [{}, {"features": "nystrom"}]
+    _test_params = [{}, {"features": "nystrom"}, {"features": "nystrom", "max_components": 6, "max_history": 10}]
 
     def _expected_failed_checks(self):
         return dict(_NYSTROM_SAMPLE_WEIGHT_XFAIL) if self.features != "taylor" else {}
-    _test_param_keys = ("features",)
+    _test_param_keys = ("features", "max_components")
 
     def _raw_decision(self, X):
         """Forecasts of the +-1 targets, one column per head (the shared decision interface)."""

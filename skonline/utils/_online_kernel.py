@@ -159,6 +159,25 @@ def linear_cols(XT, lo, hi, x, out):
             out[i] += Xj[i] * xj
 
 
+@njit(inline="always")
+def rbf_sparse_rows(val, idx, ptr, sq, lo, hi, work, xsq, gamma, e, out):
+    """``out[j] = exp(-gamma ||c_j - x||^2)`` for the sparse points ``lo <= j < hi`` (x scattered
+    in ``work``, ``xsq = ||x||^2``); the squared distance is floored at 0."""
+    for j in range(lo, hi):
+        acc = 0.0
+        for p in range(ptr[j], ptr[j + 1]):
+            acc += val[p] * work[idx[p]]
+        dist = xsq + sq[j] - 2.0 * acc
+        if dist < 0.0:
+            dist = 0.0
+        v = -gamma * dist
+        e[j] = v if v > EXP_MIN else EXP_MIN
+    exp_buffer(e[lo:hi], out[lo:hi], hi - lo)
+    for j in range(lo, hi):
+        if e[j] <= EXP_MIN:
+            out[j] = 0.0
+
+
 @njit
 def rbf_matrix_t(A, BT, m, gamma):
     """Gaussian kernel matrix ``exp(-gamma ||a_i - b_j||^2)`` against the first ``m`` columns of
