@@ -52,7 +52,7 @@ def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol
             counts[0] = t + 1
             continue
         x = X[i]
-        rbf_cols(XdT, 0, m, x, gamma, e, kD)
+        rbf_cols(XdT, m, x, gamma, e, kD)
         z, p, rho2 = kors_decide(kD, m, U, Ginv, w, mu, eps, beta, draws[i], phi, wk, q)
         if z:
             if rho2 > rho_tol:

@@ -211,7 +211,7 @@ def _refresh_once(P, m, k, c, h):
             Pi[l] = Pi[l] - hi * h[l]
 
 
-@njit(inline="always")
+@compiled_only
 def _awv_row(P, m, v, u, w, g, h, Yrow, b, settings, refresh, out_row, loss_acc, vn, un, has_next):
     """One row of the forecaster on features ``v``, given ``u = P v``; False if a prediction is
     non-finite.
@@ -292,8 +292,8 @@ def _awv_row(P, m, v, u, w, g, h, Yrow, b, settings, refresh, out_row, loss_acc,
         for i in range(m):
             Pi = P[i]
             gi = g[i]
-            vi = vn[i] if has_next else 0.0
-            if gi != 0.0 and vi != 0.0:  # one loop: the row of P is read once
+            if has_next:  # one loop: the row of P is read once (a zero gi or vi changes no bit)
+                vi = vn[i]
                 for k in range(m):
                     pk = Pi[k] - gi * g[k]
                     Pi[k] = pk
@@ -301,9 +301,6 @@ def _awv_row(P, m, v, u, w, g, h, Yrow, b, settings, refresh, out_row, loss_acc,
             elif gi != 0.0:
                 for k in range(m):
                     Pi[k] -= gi * g[k]
-            elif vi != 0.0:
-                for k in range(m):
-                    un[k] += vi * Pi[k]
         return True
     q = int(math.ceil(m * (1.0 - gamma)))
     if q < 1:
@@ -324,15 +321,11 @@ def _awv_row(P, m, v, u, w, g, h, Yrow, b, settings, refresh, out_row, loss_acc,
         Pi = P[i]
         gi = g[i]
         hi = h[i]
-        vi = vn[i] if fused else 0.0
-        if vi != 0.0:  # one loop: the row of P is read once
-            for l in range(m):
-                pl = (Pi[l] - gi * g[l]) * inv_gamma - hi * h[l]
-                Pi[l] = pl
-                un[l] += vi * pl
-        else:
-            for l in range(m):
-                Pi[l] = (Pi[l] - gi * g[l]) * inv_gamma - hi * h[l]
+        vi = vn[i] if fused else 0.0  # one loop: the row of P is read once
+        for l in range(m):
+            pl = (Pi[l] - gi * g[l]) * inv_gamma - hi * h[l]
+            Pi[l] = pl
+            un[l] += vi * pl
     k += 1
     if k == m:
         k = 0
@@ -352,7 +345,8 @@ def _awv_step(P, m, v, w, u, g, h, Yrow, b, settings, refresh, out_row, loss_acc
     """One row on features ``v`` (``u = P v`` computed here): :func:`_awv_row`. False if a
     prediction is non-finite."""
     sym_matvec(P, m, v, u)
-    return _awv_row(P, m, v, u, w, g, h, Yrow, b, settings, refresh, out_row, loss_acc, v, u, False)
+    no_next = m < 0  # False, typed as a run-time bool: the same compiled _awv_row as the other passes
+    return _awv_row(P, m, v, u, w, g, h, Yrow, b, settings, refresh, out_row, loss_acc, v, u, no_next)
 
 
 @njit
@@ -380,9 +374,9 @@ def rank_one_loop(V, Y, P, b):
 def _kernel_column(XT, t, x, kernel, gamma, kv, e):
     """``kv[:t] = k(x_s, x)`` for the stored points (the columns of ``XT``); returns ``k(x, x)``."""
     if kernel == 0:
-        rbf_cols(XT, 0, t, x, gamma, e, kv)
+        rbf_cols(XT, t, x, gamma, e, kv)
         return 1.0
-    linear_cols(XT, 0, t, x, kv)
+    linear_cols(XT, t, x, kv)
     kxx = 0.0
     for j in range(x.shape[0]):
         kxx += x[j] * x[j]
@@ -506,7 +500,8 @@ def pivoted_projection(XT, Y, sw, t, kernel, gamma, alpha, max_m, rel_tol, XdT, 
     residual is below ``rel_tol`` times the largest diagonal entry. ``G[s] = phi(x_s)`` are the
     coordinates of the stored points in the orthonormal basis of the dictionary's span, and the
     rows of ``G`` at the pivots are the Cholesky factor of ``K_DD``. Writes the dictionary points
-    (columns of ``XdT``), ``U = L'``, ``P = (alpha I + sum_s w_s phi_s phi_s')^{-1}`` and
+    (columns of ``XdT``), ``U = L'``, ``P = (alpha I + sum_s w_s phi_s phi_s')^{-1}`` (grown by
+    Schur complements) and
     ``b = sum_s w_s y_s phi_s'`` (the projected forecaster that has learned the stored rows), and
     the pivots' row indices ``piv``. Returns the dictionary size m. O(t m (d + m) + m^3).
     """
@@ -580,32 +575,10 @@ def pivoted_projection(XT, Y, sw, t, kernel, gamma, alpha, max_m, rel_tol, XdT, 
             wy = ws * Y[s, h]
             for k in range(m):
                 b[h, k] += wy * Gs[k]
-    # P = A^{-1} through the Cholesky factor A = C C'
-    C = np.zeros((m, m))
-    for i in range(m):
-        for k in range(i + 1):
-            acc = A[i, k]
-            for l in range(k):
-                acc -= C[i, l] * C[k, l]
-            if i == k:
-                C[i, i] = math.sqrt(acc)
-            else:
-                C[i, k] = acc / C[k, k]
-    Cinv = np.zeros((m, m))  # lower triangular inverse of C
-    for i in range(m):
-        Cinv[i, i] = 1.0 / C[i, i]
-        for k in range(i):
-            acc = 0.0
-            for l in range(k, i):
-                acc -= C[i, l] * Cinv[l, k]
-            Cinv[i, k] = acc / C[i, i]
-    for i in range(m):
-        for k in range(i + 1):
-            acc = 0.0
-            for l in range(i, m):
-                acc += Cinv[l, i] * Cinv[l, k]
-            P[i, k] = acc
-            P[k, i] = acc
+    # P = A^{-1}, grown one row/column at a time by the Schur complement (A >= alpha I)
+    q = np.empty(m)
+    for k in range(m):
+        inverse_append(P, k, A[k], A[k, k], q)
     return m
 
 
@@ -671,7 +644,7 @@ def _sparse_append(val, idx, ptr, sq, pos, X, i, xsq):
 #   _row_end(store, X, i, work)                 (sparse: zero work again)
 #   _row_fits(store, X, i, m, t) -> bool        room for row i in the dictionary and the history
 #   _dict_kernel(store, kernel, X, i, m, gamma, xsq, work, e, out)
-#   _hist_kernel(store, X, i, lo, hi, gamma, xsq, work, e, out)
+#   _hist_kernel(store, X, i, n, gamma, xsq, work, e, out)
 #   _store_dict(store, X, i, m, xsq) ; _store_hist(store, X, i, t, xsq)
 def _n_rows(X):
     """Rows of the chunk."""
@@ -701,8 +674,8 @@ def _dict_kernel(store, kernel, X, i, m, gamma, xsq, work, e, out):
     """``out[:m] = k(x_j, X[i])`` over the dictionary points (0 Gaussian, 1 linear kernel)."""
 
 
-def _hist_kernel(store, X, i, lo, hi, gamma, xsq, work, e, out):
-    """``out[lo:hi] = k(x_s, X[i])`` over the rows of history in positions ``[lo, hi)``."""
+def _hist_kernel(store, X, i, n, gamma, xsq, work, e, out):
+    """``out[:n] = k(x_s, X[i])`` over the first n rows of history."""
 
 
 def _store_dict(store, X, i, m, xsq):
@@ -739,13 +712,13 @@ def _dense_row_fits(store, X, i, m, t):
 
 def _dense_dict_kernel(store, kernel, X, i, m, gamma, xsq, work, e, out):
     if kernel == 0:
-        rbf_cols(store.XdT, 0, m, X[i], gamma, e, out)
+        rbf_cols(store.XdT, m, X[i], gamma, e, out)
     else:
-        linear_cols(store.XdT, 0, m, X[i], out)
+        linear_cols(store.XdT, m, X[i], out)
 
 
-def _dense_hist_kernel(store, X, i, lo, hi, gamma, xsq, work, e, out):
-    rbf_cols(store.XhT, lo, hi, X[i], gamma, e, out)
+def _dense_hist_kernel(store, X, i, n, gamma, xsq, work, e, out):
+    rbf_cols(store.XhT, n, X[i], gamma, e, out)
 
 
 def _dense_store_dict(store, X, i, m, xsq):
@@ -792,11 +765,11 @@ def _sparse_row_fits(store, X, i, m, t):
 
 
 def _sparse_dict_kernel(store, kernel, X, i, m, gamma, xsq, work, e, out):
-    rbf_sparse_rows(store.D_val, store.D_idx, store.D_ptr, store.D_sq, 0, m, work, xsq, gamma, e, out)
+    rbf_sparse_rows(store.D_val, store.D_idx, store.D_ptr, store.D_sq, m, work, xsq, gamma, e, out)
 
 
-def _sparse_hist_kernel(store, X, i, lo, hi, gamma, xsq, work, e, out):
-    rbf_sparse_rows(store.H_val, store.H_idx, store.H_ptr, store.H_sq, lo, hi, work, xsq, gamma, e, out)
+def _sparse_hist_kernel(store, X, i, n, gamma, xsq, work, e, out):
+    rbf_sparse_rows(store.H_val, store.H_idx, store.H_ptr, store.H_sq, n, work, xsq, gamma, e, out)
 
 
 def _sparse_store_dict(store, X, i, m, xsq):
@@ -864,7 +837,7 @@ def _dict_kernel_impl(store, kernel, X, i, m, gamma, xsq, work, e, out):
 
 
 @overload(_hist_kernel, jit_options=OVERLOAD_OPTIONS)
-def _hist_kernel_impl(store, X, i, lo, hi, gamma, xsq, work, e, out):
+def _hist_kernel_impl(store, X, i, n, gamma, xsq, work, e, out):
     return _store_op(store, 4)
 
 
@@ -878,15 +851,29 @@ def _store_hist_impl(store, X, i, t, xsq):
     return _store_op(store, 6)
 
 
-class StoreMap(NamedTuple):
-    """The fixed Nyström map of a frozen dictionary in any store (``phi = L^{-1} k_D(x)``, ``U = L'``;
-    ``kernel`` 0 Gaussian ``exp(-gamma ||x - x'||^2)``, 1 linear; ``work``: scratch of the store)."""
+class DenseMap(NamedTuple):
+    """The fixed Nyström map of a frozen dictionary, dense layout: ``phi(x) = L^{-1} k_D(x)`` with
+    the ``m`` points the columns of ``XdT`` and ``U = L'``; ``kernel`` 0 Gaussian
+    ``exp(-gamma ||x - x'||^2)``, 1 linear (exact Kernel-AWV's linear kernel past its budget)."""
 
-    store: object
+    XdT: np.ndarray
     U: np.ndarray
     m: int
     gamma: float
     kernel: int
+
+
+class SparseMap(NamedTuple):
+    """The fixed Nyström map of a frozen dictionary, sparse layout (:class:`SparseStore`'s
+    dictionary arrays, ``U = L'``, ``m`` points; ``work``: zeros of the inputs' width, scratch)."""
+
+    D_val: np.ndarray
+    D_idx: np.ndarray
+    D_ptr: np.ndarray
+    D_sq: np.ndarray
+    U: np.ndarray
+    m: int
+    gamma: float
     work: np.ndarray
 
 
@@ -910,17 +897,31 @@ def _features_taylor(fmap, X, i, v, kv, e):
     taylor_row(X[i], fmap.center, fmap.inv_sigma, fmap.parent, fmap.var, fmap.inv_sqrt, e, v)
 
 
-def _features_nystrom(fmap, X, i, v, kv, e):
-    xsq = _row_begin(fmap.store, X, i, fmap.work)
-    _dict_kernel(fmap.store, fmap.kernel, X, i, fmap.m, fmap.gamma, xsq, fmap.work, e, kv)
-    _row_end(fmap.store, X, i, fmap.work)
+def _features_dense_map(fmap, X, i, v, kv, e):
+    if fmap.kernel == 0:
+        rbf_cols(fmap.XdT, fmap.m, X[i], fmap.gamma, e, kv)
+    else:
+        linear_cols(fmap.XdT, fmap.m, X[i], kv)
+    lower_solve_t(fmap.U, fmap.m, kv, v)
+
+
+def _features_sparse_map(fmap, X, i, v, kv, e):
+    work = fmap.work
+    xsq = 0.0
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        xv = X.data[p]
+        work[X.indices[p]] = xv
+        xsq += xv * xv
+    rbf_sparse_rows(fmap.D_val, fmap.D_idx, fmap.D_ptr, fmap.D_sq, fmap.m, work, xsq, fmap.gamma, e, kv)
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        work[X.indices[p]] = 0.0
     lower_solve_t(fmap.U, fmap.m, kv, v)
 
 
 @overload(_features, jit_options=OVERLOAD_OPTIONS)
 def _features_impl(fmap, X, i, v, kv, e):
     for record, impl in ((FeatureRows, _features_rows), (TaylorMap, _features_taylor),
-                         (StoreMap, _features_nystrom)):
+                         (DenseMap, _features_dense_map), (SparseMap, _features_sparse_map)):
         if isinstance(fmap, types.BaseNamedTuple) and fmap.instance_class is record:
             return impl
     return None
@@ -963,6 +964,15 @@ def awv_pass_features(V, Y, sw, settings, state, out):
 
 
 @njit
+def awv_pass_frozen(X, Y, sw, start, fmap, settings, state, out):
+    """PKAWV on a frozen Nyström dictionary (:class:`DenseMap` or :class:`SparseMap`, ``X`` the
+    matching rows), from row ``start`` on: linear AWV on the fixed map ``phi = L^{-1} k_D(x)``,
+    O(m d + m^2) per row; ``state``: :class:`LinearState`. Returns -1 or a row index (status)."""
+    return _awv_rows(fmap, fmap.m, X, Y, sw, start, _n_rows(X), settings, state.P, state.b, state.refresh, out,
+                     state.cum_loss)
+
+
+@njit
 def awv_pass_taylor(X, Y, sw, taylor, settings, state, out):
     """PKAWV-Taylor: Taylor features (:class:`TaylorMap`) computed row by row inside the pass (O(r)
     per row); ``state``: :class:`LinearState`."""
@@ -991,13 +1001,14 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, store, state, out):
     ``max_hist`` rows) when they are full.
 
     ``draws[i]`` is row i's uniform draw for KORS's Bernoulli; ``kors``: :class:`KORSSettings`;
-    ``store``: where the points are kept (:class:`DenseStore`); ``state``: :class:`NystromState`
-    with ``t = n_history[0]`` rows in the history buffers and ``m = n_dict[0]`` dictionary points.
-    An insertion whose residual ``rho^2 = 1 - ||phi(x_t)||^2`` is below ``rho_tol`` (numerically
+    ``store``: where the points are kept (:class:`DenseStore` with dense rows ``X``,
+    :class:`SparseStore` with :class:`SparseRows`); ``state``: :class:`NystromState` with
+    ``t = n_history[0]`` rows in the history buffers and ``m = n_dict[0]`` dictionary points. An
+    insertion whose residual ``rho^2 = 1 - ||phi(x_t)||^2`` is below ``rho_tol`` (numerically
     already in the span) is skipped and counted (``n_skipped``). Budget: once ``m == max_m`` the
-    dictionary is frozen (rows are no longer offered to KORS; counted in ``n_after_budget``) and
-    the history is no longer written: the pass is then linear AWV on a fixed ``m``-dimensional
-    map, O(m d + m^2) per row.
+    dictionary is frozen: the pass returns, and the caller learns the rest of the chunk with
+    :func:`awv_pass_frozen` (linear AWV on the fixed ``m``-dimensional map, O(m d + m^2) per
+    row; the rows are no longer offered to KORS and the history is no longer written).
 
     Forgetting (``forget = settings.forgetting < 1``): every row ends with the time update of
     :func:`_awv_heads_forget`; on an insertion the past rows enter the new coordinate with their
@@ -1005,7 +1016,7 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, store, state, out):
     new coordinate's regulariser is ``alpha`` (a fresh one).
 
     Returns ``(rows_done, status)``; stops early when a buffer is full (the caller grows or
-    compacts it and resumes at ``rows_done``).
+    compacts it and resumes at ``rows_done``) or when the dictionary is frozen.
     """
     gamma, mu, eps, beta, sqrt_weight = kors.gamma, kors.mu, kors.eps, kors.beta, kors.sqrt_weight
     rho_tol, max_m, max_hist, kernel = kors.rho_tol, kors.max_m, kors.max_hist, kors.kernel
@@ -1033,12 +1044,7 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, store, state, out):
     for i in range(start, n):
         t = state.n_history[0]
         m = state.n_dict[0]
-        if m >= max_m:  # frozen dictionary: linear AWV on a fixed map for the rest of the chunk
-            state.n_after_budget[0] += n - i
-            status = _awv_rows(StoreMap(store, U, m, gamma, kernel, work), m, X, Y, sw, i, n, settings, P, b,
-                               state.refresh, out, loss_acc)
-            return (n, -1) if status < 0 else (status, status)
-        if t == cap_t or not _row_fits(store, X, i, m, t):
+        if m >= max_m or t == cap_t or not _row_fits(store, X, i, m, t):
             return i, -1
         xsq = _row_begin(store, X, i, work)
         _dict_kernel(store, kernel, X, i, m, gamma, xsq, work, e, kD)
@@ -1051,7 +1057,7 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, store, state, out):
                 rho = math.sqrt(rho2)
                 lo = t - max_hist if t > max_hist else 0
                 # new coordinate of every past point kept
-                _hist_kernel(store, X, i, lo, t, gamma, xsq, work, e, ecol)
+                _hist_kernel(store, X, i, t, gamma, xsq, work, e, ecol)  # (rows < lo unused)
                 for s in range(lo, t):
                     Ps = Phi[s]
                     acc = ecol[s]

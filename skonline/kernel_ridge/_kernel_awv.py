@@ -248,22 +248,6 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         self._X_buf_, self._chol_buf_ = np.zeros((d, 0)), np.zeros((0, 0))
         self._w_buf_, self._y_buf_, self._sw_buf_ = np.zeros((0, 1)), np.zeros((0, 1)), np.zeros(0)
 
-    def _projected_records(self, cum_loss):
-        m = self._precision_.shape[0]
-        big = np.iinfo(np.int64).max
-        kors = core.KORSSettings(gamma=self._gamma(), mu=1.0, eps=0.0, beta=1.0, sqrt_weight=False, rho_tol=0.0,
-                                 max_m=m, max_hist=big, kernel=_KERNELS[self.kernel])
-        store = core.DenseStore(XdT=self._dict_XT_, XhT=np.zeros((self._dict_XT_.shape[0], 0)))
-        empty = np.zeros(0)
-        state = core.NystromState(
-            Y_hist=np.zeros((0, 1)), W_hist=empty, Phi=np.zeros((0, m)), L=self._chol_t_,
-            kors_inv=np.zeros((0, 0)), kors_w=empty, kors_p=empty, dict_idx=self._dict_idx_, P=self._precision_,
-            b=self._b_, n_history=np.zeros(1, dtype=np.int64), hist_start=np.zeros(1, dtype=np.int64),
-            n_dict=np.array([m], dtype=np.int64), n_skipped=np.zeros(1, dtype=np.int64),
-            n_after_budget=self._n_after_budget_, cum_loss=cum_loss, refresh=self._refresh_,
-        )
-        return kors, store, state
-
     def _learn(self, chunk):
         X = chunk["X"]
         Y = chunk["y"].reshape(-1, 1)
@@ -276,9 +260,12 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         start = 0
         while start < n:
             if self._is_projected():
-                kors, store, state = self._projected_records(cum_loss)
-                start, status = core.nystrom_awv_pass(X, Y, sw, np.zeros(n), start, kors, settings, store, state,
-                                                      out)
+                m = self._precision_.shape[0]
+                fmap = core.DenseMap(XdT=self._dict_XT_, U=self._chol_t_, m=m, gamma=self._gamma(),
+                                     kernel=_KERNELS[self.kernel])
+                state = core.LinearState(P=self._precision_, b=self._b_, cum_loss=cum_loss, refresh=self._refresh_)
+                self._n_after_budget_[0] += n - start
+                status = core.awv_pass_frozen(X, Y, sw, start, fmap, settings, state, out)
                 raise_if_nonfinite(status, what="predictions")
                 break
             kernel, settings, state = self._records(cum_loss)  # again after a growth: new buffers

@@ -323,6 +323,16 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         )
         return self._store(), state
 
+    def _frozen_map(self):
+        """The fixed map of the frozen dictionary: :class:`~skonline.kernel_ridge._core.DenseMap`
+        or :class:`~skonline.kernel_ridge._core.SparseMap`."""
+        m = int(self._n_dict_[0])
+        if self._sparse_layout():
+            return core.SparseMap(D_val=self._dict_val_, D_idx=self._dict_ind_, D_ptr=self._dict_ptr_,
+                                  D_sq=self._dict_sq_, U=self._chol_t_, m=m, gamma=self._gamma(),
+                                  work=np.zeros(self.n_features_in_))
+        return core.DenseMap(XdT=self._dict_XT_, U=self._chol_t_, m=m, gamma=self._gamma(), kernel=0)
+
     def _grow_for(self, Z, row):
         """The pass stopped before ``row`` of the block ``Z``: grow (or compact) what is full."""
         t, m = int(self._n_history_[0]), int(self._n_dict_[0])
@@ -363,13 +373,20 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
                                        n_features=Z.shape[1])
             start = 0
             while True:
+                if self._n_dict_[0] >= kors.max_m:  # frozen dictionary: a fixed map from here on
+                    self._n_after_budget_[0] += b - a - start
+                    status = core.awv_pass_frozen(rows, Y[a:b], sw[a:b], start, self._frozen_map(),
+                                                  settings, self._linear_state(cum_loss), out[a:b])
+                    raise_if_nonfinite(status, first_row=a, what="predictions")
+                    break
                 store, state = self._nystrom_records(cum_loss)  # again after a growth: new buffers
                 start, status = core.nystrom_awv_pass(rows, Y[a:b], sw[a:b], draws[a:b], start, kors, settings, store,
                                                       state, out[a:b])
                 raise_if_nonfinite(status, first_row=a, what="predictions")
                 if start == b - a:
                     break
-                self._grow_for(Z, start)
+                if self._n_dict_[0] < kors.max_m:
+                    self._grow_for(Z, start)
         if self.features_ == "nystrom":
             if self._n_dict_[0] >= kors.max_m:
                 self._release_history()

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from ._growing import grow, next_capacity  # noqa: F401 (the growing models import them here)
-from ._jit import njit
+from ._jit import compiled_only, njit
 from ._math import EXP_MIN, exp_buffer
 
 #: below this value of ||z||^2 / 2, exp(-||z||^2 / 2) is a normal float64 and the Taylor recursion
@@ -118,52 +118,53 @@ def taylor_transform(X, center, inv_sigma, parent, var, inv_sqrt, out):
 
 
 # --------------------------------------------------------------------------- Gaussian kernel
-@njit(inline="always")
-def rbf_cols(XT, lo, hi, x, gamma, e, out):
-    """``out[i] = exp(-gamma ||XT[:, i] - x||^2)`` for ``lo <= i < hi``: the points are the
-    *columns* of ``XT`` (shape (d, capacity)), so the loop over points is the inner one and
-    vectorises.
+@compiled_only
+def rbf_cols(XT, n, x, gamma, e, out):
+    """``out[i] = exp(-gamma ||XT[:, i] - x||^2)`` for ``i < n``: the points are the *columns* of
+    ``XT`` (shape (d, capacity)), so the loop over points is the inner one and vectorises.
 
     Each squared distance is summed over the features in order, as a loop over one point's
-    features would (the same bits). ``e``: scratch (>= hi).
+    features would (the same bits). ``e``: scratch (>= n).
     """
     d = x.shape[0]
-    for i in range(lo, hi):
+    for i in range(n):
         e[i] = 0.0
     for j in range(d):
         xj = x[j]
         Xj = XT[j]
-        for i in range(lo, hi):
+        for i in range(n):
             t = Xj[i] - xj
             e[i] += t * t
-    for i in range(lo, hi):
+    for i in range(n):
         v = -gamma * e[i]
         e[i] = v if v > EXP_MIN else EXP_MIN
-    exp_buffer(e[lo:hi], out[lo:hi], hi - lo)
-    for i in range(lo, hi):  # exp(EXP_MIN) ~ 1e-308: call it zero, as exp() of the true value would
+    exp_buffer(e, out, n)
+    for i in range(n):  # exp(EXP_MIN) ~ 1e-308: call it zero, as exp() of the true value would
         if e[i] <= EXP_MIN:
             out[i] = 0.0
 
 
-@njit(inline="always")
-def linear_cols(XT, lo, hi, x, out):
-    """``out[i] = XT[:, i] . x`` for ``lo <= i < hi`` (points as columns; each dot product summed
-    over the features in order)."""
+@compiled_only
+def linear_cols(XT, n, x, out):
+    """``out[i] = XT[:, i] . x`` for ``i < n`` (points as columns; each dot product summed over
+    the features in order)."""
     d = x.shape[0]
-    for i in range(lo, hi):
+    for i in range(n):
         out[i] = 0.0
     for j in range(d):
         xj = x[j]
         Xj = XT[j]
-        for i in range(lo, hi):
+        for i in range(n):
             out[i] += Xj[i] * xj
 
 
-@njit(inline="always")
-def rbf_sparse_rows(val, idx, ptr, sq, lo, hi, work, xsq, gamma, e, out):
-    """``out[j] = exp(-gamma ||c_j - x||^2)`` for the sparse points ``lo <= j < hi`` (x scattered
-    in ``work``, ``xsq = ||x||^2``); the squared distance is floored at 0."""
-    for j in range(lo, hi):
+@compiled_only
+def rbf_sparse_rows(val, idx, ptr, sq, n, work, xsq, gamma, e, out):
+    """``out[j] = exp(-gamma ||c_j - x||^2)`` for the sparse points ``j < n`` (point j: entries
+    ``val[ptr[j]:ptr[j + 1]]`` in columns ``idx[...]``, squared norm ``sq[j]``), with ``x``
+    scattered in the dense ``work`` and ``xsq = ||x||^2``: ``||c||^2 + ||x||^2 - 2 c'x``, floored at
+    0. O(nnz(c_j)) per point."""
+    for j in range(n):
         acc = 0.0
         for p in range(ptr[j], ptr[j + 1]):
             acc += val[p] * work[idx[p]]
@@ -172,8 +173,8 @@ def rbf_sparse_rows(val, idx, ptr, sq, lo, hi, work, xsq, gamma, e, out):
             dist = 0.0
         v = -gamma * dist
         e[j] = v if v > EXP_MIN else EXP_MIN
-    exp_buffer(e[lo:hi], out[lo:hi], hi - lo)
-    for j in range(lo, hi):
+    exp_buffer(e, out, n)
+    for j in range(n):
         if e[j] <= EXP_MIN:
             out[j] = 0.0
 
@@ -186,7 +187,7 @@ def rbf_matrix_t(A, BT, m, gamma):
     out = np.empty((n, m))
     e = np.empty(m)
     for i in range(n):
-        rbf_cols(BT, 0, m, A[i], gamma, e, out[i])
+        rbf_cols(BT, m, A[i], gamma, e, out[i])
     return out
 
 
@@ -227,7 +228,7 @@ def sherman_morrison(P, m, v, u, g):
     return s
 
 
-@njit(inline="always")
+@compiled_only
 def inverse_append(P, m, c, corner, q):
     """Grow ``P = A^{-1}`` (``m x m``) to the inverse of ``[[A, c], [c', corner]]``.
 
@@ -250,7 +251,7 @@ def inverse_append(P, m, c, corner, q):
     return delta
 
 
-@njit(inline="always")
+@compiled_only
 def lower_solve_t(U, m, b, out):
     """``out[:m] = L^{-1} b[:m]`` with the lower-triangular ``L`` stored transposed, ``U = L'``
     (upper triangular, row k of ``U`` is column k of ``L``).
