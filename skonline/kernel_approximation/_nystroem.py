@@ -4,6 +4,7 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import solve_triangular
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -14,59 +15,81 @@ from ..utils._growing import GrowingStateMixin, first_capacity, grow, next_capac
 from ..utils._jit import njit
 from ..utils._online_kernel import (
     CAP_COMPONENTS,
+    CAP_NNZ,
+    SPARSE_LAYOUT_MIN_FEATURES,
+    DenseStore,
     KORSDictionaryMixin,
+    KORSSettings,
+    SparseRows,
+    SparseStore,
     kors_decide,
     kors_insert,
-    rbf_cols,
+    n_rows,
+    new_work,
+    rbf_matrix_sparse,
     rbf_matrix_t,
+    store_add_dict,
+    store_dict_fits,
+    store_dict_kernel,
+    store_row_begin,
+    store_row_end,
 )
-from ..utils.validation import output_dtype, validate_X_chunk, validate_X_predict
+from ..utils.validation import canonical_csr, output_dtype, readonly, validate_X_chunk, validate_X_predict
 
 __all__ = ["OnlineNystroem"]
 
 _RHO_TOL = 1e-10
+#: CSR chunks are densified this many rows at a time (dense layout)
+_BLOCK_ROWS = 1024
 
 
 @njit
-def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol, max_m, XdT, U, Ginv, w,
-                     probs, didx, counts):
+def nystrom_fit_pass(X, draws, start, kors, store, U, Ginv, w, probs, didx, counts):
     """KORS over the rows of ``X`` (the :class:`OnlineNystroem` transformer): grows the dictionary
-    (points as the columns of ``XdT``, ``U = L'`` with ``L L' = K_DD``).
+    kept in ``store`` (:class:`~skonline.utils._online_kernel.DenseStore` with dense rows,
+    :class:`~skonline.utils._online_kernel.SparseStore` with CSR rows), ``U = L'`` with
+    ``L L' = K_DD``; ``kors``: :class:`~skonline.utils._online_kernel.KORSSettings`.
 
-    ``counts = [t, m, n_skipped, n_after_budget]``; once ``m == max_m`` (the budget) the rows are
-    no longer offered to KORS (O(1) per row) and are counted in ``n_after_budget``. Returns
-    ``rows_done`` (early when the dictionary buffer is full).
+    ``counts = [t, m, n_skipped, n_after_budget]``; once ``m == kors.max_m`` (the budget) the rows
+    are no longer offered to KORS (O(1) per row) and are counted in ``n_after_budget``. Returns
+    ``rows_done`` (early when the dictionary's buffers are full).
     """
-    cap_m = XdT.shape[1]
+    gamma = kors.gamma
+    cap_m = U.shape[0]
     ln = cap_m + 1
     kD = np.empty(ln)
     phi = np.empty(ln)
     wk = np.empty(ln)
     q = np.empty(ln)
     e = np.empty(ln)
-    for i in range(start, X.shape[0]):
+    n = n_rows(X)
+    work = new_work(X)
+    for i in range(start, n):
         t = counts[0]
         m = counts[1]
-        if m >= max_m:  # frozen dictionary: the row is not offered to KORS (its draw is unused)
-            counts[3] += 1
-            counts[0] = t + 1
-            continue
-        x = X[i]
-        rbf_cols(XdT, m, x, gamma, e, kD)
-        z, p, rho2 = kors_decide(kD, m, U, Ginv, w, mu, eps, beta, draws[i], phi, wk, q)
+        if m >= kors.max_m:  # frozen dictionary: the rows are not offered to KORS (draws unused)
+            counts[3] += n - i
+            counts[0] = t + n - i
+            return n
+        if not store_dict_fits(store, X, i, m):
+            return i
+        xsq = store_row_begin(store, X, i, work)
+        store_dict_kernel(store, 0, X, i, m, gamma, xsq, work, e, kD)
+        z, p, rho2 = kors_decide(kD, m, U, Ginv, w, kors.mu, kors.eps, kors.beta, draws[i], phi, wk, q)
         if z:
-            if rho2 > rho_tol:
+            if rho2 > kors.rho_tol:
                 if m == cap_m:
+                    store_row_end(store, X, i, work)
                     return i
-                kors_insert(m, U, Ginv, w, probs, mu, p, sqrt_weight, phi, math.sqrt(rho2), wk, q)
-                for j in range(x.shape[0]):
-                    XdT[j, m] = x[j]
+                kors_insert(m, U, Ginv, w, probs, kors.mu, p, kors.sqrt_weight, phi, math.sqrt(rho2), wk, q)
+                store_add_dict(store, X, i, m, xsq)
                 didx[m] = t
                 counts[1] = m + 1
             else:
                 counts[2] += 1
+        store_row_end(store, X, i, work)
         counts[0] = t + 1
-    return X.shape[0]
+    return n
 
 
 class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, GrowingStateMixin,
@@ -186,7 +209,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         "random_state": ["random_state", np.random.Generator],
     }
 
-    def __init__(self, sigma=1.0, *, mu=1.0, beta=1.0, eps=0.5, kors_weighting="inverse_p", max_components=2000,
+    def __init__(self, sigma=1.0, *, mu=1.0, beta=1.0, eps=0.5, kors_weighting="inverse_p", max_components=192,
                  random_state=None):
         self.sigma = sigma
         self.mu = mu
@@ -200,14 +223,39 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         return 1.0 / (2.0 * float(self.sigma) ** 2)
 
     # ------------------------------------------------------------------ streaming hooks
+    _accept_sparse = True
+
     def _validate_chunk(self, X, y=None, *, reset, from_fit):
-        X = validate_X_chunk(self, X, reset=reset)
+        X = validate_X_chunk(self, X, reset=reset, accept_sparse=True)
         return {"X": X, "n_samples": X.shape[0]}
+
+    def _sparse_layout(self):
+        return self.n_features_in_ >= SPARSE_LAYOUT_MIN_FEATURES
+
+    def _rows(self, X):
+        """The rows in the layout's form: ``(a, b, rows)`` blocks (dense: CSR rows densified 1,024
+        at a time; sparse layout: one :class:`~skonline.utils._online_kernel.SparseRows`)."""
+        n = X.shape[0]
+        if self._sparse_layout():
+            Z = canonical_csr(X if sp.issparse(X) else sp.csr_matrix(X))
+            yield 0, n, SparseRows(data=np.ascontiguousarray(Z.data, dtype=np.float64),
+                                   indices=Z.indices.astype(np.int64), indptr=Z.indptr.astype(np.int64),
+                                   n_features=Z.shape[1]), Z
+            return
+        step = _BLOCK_ROWS if sp.issparse(X) else max(n, 1)
+        for a in range(0, n, step):
+            b = min(n, a + step)
+            Z = readonly(np.ascontiguousarray(X[a:b].toarray() if sp.issparse(X) else X[a:b], dtype=np.float64))
+            yield a, b, Z, Z
 
     def _allocate(self, chunk):
         del self.cumulative_loss_  # set by the streaming contract; a transformer has no loss
         d, cm = chunk["X"].shape[1], first_capacity(CAP_COMPONENTS, self.max_components)
-        self._dict_XT_ = np.zeros((d, cm))  # the dictionary points, as columns
+        if self._sparse_layout():
+            self._dict_val_, self._dict_ind_ = np.zeros(cm * CAP_NNZ), np.zeros(cm * CAP_NNZ, dtype=np.int64)
+            self._dict_ptr_, self._dict_sq_ = np.zeros(cm + 1, dtype=np.int64), np.zeros(cm)
+        else:
+            self._dict_XT_ = np.zeros((d, cm))  # the dictionary points, as columns
         self._chol_t_ = np.zeros((cm, cm))  # L' (upper triangular), L L' = K_DD
         self._kors_inv_ = np.zeros((cm, cm))
         self._kors_w_ = np.zeros(cm)
@@ -216,46 +264,85 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         self._counts_ = np.zeros(4, dtype=np.int64)  # rows seen, components, skipped, dropped (budget)
 
     def _buffer_layout(self):
-        m, d = int(self._counts_[1]), self._dict_XT_.shape[0]
-        return {
-            "_dict_XT_": ((d, m), False),
+        m = int(self._counts_[1])
+        layout = {
             "_chol_t_": ((m, m), False),
             "_kors_w_": ((m,), False),
             "_kors_p_": ((m,), False),
             "_dict_idx_": ((m,), False),
             "_kors_inv_": ((m, m), True),
         }
+        if self._sparse_layout():
+            nd = int(self._dict_ptr_[m])
+            layout.update({"_dict_val_": ((nd,), False), "_dict_ind_": ((nd,), False),
+                           "_dict_ptr_": ((m + 1,), False), "_dict_sq_": ((m,), False)})
+        else:
+            layout["_dict_XT_"] = ((self._dict_XT_.shape[0], m), False)
+        return layout
 
-    def _grow(self):
-        cm = next_capacity(self._dict_XT_.shape[1], self.max_components)
-        self._dict_XT_ = grow(self._dict_XT_, (self._dict_XT_.shape[0], cm))
+    def _store(self):
+        if self._sparse_layout():
+            e, z = np.zeros(0), np.zeros(0, dtype=np.int64)
+            return SparseStore(D_val=self._dict_val_, D_idx=self._dict_ind_, D_ptr=self._dict_ptr_,
+                               D_sq=self._dict_sq_, H_val=e, H_idx=z, H_ptr=z, H_sq=e)
+        return DenseStore(XdT=self._dict_XT_, XhT=np.zeros((self._dict_XT_.shape[0], 0)))
+
+    def _grow(self, rows, row):
+        """The pass stopped before ``row``: double the entries (sparse layout) or the points."""
+        m = int(self._counts_[1])
+        if self._sparse_layout():
+            nnz = int(rows.indptr[row + 1] - rows.indptr[row])
+            if self._dict_ptr_[m] + nnz > self._dict_val_.shape[0]:
+                n = 2 * self._dict_val_.shape[0]
+                self._dict_val_, self._dict_ind_ = grow(self._dict_val_, (n,)), grow(self._dict_ind_, (n,))
+                return
+        cm0 = self._chol_t_.shape[0]
+        cm = next_capacity(cm0, self.max_components)
+        if self._sparse_layout():
+            self._dict_ptr_ = np.concatenate([self._dict_ptr_, np.full(cm - cm0, self._dict_ptr_[-1])])
+            self._dict_sq_ = grow(self._dict_sq_, (cm,))
+        else:
+            self._dict_XT_ = grow(self._dict_XT_, (self._dict_XT_.shape[0], cm))
         self._chol_t_ = grow(self._chol_t_, (cm, cm))
         self._kors_inv_ = grow(self._kors_inv_, (cm, cm))
         for name in ("_kors_w_", "_kors_p_", "_dict_idx_"):
             setattr(self, name, grow(getattr(self, name), (cm,)))
 
     def _state_bytes(self, m):
-        """Bytes of the dictionary state holding ``m`` points (at the capacity it would have)."""
+        """Bytes of the dictionary state holding ``m`` points (at the capacity it would have; the
+        sparse layout counts 12 bytes per stored entry at the current density)."""
         cap = first_capacity(CAP_COMPONENTS, self.max_components)
         while cap < m and next_capacity(cap, self.max_components) > cap:
             cap = next_capacity(cap, self.max_components)
-        return 8 * (2 * cap * cap + cap * (self._dict_XT_.shape[0] + 3))
+        if self._sparse_layout():
+            mc = int(self._counts_[1])
+            d = 1.5 * (self._dict_ptr_[mc] / mc if mc else CAP_NNZ)
+        else:
+            d = self._dict_XT_.shape[0]
+        return int(8 * (2 * cap * cap + cap * (d + 3)))
+
+    def _kors_settings(self):
+        big = np.iinfo(np.int64).max
+        return KORSSettings(
+            gamma=self._gamma(), mu=float(self.mu), eps=float(self.eps), beta=float(self.beta),
+            sqrt_weight=self.kors_weighting == "inverse_sqrt_p", rho_tol=_RHO_TOL,
+            max_m=big if self.max_components is None else int(self.max_components), max_hist=big, kernel=0,
+        )
 
     def _learn(self, chunk):
         X = chunk["X"]
         draws = self._rng_.random(X.shape[0])
         before = int(self._counts_[1])
-        budget = np.iinfo(np.int64).max if self.max_components is None else int(self.max_components)
-        start = 0
-        while True:
-            start = nystrom_fit_pass(
-                X, draws, start, self._gamma(), float(self.mu), float(self.eps), float(self.beta),
-                self.kors_weighting == "inverse_sqrt_p", _RHO_TOL, budget, self._dict_XT_, self._chol_t_,
-                self._kors_inv_, self._kors_w_, self._kors_p_, self._dict_idx_, self._counts_,
-            )
-            if start == X.shape[0]:
-                break
-            self._grow()
+        kors = self._kors_settings()
+        for a, b, rows, _ in self._rows(X):
+            start = 0
+            while True:
+                start = nystrom_fit_pass(rows, draws[a:b], start, kors, self._store(), self._chol_t_,
+                                         self._kors_inv_, self._kors_w_, self._kors_p_, self._dict_idx_,
+                                         self._counts_)
+                if start == b - a:
+                    break
+                self._grow(rows, start)
         warn_growth(
             self, what="the dictionary", param="max_components", before=before,
             after=int(self._counts_[1]), budget=self.max_components, nbytes=self._state_bytes,
@@ -309,15 +396,35 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         -------
         X_new : ndarray of shape (n_samples, n_components_)
         """
-        check_is_fitted(self, "_dict_XT_")
+        check_is_fitted(self, "_counts_")
         dtype = output_dtype(X)
-        X = validate_X_predict(self, X, dtype=np.float64, order="C")
+        X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64, order="C")
         m = self.n_components_
         if m == 0:
             return np.zeros((X.shape[0], 0), dtype=dtype)
-        K = rbf_matrix_t(X, self._dict_XT_, m, self._gamma())
-        Z = solve_triangular(self._chol_t_[:m, :m], K.T, trans="T", lower=False, check_finite=False).T
-        return np.ascontiguousarray(Z, dtype=dtype)
+        out = np.empty((X.shape[0], m), dtype=dtype)
+        for a, b, _, Z in self._rows(X):
+            if self._sparse_layout():
+                K = rbf_matrix_sparse(Z, self._dictionary_csr(), self._dict_sq_[:m], self._gamma())
+            else:
+                K = rbf_matrix_t(Z, self._dict_XT_, m, self._gamma())
+            out[a:b] = solve_triangular(self._chol_t_[:m, :m], K.T, trans="T", lower=False, check_finite=False).T
+        return out
+
+    def _dictionary_csr(self):
+        """The dictionary points (sparse layout) as a CSR matrix (n_components_, n_features_in_)."""
+        m = self.n_components_
+        nnz = int(self._dict_ptr_[m])
+        return sp.csr_matrix((self._dict_val_[:nnz], self._dict_ind_[:nnz], self._dict_ptr_[: m + 1]),
+                             shape=(m, self.n_features_in_))
+
+    @property
+    def components_(self):
+        """Dictionary points, shape ``(n_components_, n_features_in_)`` (a CSR matrix in the sparse
+        layout, from ``SPARSE_LAYOUT_MIN_FEATURES`` features on)."""
+        if self._sparse_layout():
+            return self._dictionary_csr()
+        return super().components_
 
     # ------------------------------------------------------------------ views
     @property
@@ -348,5 +455,6 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.requires_fit = True
+        tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # computed in float64
         return tags

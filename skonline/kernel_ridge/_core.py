@@ -36,7 +36,11 @@ from numba import types
 from numba.extending import overload
 
 from ..utils._jit import OVERLOAD_OPTIONS, compiled_only, njit
-from ..utils._online_kernel import (
+from ..utils._online_kernel import (  # noqa: F401 (records the estimators build through this module)
+    DenseStore,
+    KORSSettings,
+    SparseRows,
+    SparseStore,
     inverse_append,
     kors_decide,
     kors_insert,
@@ -45,6 +49,17 @@ from ..utils._online_kernel import (
     rbf_cols,
     rbf_sparse_rows,
     sherman_morrison,
+    n_rows,
+    new_work,
+    row_width,
+    store_add_dict,
+    store_add_hist,
+    store_dict_fits,
+    store_dict_kernel,
+    store_hist_fits,
+    store_hist_kernel,
+    store_row_begin,
+    store_row_end,
     sym_matvec,
     taylor_row,
 )
@@ -128,37 +143,6 @@ class KernelAWVState(NamedTuple):
     sw: np.ndarray
     n_stored: np.ndarray
     cum_loss: np.ndarray
-
-
-class KORSSettings(NamedTuple):
-    """The Nyström dictionary grown by KORS (Calandriello et al. 2017), fixed for the chunk.
-
-    gamma : float
-        Gaussian kernel ``exp(-gamma ||x - x'||^2)``.
-    mu, eps, beta : float
-        KORS's ridge level, accuracy and oversampling factor (``p_t = min(beta tau_t, 1)``).
-    sqrt_weight : bool
-        Weight ``1 / sqrt(p)`` of an inserted point (``kors_weighting='inverse_sqrt_p'``), else ``1 / p``.
-    rho_tol : float
-        An insertion whose squared residual ``rho^2`` is below this is skipped (already in the span).
-    max_m : int
-        Budget on the dictionary size m (``max_components``).
-    max_hist : int
-        Rows of history an insertion re-projects (the most recent ones; ``max_history``).
-    kernel : int
-        0: the Gaussian kernel; 1: the linear kernel ``x'x'`` (a frozen dictionary only: exact
-        Kernel-AWV's linear kernel after its budget).
-    """
-
-    gamma: float
-    mu: float
-    eps: float
-    beta: float
-    sqrt_weight: bool
-    rho_tol: float
-    max_m: int
-    max_hist: int
-    kernel: int
 
 
 class NystromState(NamedTuple):
@@ -583,274 +567,6 @@ def pivoted_projection(XT, Y, sw, t, kernel, gamma, alpha, max_m, rel_tol, XdT, 
 
 
 # --------------------------------------------------------------------------- PKAWV-Nyström
-class DenseStore(NamedTuple):
-    """Where PKAWV-Nyström keeps its points, dense layout: each point is a column (the loops over
-    points are the inner ones and vectorise). The chunk's rows are a dense (n, d) array.
-
-    XdT : (d, c_m) the dictionary points; XhT : (d, c_t) the rows of history (kept to re-project
-    the past on an insertion).
-    """
-
-    XdT: np.ndarray
-    XhT: np.ndarray
-
-
-class SparseRows(NamedTuple):
-    """The chunk's rows in CSR form (validated before the pass): ``data`` (nnz,) float64,
-    ``indices`` (nnz,) int64, ``indptr`` (n + 1,) int64; ``n_features`` the width d."""
-
-    data: np.ndarray
-    indices: np.ndarray
-    indptr: np.ndarray
-    n_features: int
-
-
-class SparseStore(NamedTuple):
-    """Where PKAWV-Nyström keeps its points, sparse layout (wide inputs): each point is a sparse
-    row. The chunk's rows are :class:`SparseRows`; a row is scattered into a dense work vector
-    for its kernel values, ``k(x, c) = exp(-gamma (||x||^2 + ||c||^2 - 2 x'c))`` (O(nnz(c)) each).
-
-    D_val, D_idx : (nnz capacity,) the dictionary points' entries (float64, int64), point j in
-    ``D_ptr[j]:D_ptr[j + 1]`` (D_ptr (c_m + 1,) int64); D_sq : (c_m,) their squared norms; H_val,
-    H_idx, H_ptr, H_sq: the same for the rows of history.
-    """
-
-    D_val: np.ndarray
-    D_idx: np.ndarray
-    D_ptr: np.ndarray
-    D_sq: np.ndarray
-    H_val: np.ndarray
-    H_idx: np.ndarray
-    H_ptr: np.ndarray
-    H_sq: np.ndarray
-
-
-@njit(inline="always")
-def _sparse_append(val, idx, ptr, sq, pos, X, i, xsq):
-    """Append row ``i`` of the CSR rows ``X`` as sparse point ``pos`` (capacity is the caller's)."""
-    start = ptr[pos]
-    k = start
-    for p in range(X.indptr[i], X.indptr[i + 1]):
-        val[k] = X.data[p]
-        idx[k] = X.indices[p]
-        k += 1
-    ptr[pos + 1] = k
-    sq[pos] = xsq
-
-
-# Each store has its operations, chosen from the type of its record (overloads of the stubs):
-#   _n_rows(X)                                  rows of the chunk
-#   _row_begin(store, X, i, work) -> ||x||^2   (sparse: scatter row i into work)
-#   _row_end(store, X, i, work)                 (sparse: zero work again)
-#   _row_fits(store, X, i, m, t) -> bool        room for row i in the dictionary and the history
-#   _dict_kernel(store, kernel, X, i, m, gamma, xsq, work, e, out)
-#   _hist_kernel(store, X, i, n, gamma, xsq, work, e, out)
-#   _store_dict(store, X, i, m, xsq) ; _store_hist(store, X, i, t, xsq)
-def _n_rows(X):
-    """Rows of the chunk."""
-
-
-def _row_width(X):
-    """Entries of a dense row (0 for CSR rows)."""
-
-
-def _new_work(X):
-    """The dense work vector a CSR row is scattered into (empty for dense rows)."""
-
-
-def _row_begin(store, X, i, work):
-    """Start row i: returns ``||x||^2`` (sparse layout, with row i scattered into ``work``)."""
-
-
-def _row_end(store, X, i, work):
-    """End row i (sparse layout: ``work`` back to zeros)."""
-
-
-def _row_fits(store, X, i, m, t):
-    """Whether row i fits in the dictionary (as point m) and in the history (as row t)."""
-
-
-def _dict_kernel(store, kernel, X, i, m, gamma, xsq, work, e, out):
-    """``out[:m] = k(x_j, X[i])`` over the dictionary points (0 Gaussian, 1 linear kernel)."""
-
-
-def _hist_kernel(store, X, i, n, gamma, xsq, work, e, out):
-    """``out[:n] = k(x_s, X[i])`` over the first n rows of history."""
-
-
-def _store_dict(store, X, i, m, xsq):
-    """Row i becomes dictionary point m."""
-
-
-def _store_hist(store, X, i, t, xsq):
-    """Row i becomes row t of the history."""
-
-
-def _dense_n_rows(X):
-    return X.shape[0]
-
-
-def _dense_row_width(X):
-    return X.shape[1]
-
-
-def _dense_new_work(X):
-    return np.zeros(0)
-
-
-def _dense_row_begin(store, X, i, work):
-    return 0.0
-
-
-def _dense_row_end(store, X, i, work):
-    pass
-
-
-def _dense_row_fits(store, X, i, m, t):
-    return True
-
-
-def _dense_dict_kernel(store, kernel, X, i, m, gamma, xsq, work, e, out):
-    if kernel == 0:
-        rbf_cols(store.XdT, m, X[i], gamma, e, out)
-    else:
-        linear_cols(store.XdT, m, X[i], out)
-
-
-def _dense_hist_kernel(store, X, i, n, gamma, xsq, work, e, out):
-    rbf_cols(store.XhT, n, X[i], gamma, e, out)
-
-
-def _dense_store_dict(store, X, i, m, xsq):
-    x = X[i]
-    for j in range(x.shape[0]):
-        store.XdT[j, m] = x[j]
-
-
-def _dense_store_hist(store, X, i, t, xsq):
-    x = X[i]
-    for j in range(x.shape[0]):
-        store.XhT[j, t] = x[j]
-
-
-def _sparse_n_rows(X):
-    return X.indptr.shape[0] - 1
-
-
-def _sparse_row_width(X):
-    return 0
-
-
-def _sparse_new_work(X):
-    return np.zeros(X.n_features)
-
-
-def _sparse_row_begin(store, X, i, work):
-    xsq = 0.0
-    for p in range(X.indptr[i], X.indptr[i + 1]):
-        v = X.data[p]
-        work[X.indices[p]] = v
-        xsq += v * v
-    return xsq
-
-
-def _sparse_row_end(store, X, i, work):
-    for p in range(X.indptr[i], X.indptr[i + 1]):
-        work[X.indices[p]] = 0.0
-
-
-def _sparse_row_fits(store, X, i, m, t):
-    nnz = X.indptr[i + 1] - X.indptr[i]
-    return (store.D_ptr[m] + nnz <= store.D_val.shape[0]) and (store.H_ptr[t] + nnz <= store.H_val.shape[0])
-
-
-def _sparse_dict_kernel(store, kernel, X, i, m, gamma, xsq, work, e, out):
-    rbf_sparse_rows(store.D_val, store.D_idx, store.D_ptr, store.D_sq, m, work, xsq, gamma, e, out)
-
-
-def _sparse_hist_kernel(store, X, i, n, gamma, xsq, work, e, out):
-    rbf_sparse_rows(store.H_val, store.H_idx, store.H_ptr, store.H_sq, n, work, xsq, gamma, e, out)
-
-
-def _sparse_store_dict(store, X, i, m, xsq):
-    _sparse_append(store.D_val, store.D_idx, store.D_ptr, store.D_sq, m, X, i, xsq)
-
-
-def _sparse_store_hist(store, X, i, t, xsq):
-    _sparse_append(store.H_val, store.H_idx, store.H_ptr, store.H_sq, t, X, i, xsq)
-
-
-def _is(typ, record):
-    """Whether the numba type ``typ`` is that of the named tuple class ``record``."""
-    return isinstance(typ, types.BaseNamedTuple) and typ.instance_class is record
-
-
-_STORE_OPS = {
-    "dense": (_dense_row_begin, _dense_row_end, _dense_row_fits, _dense_dict_kernel, _dense_hist_kernel,
-              _dense_store_dict, _dense_store_hist),
-    "sparse": (_sparse_row_begin, _sparse_row_end, _sparse_row_fits, _sparse_dict_kernel, _sparse_hist_kernel,
-               _sparse_store_dict, _sparse_store_hist),
-}
-
-
-def _store_op(store, k):
-    if _is(store, DenseStore):
-        return _STORE_OPS["dense"][k]
-    if _is(store, SparseStore):
-        return _STORE_OPS["sparse"][k]
-    return None
-
-
-@overload(_n_rows, jit_options=OVERLOAD_OPTIONS)
-def _n_rows_impl(X):
-    return _sparse_n_rows if _is(X, SparseRows) else _dense_n_rows
-
-
-@overload(_row_width, jit_options=OVERLOAD_OPTIONS)
-def _row_width_impl(X):
-    return _sparse_row_width if _is(X, SparseRows) else _dense_row_width
-
-
-@overload(_new_work, jit_options=OVERLOAD_OPTIONS)
-def _new_work_impl(X):
-    return _sparse_new_work if _is(X, SparseRows) else _dense_new_work
-
-
-@overload(_row_begin, jit_options=OVERLOAD_OPTIONS)
-def _row_begin_impl(store, X, i, work):
-    return _store_op(store, 0)
-
-
-@overload(_row_end, jit_options=OVERLOAD_OPTIONS)
-def _row_end_impl(store, X, i, work):
-    return _store_op(store, 1)
-
-
-@overload(_row_fits, jit_options=OVERLOAD_OPTIONS)
-def _row_fits_impl(store, X, i, m, t):
-    return _store_op(store, 2)
-
-
-@overload(_dict_kernel, jit_options=OVERLOAD_OPTIONS)
-def _dict_kernel_impl(store, kernel, X, i, m, gamma, xsq, work, e, out):
-    return _store_op(store, 3)
-
-
-@overload(_hist_kernel, jit_options=OVERLOAD_OPTIONS)
-def _hist_kernel_impl(store, X, i, n, gamma, xsq, work, e, out):
-    return _store_op(store, 4)
-
-
-@overload(_store_dict, jit_options=OVERLOAD_OPTIONS)
-def _store_dict_impl(store, X, i, m, xsq):
-    return _store_op(store, 5)
-
-
-@overload(_store_hist, jit_options=OVERLOAD_OPTIONS)
-def _store_hist_impl(store, X, i, t, xsq):
-    return _store_op(store, 6)
-
-
 class DenseMap(NamedTuple):
     """The fixed Nyström map of a frozen dictionary, dense layout: ``phi(x) = L^{-1} k_D(x)`` with
     the ``m`` points the columns of ``XdT`` and ``U = L'``; ``kernel`` 0 Gaussian
@@ -942,7 +658,7 @@ def _awv_rows(fmap, m, X, Y, sw, lo, hi, settings, P, b, refresh, out, loss_acc)
     g = np.empty(ln)
     h = np.empty(ln)
     kv = np.empty(ln)
-    e = np.empty(ln + _row_width(X))
+    e = np.empty(ln + row_width(X))
     _features(fmap, X, lo, v, kv, e)
     sym_matvec(P, m, v, u)
     for i in range(lo, hi):
@@ -968,7 +684,7 @@ def awv_pass_frozen(X, Y, sw, start, fmap, settings, state, out):
     """PKAWV on a frozen Nyström dictionary (:class:`DenseMap` or :class:`SparseMap`, ``X`` the
     matching rows), from row ``start`` on: linear AWV on the fixed map ``phi = L^{-1} k_D(x)``,
     O(m d + m^2) per row; ``state``: :class:`LinearState`. Returns -1 or a row index (status)."""
-    return _awv_rows(fmap, fmap.m, X, Y, sw, start, _n_rows(X), settings, state.P, state.b, state.refresh, out,
+    return _awv_rows(fmap, fmap.m, X, Y, sw, start, n_rows(X), settings, state.P, state.b, state.refresh, out,
                      state.cum_loss)
 
 
@@ -1039,25 +755,25 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, store, state, out):
     ecol = np.empty(ln)
     cvec = np.empty(ln)
     w_aged = np.empty(cap_t if forget != 1.0 else 0)
-    n = _n_rows(X)
-    work = _new_work(X)
+    n = n_rows(X)
+    work = new_work(X)
     for i in range(start, n):
         t = state.n_history[0]
         m = state.n_dict[0]
-        if m >= max_m or t == cap_t or not _row_fits(store, X, i, m, t):
+        if m >= max_m or t == cap_t or not (store_dict_fits(store, X, i, m) and store_hist_fits(store, X, i, t)):
             return i, -1
-        xsq = _row_begin(store, X, i, work)
-        _dict_kernel(store, kernel, X, i, m, gamma, xsq, work, e, kD)
+        xsq = store_row_begin(store, X, i, work)
+        store_dict_kernel(store, kernel, X, i, m, gamma, xsq, work, e, kD)
         z, p, rho2 = kors_decide(kD, m, U, Ginv, w, mu, eps, beta, draws[i], phi, wk, q)
         if z:
             if rho2 > rho_tol:
                 if m == cap_m:
-                    _row_end(store, X, i, work)
+                    store_row_end(store, X, i, work)
                     return i, -1
                 rho = math.sqrt(rho2)
                 lo = t - max_hist if t > max_hist else 0
                 # new coordinate of every past point kept
-                _hist_kernel(store, X, i, t, gamma, xsq, work, e, ecol)  # (rows < lo unused)
+                store_hist_kernel(store, X, i, t, gamma, xsq, work, e, ecol)  # (rows < lo unused)
                 for s in range(lo, t):
                     Ps = Phi[s]
                     acc = ecol[s]
@@ -1101,7 +817,7 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, store, state, out):
                 for s in range(lo, t):
                     Phi[s, m] = ecol[s]
                 kors_insert(m, U, Ginv, w, probs, mu, p, sqrt_weight, phi, rho, wk, q)
-                _store_dict(store, X, i, m, xsq)
+                store_add_dict(store, X, i, m, xsq)
                 didx[m] = state.hist_start[0] + t
                 m += 1
                 state.n_dict[0] = m
@@ -1109,15 +825,15 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, store, state, out):
                 state.n_skipped[0] += 1
         # AWV step on phi (m may be 0: prediction 0)
         if not _awv_step(P, m, phi, sw[i], u, g, h, Y[i], b, settings, state.refresh, out[i], loss_acc):
-            _row_end(store, X, i, work)
+            store_row_end(store, X, i, work)
             return i, i
         if m < max_m:  # (a frozen dictionary: no insertion will need this row again)
             for k in range(m):
                 Phi[t, k] = phi[k]
-            _store_hist(store, X, i, t, xsq)
+            store_add_hist(store, X, i, t, xsq)
             for k in range(n_heads):
                 Yh[t, k] = Y[i, k]
             Wh[t] = sw[i]
             state.n_history[0] = t + 1
-        _row_end(store, X, i, work)
+        store_row_end(store, X, i, work)
     return n, -1

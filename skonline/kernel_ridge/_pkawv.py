@@ -13,7 +13,15 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
 from ..utils import _scaling
-from ..utils._online_kernel import KORSDictionaryMixin, rbf_matrix_t, taylor_tables, taylor_transform
+from ..utils._online_kernel import (
+    CAP_NNZ,
+    SPARSE_LAYOUT_MIN_FEATURES,
+    KORSDictionaryMixin,
+    rbf_matrix_sparse,
+    rbf_matrix_t,
+    taylor_tables,
+    taylor_transform,
+)
 from ..utils.validation import canonical_csr, readonly, validate_X_predict
 from . import _core as core
 from ._base import (
@@ -46,10 +54,7 @@ _AUTO_MAX_TAYLOR = 120
 _AUTO_ALPHA = {"taylor": 1.0, "nystrom": 0.3}
 #: CSR chunks are densified (then standardised and learned) this many rows at a time
 _BLOCK_ROWS = 1024
-#: from this many features on, PKAWV-Nyström keeps its points as sparse rows (see _blocks)
-SPARSE_LAYOUT_MIN_FEATURES = 4096
-#: first entry capacity per point of the sparse layout (grown by doubling)
-_CAP_NNZ = 64
+
 
 
 class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
@@ -148,9 +153,9 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         ct, cm = first_capacity(_CAP_ROWS, self._history_capacity()), first_capacity(_CAP_COMPONENTS,
                                                                                      self.max_components)
         if self._sparse_layout():
-            self._dict_val_, self._dict_ind_ = np.zeros(cm * _CAP_NNZ), np.zeros(cm * _CAP_NNZ, dtype=np.int64)
+            self._dict_val_, self._dict_ind_ = np.zeros(cm * CAP_NNZ), np.zeros(cm * CAP_NNZ, dtype=np.int64)
             self._dict_ptr_, self._dict_sq_ = np.zeros(cm + 1, dtype=np.int64), np.zeros(cm)
-            self._hist_val_, self._hist_ind_ = np.zeros(ct * _CAP_NNZ), np.zeros(ct * _CAP_NNZ, dtype=np.int64)
+            self._hist_val_, self._hist_ind_ = np.zeros(ct * CAP_NNZ), np.zeros(ct * CAP_NNZ, dtype=np.int64)
             self._hist_ptr_, self._hist_sq_ = np.zeros(ct + 1, dtype=np.int64), np.zeros(ct)
         else:
             self._hist_XT_ = np.zeros((d, ct))
@@ -408,7 +413,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         k = self._b_.shape[0]
         if self._sparse_layout():
             md = int(self._n_dict_[0])
-            d = 1.5 * (self._dict_ptr_[md] / md if md else _CAP_NNZ)  # entries per point, 12 bytes each
+            d = 1.5 * (self._dict_ptr_[md] / md if md else CAP_NNZ)  # entries per point, 12 bytes each
         else:
             d = self._dict_XT_.shape[0]
         return int(8 * (ct * (d + k + 1 + cap) + cap * (3 * cap + d + k + 3)))
@@ -449,10 +454,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         if m == 0:
             return np.zeros((Z.shape[0], 0))
         if self._sparse_layout():
-            C = self._dictionary_csr()
-            sq = np.asarray(Z.multiply(Z).sum(axis=1)).ravel()
-            dist = sq[:, None] + self._dict_sq_[:m][None, :] - 2.0 * (Z @ C.T).toarray()
-            K = np.exp(-self._gamma() * np.maximum(dist, 0.0))
+            K = rbf_matrix_sparse(Z, self._dictionary_csr(), self._dict_sq_[:m], self._gamma())
         else:
             K = rbf_matrix_t(Z, self._dict_XT_, m, self._gamma())
         return solve_triangular(self._chol_t_[:m, :m], K.T, trans="T", lower=False, check_finite=False).T

@@ -138,7 +138,7 @@ def test_budget_freezes_the_dictionary_and_memory():
         assert {k: v.shape for k, v in vars(nys).items() if isinstance(v, np.ndarray)} == shapes
     assert nys.n_components_ == 50 and nys.n_rows_after_budget_ > 0
     assert nys.transform(X[:10]).shape == (10, 50)
-    small = OnlineNystroem(sigma=0.5, mu=1e-2, random_state=0).fit(X[:300])
+    small = OnlineNystroem(sigma=0.5, mu=1e-2, max_components=None, random_state=0).fit(X[:300])
     assert small._chol_t_.shape[0] > small.n_components_  # a padded capacity ...
     blob = pickle.dumps(small)
     m = small.n_components_
