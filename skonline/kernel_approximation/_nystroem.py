@@ -230,7 +230,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         return {"X": X, "n_samples": X.shape[0]}
 
     def _sparse_layout(self):
-        return self.n_features_in_ >= SPARSE_LAYOUT_MIN_FEATURES
+        return bool(getattr(self, "_sparse_", False))
 
     def _rows(self, X):
         """The rows in the layout's form: ``(a, b, rows)`` blocks (dense: CSR rows densified 1,024
@@ -251,6 +251,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
     def _allocate(self, chunk):
         del self.cumulative_loss_  # set by the streaming contract; a transformer has no loss
         d, cm = chunk["X"].shape[1], first_capacity(CAP_COMPONENTS, self.max_components)
+        self._sparse_ = d >= SPARSE_LAYOUT_MIN_FEATURES  # the layout: from the shape only
         if self._sparse_layout():
             self._dict_val_, self._dict_ind_ = np.zeros(cm * CAP_NNZ), np.zeros(cm * CAP_NNZ, dtype=np.int64)
             self._dict_ptr_, self._dict_sq_ = np.zeros(cm + 1, dtype=np.int64), np.zeros(cm)

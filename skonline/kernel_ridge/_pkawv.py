@@ -100,7 +100,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         return False
 
     def _sparse_layout(self):
-        return self.features_ == "nystrom" and self.n_features_in_ >= SPARSE_LAYOUT_MIN_FEATURES
+        return bool(getattr(self, "_sparse_", False))
 
     def _blocks(self, X, first_row, learn):
         """``(a, b, Z)``: the rows ``a:b`` of ``X`` in the layout's form (dense array, or CSR
@@ -152,6 +152,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
             return
         ct, cm = first_capacity(_CAP_ROWS, self._history_capacity()), first_capacity(_CAP_COMPONENTS,
                                                                                      self.max_components)
+        self._sparse_ = d >= SPARSE_LAYOUT_MIN_FEATURES  # the layout: from the shape only
         if self._sparse_layout():
             self._dict_val_, self._dict_ind_ = np.zeros(cm * CAP_NNZ), np.zeros(cm * CAP_NNZ, dtype=np.int64)
             self._dict_ptr_, self._dict_sq_ = np.zeros(cm + 1, dtype=np.int64), np.zeros(cm)
