@@ -344,11 +344,9 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
                 if start == b - a:
                     break
                 self._grow(rows, start)
-        warn_growth(
-            self, what="the dictionary", param="max_components", before=before,
-            after=int(self._counts_[1]), budget=self.max_components, nbytes=self._state_bytes,
-            policy="The dictionary is frozen: later rows are not offered to KORS.",
-        )
+        if self.max_components is None:  # reaching the budget is the designed steady state: no warning
+            warn_growth(self, what="the dictionary", param="max_components", before=before,
+                        after=int(self._counts_[1]), budget=None, nbytes=self._state_bytes, policy="")
 
     def fit(self, X, y=None, **fit_params):
         """Reset, then run KORS over the rows of ``X`` in order.

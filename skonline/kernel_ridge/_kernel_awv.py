@@ -278,13 +278,9 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
             else:
                 self._grow()
         self.cumulative_loss_ = float(cum_loss[0])
-        warn_growth(
-            self, what="the stored rows", param="max_rows", before=before, after=int(self._n_stored_[0]),
-            budget=self.max_rows, nbytes=self._state_bytes,
-            policy=f"The forecaster switches to PKAWV on a Nyström dictionary of n_components="
-                   f"{self.n_components} of the stored rows (O(n_components^2) per row) and keeps learning; "
-                   "the stored rows are released.",
-        )
+        if self.max_rows is None:  # reaching the budget is the designed switch: no warning
+            warn_growth(self, what="the stored rows", param="max_rows", before=before,
+                        after=int(self._n_stored_[0]), budget=None, nbytes=self._state_bytes, policy="")
         return out
 
     n_rows_stored_ = state_scalar("_n_stored_", int, "Rows learned exactly (at most ``max_rows``).")

@@ -421,12 +421,9 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
 
     def _warn_growth(self, m0, t0):
         m = int(self._n_dict_[0])
-        warn_growth(
-            self, what="the Nyström dictionary", param="max_components", before=m0, after=m,
-            budget=self.max_components, nbytes=self._state_bytes,
-            policy="The dictionary is frozen (later rows are not offered to KORS) and the history of "
-                   "past rows is released: learning continues on a fixed feature map.",
-        )
+        if self.max_components is None:  # reaching a budget is the designed steady state: no warning
+            warn_growth(self, what="the Nyström dictionary", param="max_components", before=m0, after=m,
+                        budget=None, nbytes=self._state_bytes, policy="")
         if self.max_history is None:
             warn_growth(
                 self, what="the rows of history", param="max_history", before=t0,
