@@ -114,6 +114,10 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
     :class:`~sklearn.kernel_approximation.Nystroem` on the same points). Growing the dictionary
     appends coordinates and leaves the existing ones unchanged.
 
+    Input: dense or CSR rows; the same rows as CSR or dense give the same dictionary and the same
+    features (CSR rows are densified a block at a time below 4,096 features; above, the points are
+    kept as sparse rows and kernel values come from sparse dot products).
+
     **The output width grows with** :meth:`partial_fit`: ``transform`` uses the dictionary as it
     is now (``n_components_`` columns). This is the map of the paper's PKAWV-Nyström
     (:class:`~skonline.kernel_ridge.PKAWVRegressor` with ``features='nystrom'`` re-projects its
@@ -134,17 +138,18 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Weight a point added with probability :math:`p` receives in :math:`W`: :math:`1/p` as in the
         paper's code (Jézéquel et al. 2019, Appendix H.2) or :math:`1/\sqrt p`, the unbiased
         sampling-matrix convention. ``'inverse_p'`` gives smaller dictionaries.
-    max_components : int or None, default=2000
-        Budget on the dictionary size :math:`m` (the paper has none). Memory is about
-        :math:`8 (2c^2 + c(d + 3))` bytes for a buffer capacity :math:`c` (the first power-of-two
-        multiple of 16 holding the dictionary, capped at ``max_components``): 64 MB at the
-        default, 1.1 GB for a 6,000-point dictionary; :meth:`transform` costs
-        :math:`O(n m (d + m))`. When the budget is reached (a ``UserWarning`` says so) the
-        dictionary freezes: later rows are not offered to KORS (counted in
-        ``n_rows_after_budget_``; :meth:`partial_fit` then costs O(1) per row), so the map stops
-        changing. KORS's accuracy guarantee
-        (Calandriello et al., Jézéquel et al. Proposition 5) then covers the rows seen before
-        the budget only; later rows may be approximated less well. ``None``: no budget (a
+    max_components : int or None, default=192
+        Budget on the dictionary size :math:`m` (the paper has none). Until it is reached
+        :meth:`partial_fit` costs O(m d + m^2) per row; then the dictionary freezes: later rows
+        are not offered to KORS (counted in ``n_rows_after_budget_``; :meth:`partial_fit` then
+        costs O(1) per row) and the map stops changing. :meth:`transform` costs
+        :math:`O(n m (d + m))`. KORS's accuracy guarantee (Calandriello et al., Jézéquel et al.
+        Proposition 5) then covers the rows seen before the budget only; later rows may be
+        approximated less well. **Memory** (bytes): :math:`8 (2c^2 + c(d + 3))` for a buffer
+        capacity :math:`c` (the first power-of-two multiple of 16 holding the dictionary, at most
+        ``max_components``); from 4,096 features on the points are kept as sparse rows and
+        :math:`d` is replaced by :math:`1.5 z`, :math:`z` the non-zeros of a stored row. The
+        default is :class:`~skonline.kernel_ridge.PKAWVRegressor`'s. ``None``: no budget (a
         ``UserWarning`` when the state passes 1 GiB).
     random_state : int, RandomState instance, Generator or None, default=None
         Source of the Bernoulli draws (one uniform per row, so any chunking gives the same
@@ -154,8 +159,8 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
     ----------
     n_components_ : int
         Dictionary size (output width of :meth:`transform`).
-    components_ : ndarray of shape (n_components_, n_features_in_)
-        Dictionary points.
+    components_ : ndarray or CSR matrix of shape (n_components_, n_features_in_)
+        Dictionary points (a CSR matrix from 4,096 features on).
     component_indices_ : ndarray of shape (n_components_,)
         Their positions in the stream (0-based).
     component_weights_, component_probabilities_ : ndarray of shape (n_components_,)
@@ -300,7 +305,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         cm0 = self._chol_t_.shape[0]
         cm = next_capacity(cm0, self.max_components)
         if self._sparse_layout():
-            self._dict_ptr_ = np.concatenate([self._dict_ptr_, np.full(cm - cm0, self._dict_ptr_[-1])])
+            self._dict_ptr_ = grow(self._dict_ptr_, (cm + 1,))  # zeros past the points in use
             self._dict_sq_ = grow(self._dict_sq_, (cm,))
         else:
             self._dict_XT_ = grow(self._dict_XT_, (self._dict_XT_.shape[0], cm))
@@ -353,7 +358,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : None
             Ignored.
         **fit_params : dict
@@ -371,7 +376,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : None
             Ignored.
         **fit_params : dict
@@ -389,7 +394,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------

@@ -47,11 +47,11 @@ _DOC_FORGETTING = """
         on :math:`\\lceil m(1-\\gamma) \\rceil` coordinates in turn, so that each coordinate's
         regulariser stays within about :math:`[0.58\\lambda, 1.58\\lambda]` (plain exponential
         forgetting would let it decay as :math:`\\gamma^t \\lambda`, and :math:`A_t^{-1}` blow up
-        in the directions the data stop exciting). Cost: up to about twice the O(m^2) of a row
-        without forgetting while :math:`m (1-\\gamma) \\le 1`, and
-        O(:math:`\\lceil m(1-\\gamma)\\rceil` m^2) beyond. ``forgetting=1.0`` is the paper's
-        forecaster exactly (no discount; what its regret bounds and the paper reproductions
-        use). The default was chosen on the development suite of ``benchmarks/defaults.py``
+        in the directions the data stop exciting). Cost: while :math:`m (1-\\gamma) \\le 1` the
+        discount and the refresh are folded into the row's single pass over :math:`A_t^{-1}`
+        (one more multiply-add per entry); beyond, O(:math:`\\lceil m(1-\\gamma)\\rceil` m^2).
+        ``forgetting=1.0`` is the paper's forecaster exactly (no discount; what its regret bounds
+        and the paper reproductions use). The default was chosen on the development suite of ``benchmarks/defaults.py``
         (data as it comes, chunks of 100 rows predicted before they are learned): with 1.0 the
         forecaster, a ridge regression over the whole history, cannot follow the drifting
         synthetic streams there (gradual weight drift, a turning hyperplane, abrupt concept

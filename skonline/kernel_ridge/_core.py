@@ -31,7 +31,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-
 from numba import types
 from numba.extending import overload
 
@@ -46,12 +45,12 @@ from ..utils._online_kernel import (  # noqa: F401 (records the estimators build
     kors_insert,
     linear_cols,
     lower_solve_t,
-    rbf_cols,
-    rbf_sparse_rows,
-    sherman_morrison,
     n_rows,
     new_work,
+    rbf_cols,
+    rbf_sparse_rows,
     row_width,
+    sherman_morrison,
     store_add_dict,
     store_add_hist,
     store_dict_fits,

@@ -22,8 +22,8 @@ from ._base import (
     _GrowingStateMixin,
     awv_settings,
     first_capacity,
-    linear_predict,
     grow,
+    linear_predict,
     next_capacity,
     resolve_sigma,
     warn_growth,
@@ -54,19 +54,30 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
 
     This is the reference the projected forecasters (:class:`PKAWVRegressor`) approximate. It
     stores every input and the Cholesky factor :math:`L_t` of :math:`K_t + \lambda I`, grown by
-    one row per round: O(t^2) time and memory at round t, so it is for streams of a few thousand
-    rows (see ``max_rows``). Implementation: with :math:`l = L_{t-1}^{-1} k_{t-1}(x_t)` (forward
-    substitution), :math:`w = L_{t-1}^{-1} y_{1:t-1}` and
-    :math:`s_t^2 = k(x_t, x_t) - l^\top l`, the ridge prediction is :math:`l^\top w` and the AWV
+    one row per round: O(t^2) time and memory at round t. Implementation: with
+    :math:`l = L_{t-1}^{-1} k_{t-1}(x_t)` (forward substitution), :math:`w = L_{t-1}^{-1} y_{1:t-1}`
+    and :math:`s_t^2 = k(x_t, x_t) - l^\top l`, the ridge prediction is :math:`l^\top w` and the AWV
     prediction is that divided by :math:`1 + s_t^2/\lambda`; the new row of the factor is
     :math:`(l^\top, \sqrt{s_t^2 + \lambda})` (the Schur complement, :math:`\ge \lambda` in exact
     arithmetic, is floored there). No inverse is formed, so predictions stay within about 1e-6
     (relative) of a direct solve of the kernel system down to :math:`\lambda = 10^{-8}`.
 
-    Memory: about :math:`8 (c^2 + c\,(d + 1))` bytes for a buffer capacity :math:`c` (the first
-    power-of-two multiple of 256 holding the rows stored, capped at ``max_rows``): 134 MB at
-    ``max_rows=4096``, 200 MB at ``max_rows=5000``, 3.2 GB at 20,000 rows. Growing the capacity
-    briefly holds the old and the new buffers.
+    **Budget** (``max_rows``): after ``max_rows`` learned rows the forecaster switches to PKAWV on
+    a fixed Nyström dictionary of ``n_components`` of the stored rows, chosen by a greedy pivoted
+    Cholesky of their kernel matrix (the point of largest residual
+    :math:`k(x, x) - \|\phi(x)\|^2` first). The projected forecaster starts from the stored rows
+    learned on that map (:math:`A = \lambda I + \sum_s w_s \phi_s\phi_s^\top`,
+    :math:`b = \sum_s w_s y_s \phi_s`), the stored rows are released, and every later row is
+    learned at O(m d + m^2) (:math:`m` = ``n_components``), whatever the length of the stream.
+    The regret bound of Proposition 1 covers the exact rounds; after them Theorem 3 applies with
+    the dictionary's projection. **Memory** (bytes): :math:`8\,(c^2 + c\,(d + 3))` for a buffer
+    capacity :math:`c` (the first power-of-two multiple of 256 holding the rows stored, at most
+    ``max_rows``) until the switch, then :math:`8\,(2m^2 + m\,(d + 2))`. The defaults were
+    chosen by measurement on the streams of ``benchmarks/defaults.py`` (accuracy on their first
+    10,000 rows against budgets of 2,048 and 4,096 exact rows, and the time of the exact phase);
+    the cost per row and the memory measured at the defaults are in
+    ``benchmarks/results/kernel_ridge_budget.md``. ``max_rows=None``: the paper's exact
+    forecaster on the whole stream.
 
     Parameters
     ----------"""
@@ -75,16 +86,15 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
     kernel : {'rbf', 'linear'}, default='rbf'
         ``'rbf'``: the Gaussian kernel :math:`\exp(-\|x - x'\|^2 / (2\sigma^2))`; ``'linear'``:
         :math:`x^\top x'` (then this equals :class:`AWVRegressor` on raw features).
-    max_rows : int or None, default=4096
-        Budget: the number of rows the forecaster stores (the paper has no budget). Memory is
-        about :math:`8 (c^2 + c(d+1))` bytes with :math:`c \le` ``max_rows`` (above) and the time
-        per row is :math:`O(\min(t, \mathrm{max\_rows})^2)`. When the budget is reached (a
-        ``UserWarning`` says so) the forecaster stops learning: later rows are predicted with
-        the stored ones (it is then the Kernel-AWV forecaster of the first ``max_rows`` rows,
-        a fixed function) and counted in ``n_rows_dropped_``. The regret bound of Proposition 1
-        holds over the first ``max_rows`` rounds; after them there is no guarantee (the regret
-        against the best :math:`f` can grow linearly). ``None``: no budget (a ``UserWarning``
-        when the state passes 1 GiB: at row 8,193 the buffers double to 16,384 rows, 2.1 GB).
+    max_rows : int or None, default=1024
+        Budget: the rows learned exactly (the paper has none); past it the forecaster switches to
+        a Nyström projection (see above). ``None``: no budget, O(t^2) time and memory at round t
+        (a ``UserWarning`` when the state passes 1 GiB: at row 8,193 the buffers double to
+        16,384 rows, 2.1 GB).
+    n_components : int, default=192
+        Size of the Nyström dictionary the forecaster switches to at ``max_rows`` (at most the
+        rows stored, and the rank of their kernel matrix: with the linear kernel the projection
+        keeps the exact forecaster).
 """
         + _DOC_SIGMA
         + _DOC_ALGORITHM
@@ -94,16 +104,20 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
 
     Attributes
     ----------
-    X_fit_ : ndarray of shape (n_samples_seen_, n_features)
-        The inputs seen so far.
-    dual_coef_ : ndarray of shape (n_samples_seen_,)
+    X_fit_ : ndarray of shape (n_rows_stored_, n_features)
+        The inputs learned so far (while the forecaster is exact).
+    dual_coef_ : ndarray of shape (n_rows_stored_,)
         :math:`(K_t + \lambda I)^{-1} y_{1:t}`: the ridge solution is
-        :math:`\sum_s \mathrm{dual\_coef}_s\, k(x_s, \cdot)`.
+        :math:`\sum_s \mathrm{dual\_coef}_s\, k(x_s, \cdot)` (while the forecaster is exact).
     n_samples_seen_ : int
     n_rows_stored_ : int
-        Rows learned and stored (``min(n_samples_seen_, max_rows)``).
-    n_rows_dropped_ : int
-        Rows predicted but not learned because the budget ``max_rows`` was reached.
+        Rows learned exactly (at most ``max_rows``).
+    n_rows_after_budget_ : int
+        Rows learned by the projected forecaster, past ``max_rows``.
+    n_components_ : int
+        Dictionary size of the projected forecaster (0 while the forecaster is exact).
+    components_ : ndarray of shape (n_components_, n_features_in_)
+        Its dictionary points (standardised, as the forecaster saw them).
     cumulative_loss_ : float
         :math:`\sum_t (y_t - \hat y_t)^2` of the prequential predictions.
     n_features_in_ : int

@@ -28,7 +28,6 @@ from ._base import (
     _CAP_COMPONENTS,
     _CAP_ROWS,
     _DOC_ALGORITHM,
-    _DOC_ALPHA,
     _DOC_CLIP,
     _DOC_FORGETTING,
     _DOC_STANDARDIZE,
@@ -227,7 +226,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
             self._W_hist_ = grow(self._W_hist_, (new,))
             self._Phi_hist_ = grow(self._Phi_hist_, (new, self._Phi_hist_.shape[1]))
             if self._sparse_layout():
-                self._hist_ptr_ = np.concatenate([self._hist_ptr_, np.full(new - ct, self._hist_ptr_[-1])])
+                self._hist_ptr_ = grow(self._hist_ptr_, (new + 1,))  # zeros past the rows in use
                 self._hist_sq_ = grow(self._hist_sq_, (new,))
             else:
                 self._hist_XT_ = grow(self._hist_XT_, (self._hist_XT_.shape[0], new))
@@ -251,7 +250,6 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
             val[: p1 - p0], ind[: p1 - p0] = self._hist_val_[p0:p1], self._hist_ind_[p0:p1]
             fresh = np.zeros_like(ptr)
             fresh[: keep + 1] = ptr[lo : t + 1] - p0
-            fresh[keep + 1 :] = p1 - p0
             self._hist_val_, self._hist_ind_, self._hist_ptr_ = val, ind, fresh
         self._n_history_ = np.array([keep], dtype=np.int64)
         self._hist_start_ = self._hist_start_ + lo
@@ -282,7 +280,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         cm = next_capacity(cm0, self.max_components)
         self._Phi_hist_ = grow(self._Phi_hist_, (self._Phi_hist_.shape[0], cm))
         if self._sparse_layout():
-            self._dict_ptr_ = np.concatenate([self._dict_ptr_, np.full(cm - cm0, self._dict_ptr_[-1])])
+            self._dict_ptr_ = grow(self._dict_ptr_, (cm + 1,))  # zeros past the points in use
             self._dict_sq_ = grow(self._dict_sq_, (cm,))
         else:
             self._dict_XT_ = grow(self._dict_XT_, (self._dict_XT_.shape[0], cm))
@@ -511,17 +509,28 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
 _DOC_FEATURES = """
     features : {'auto', 'taylor', 'nystrom'}, default='auto'
         The subspace the forecaster is projected on. ``'auto'``: ``'taylor'`` while the Taylor
-        map has at most 500 coordinates (:math:`\\binom{M+d}{d} \\le 500`, e.g. :math:`d \\le 30`
-        at degree 2), else ``'nystrom'``; the choice is ``features_``. ``'taylor'``: the span of
-        the Taylor basis
-        functions of total degree :math:`\\le M` (:class:`~skonline.kernel_approximation.TaylorFeatures`),
-        fixed: :math:`r = \\binom{M+d}{d}` features, O(r^2) per row (Theorem 4). ``'nystrom'``: the
-        span of :math:`k(x_j, \\cdot)` over a dictionary of past inputs grown online by KORS
-        (approximate ridge leverage score sampling; Theorem 6). Implemented as a growing
-        orthonormal embedding :math:`\\phi(x) = L^{-1} k_D(x)` (:math:`L L^\\top = K_{DD}`): each
-        insertion appends one coordinate and re-projects the past (the whole history is kept:
-        O(t (d + m)) memory, and O(t (d + m)) work on an insertion round, O(m^2) otherwise; see
-        ``max_components``)."""
+        map has at most 120 coordinates (:math:`\\binom{M+d}{d} \\le 120`: :math:`d \\le 14`
+        at degree 2), else ``'nystrom'``, a decision from the number of features only; the choice
+        is ``features_``. ``'taylor'``: the span of the Taylor basis functions of total degree
+        :math:`\\le M` (:class:`~skonline.kernel_approximation.TaylorFeatures`), fixed:
+        :math:`r = \\binom{M+d}{d}` features, O(r^2) per row (Theorem 4). ``'nystrom'``: the span
+        of :math:`k(x_j, \\cdot)` over a dictionary of past inputs grown online by KORS
+        (approximate ridge leverage score sampling; Theorem 6), as a growing orthonormal
+        embedding :math:`\\phi(x) = L^{-1} k_D(x)` (:math:`L L^\\top = K_{DD}`): each insertion
+        appends one coordinate and re-projects the past rows kept (``max_history``) on it. Cost
+        per row O(m d + m^2) for a dictionary of m points, plus O(h (d + m)) on an insertion
+        (h rows of history); once the dictionary reaches ``max_components`` it is frozen and every
+        row costs O(m d + m^2). With more than 4,095 features the points are kept as sparse rows
+        (d then counts a row's non-zeros), and CSR rows are never densified."""
+
+_DOC_ALPHA_PKAWV = """
+    alpha : float or 'auto', default='auto'
+        Ridge parameter :math:`\\lambda > 0` (the paper's lambda): the forecaster minimises
+        :math:`\\sum_{s<t} (y_s - f(x_s))^2 + \\lambda \\|f\\|^2 + f(x_t)^2`. ``'auto'``: 1.0 with
+        Taylor features (the paper's value), 0.3 with Nyström features (chosen by measurement on the
+        development suite of ``benchmarks/defaults.py`` and on the whole phishing and adult
+        streams, with the 192-point dictionary and the default forgetting; on the Taylor streams
+        of the suite a smaller value lost accuracy)."""
 
 _DOC_KERNEL = """
     sigma : float or 'auto', default='auto'
@@ -551,20 +560,33 @@ _DOC_KERNEL = """
         what its experiments ran; ``'inverse_sqrt_p'`` is the unbiased sampling-matrix convention
         of leverage-score sampling, under which KORS's guarantee (Proposition 5) is usually
         stated. ``'inverse_p'`` inflates the weights, hence gives smaller dictionaries.
-    max_components : int or None, default=2000
-        ``features='nystrom'``: budget on the dictionary size :math:`m` (the paper has none; its
-        experiments stay below 1,400). Memory is about
-        :math:`8\\,[t_h (d + K + c) + c (3c + d + K + 3)]` bytes, with :math:`c \\le`
-        ``max_components`` the dictionary capacity (powers of two from 16), :math:`K` the number
-        of heads and :math:`t_h` the rows of history, a power of two above the rows seen until the
-        dictionary reaches the budget: at the default, 100 MB of matrices plus up to 16 KB per
-        history row. When the budget is reached (a ``UserWarning`` says so) the dictionary
-        freezes: later rows are not offered to KORS (``n_rows_after_budget_``), the history is no
-        longer stored (memory stops growing) and learning continues as linear AWV on the fixed
-        :math:`m`-dimensional map, O(m^2) per row. The regret is then that of AWV in the frozen
-        subspace: Theorem 6's extra :math:`O(n m \\mu / \\lambda)` term no longer controls the
-        approximation of rows after the budget. ``None``: no budget. A ``UserWarning`` also
-        fires when the history passes 1 GiB.
+    max_components : int or None, default=192
+        ``features='nystrom'``: budget :math:`m_{\\max}` on the dictionary size (the paper has
+        none). When it is reached the dictionary is frozen: later rows are not offered to KORS
+        (``n_rows_after_budget_``), the history is released and learning continues as AWV on the
+        fixed :math:`m`-dimensional map, O(m d + m^2) per row whatever the length of the stream;
+        the regret is then that of AWV in the frozen subspace (Theorem 3 with that projection).
+        The default was chosen by measurement: the largest dictionary whose frozen pass keeps
+        within 1/20 of ``SGDClassifier``'s rows/s at 100 dense features (``P`` is
+        :math:`8 m^2` bytes and its update bounds a row's cost), against the accuracy on the
+        whole phishing and adult streams (``benchmarks/results/kernel_ridge_budget.md``).
+        **Memory** (bytes), dense layout:
+        :math:`8\\,[c\\,(3c + d + K + 3) + h\\,(d + K + 1 + c)]`, with :math:`c \\le`
+        ``max_components`` the dictionary capacity (powers of two from 16), :math:`K` the
+        number of heads and :math:`h \\le 2\\,` ``max_history`` the history capacity (powers
+        of two from 256; 0 once the dictionary is frozen); sparse layout: :math:`d` replaced by
+        :math:`1.5 z`, :math:`z` the non-zeros of a stored row. The largest state measured at
+        the defaults is in ``benchmarks/results/kernel_ridge_budget.md``. ``None``: no budget.
+    max_history : int or None, default=4096
+        ``features='nystrom'``: the rows an insertion re-projects on the grown span, the most
+        recent ones (the history buffers hold at most twice as many, then keep the last
+        ``max_history``). Older rows keep a zero coordinate on the new point: their features are
+        their projection on the dictionary as it was ``max_history`` rows after them. With
+        forgetting :math:`\\gamma` the rows left out weigh at most
+        :math:`\\gamma^{\\mathrm{max\\_history}}`. ``None``: the whole history, the paper's algorithm (memory and
+        the cost of an insertion then grow with the stream; a ``UserWarning`` when the state
+        passes 1 GiB). The window against the whole history, measured:
+        ``benchmarks/results/kernel_ridge_budget.md``.
     random_state : int, RandomState instance, Generator or None, default=None
         Source of the KORS Bernoulli draws (``features='nystrom'``; one uniform per row)."""
 
@@ -583,8 +605,9 @@ _DOC_ATTRS = """
     powers_ : ndarray of shape (m, n_features_in_)
         ``features='taylor'``: multi-index of each Taylor feature.
     components_, component_indices_, component_weights_, component_probabilities_ : ndarray
-        ``features='nystrom'``: dictionary points, their stream positions, KORS weights and
-        inclusion probabilities.
+        ``features='nystrom'``: dictionary points (standardised, as the forecaster saw them; a
+        CSR matrix in the sparse layout), their stream positions, KORS weights and inclusion
+        probabilities.
     n_skipped_components_ : int
         ``features='nystrom'``: sampled points not added because numerically already in the span
         (squared residual below 1e-10; a guard the paper does not have).
@@ -609,6 +632,17 @@ _REFERENCE = """
     that discounts the past. Without forgetting a row of weight 0 changes nothing in the model with
     Taylor features; with Nyström features it is still offered to KORS (the dictionary does not
     depend on targets or weights) and kept, with weight 0, in the history.
+
+    Input: dense or CSR rows; the same rows as CSR or dense give the same model bit for bit (a
+    CSR row is densified, or, with more than 4,095 features, a dense row is made sparse, before the
+    standardisation). With ``standardize=True`` and more than 4,095 features the rows are scaled
+    by their running root mean square without centring (centring would fill sparse rows; the
+    Gaussian kernel does not depend on a common shift).
+
+    The paper's algorithms: ``features='taylor', alpha=1.0, sigma=1.0, standardize=False,
+    forgetting=1.0`` (PKAWV-Taylor), and ``features='nystrom', alpha=1.0, sigma=1.0,
+    max_components=None, max_history=None, standardize=False, forgetting=1.0`` (exact
+    PKAWV-Nyström: the whole history re-projected on every insertion).
 
     References
     ----------
@@ -649,7 +683,8 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
 
     Parameters
     ----------"""
-        + _DOC_FEATURES + _DOC_ALPHA + _DOC_KERNEL + _DOC_ALGORITHM + _DOC_CLIP + _DOC_STANDARDIZE + _DOC_FORGETTING
+        + _DOC_FEATURES + _DOC_ALPHA_PKAWV + _DOC_KERNEL + _DOC_ALGORITHM + _DOC_CLIP + _DOC_STANDARDIZE
+        + _DOC_FORGETTING
         + """
 
     Attributes
@@ -755,7 +790,8 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
 
     Parameters
     ----------"""
-        + _DOC_FEATURES + _DOC_ALPHA + _DOC_KERNEL + _DOC_ALGORITHM + _DOC_CLIP + _DOC_STANDARDIZE + _DOC_FORGETTING
+        + _DOC_FEATURES + _DOC_ALPHA_PKAWV + _DOC_KERNEL + _DOC_ALGORITHM + _DOC_CLIP + _DOC_STANDARDIZE
+        + _DOC_FORGETTING
         + """
 
     Attributes

@@ -124,7 +124,6 @@ def test_budget_freezes_the_dictionary_and_memory():
     """Issue 11: a budget on the dictionary; memory flat after it; pickles hold the used block."""
     import pickle
 
-    import pytest
 
     rng = np.random.default_rng(5)
     X = rng.uniform(-1, 1, (4000, 5))

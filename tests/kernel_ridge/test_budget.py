@@ -183,3 +183,24 @@ def test_online_nystroem_csr_and_dense_rows_give_the_same_map(d, density):
     b = OnlineNystroem(random_state=0).fit(Xd)
     np.testing.assert_array_equal(a.component_indices_, b.component_indices_)
     np.testing.assert_allclose(a.transform(X[:50]), b.transform(Xd[:50]), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("max_components", [None, 25])
+def test_sparse_layout_chunking_and_pickling_are_bitwise(max_components):
+    """The shared checks run on narrow inputs; the sparse layout's buffers (entries grown by
+    doubling, a history compacted, then released) keep the contract too."""
+    import pickle
+
+    from _helpers import assert_same_state
+
+    X, _, y, _ = _sparse_stream(600, 5000, 0.01, seed=4)
+    kw = dict(features="nystrom", max_components=max_components, max_history=60, random_state=0)
+    ref = PKAWVRegressor(**kw).fit(X, y)
+    assert ref._sparse_layout() and ref._hist_start_[0] > 0 or max_components
+    est = PKAWVRegressor(**kw)
+    for a, b in ((0, 1), (1, 130), (130, 131), (131, 400)):
+        est.partial_fit(X[a:b], y[a:b])
+    est = pickle.loads(pickle.dumps(est))
+    est.partial_fit(X[400:], y[400:])
+    assert_same_state(ref, est)
+    np.testing.assert_array_equal(ref.predict(X[:30]), est.predict(X[:30]))

@@ -215,7 +215,7 @@ def test_budget_bounds_memory_and_releases_the_stored_rows():
         assert {k: v.shape for k, v in vars(reg).items() if isinstance(v, np.ndarray)} == shapes
     assert reg.n_rows_stored_ == 50 and reg.n_rows_after_budget_ == 2950 and reg.n_samples_seen_ == 3000
     with pytest.raises(AttributeError, match="released"):
-        reg.X_fit_
+        _ = reg.X_fit_
     # one call, or chunks across the switch: the same model bit for bit
     ref = KernelAWVRegressor(max_rows=50, n_components=20)
     ref.fit(X, y)
