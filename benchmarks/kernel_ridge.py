@@ -279,10 +279,12 @@ def main():
             add(f"PKAWV-Taylor M={M}", p, marks, m=r)
         p, marks, est = run_skonline(
             lambda: Est(features="nystrom", alpha=LAMBDA, sigma=SIGMA, mu=1.0, beta=1.0, eps=0.5,
-                        standardize=False, forgetting=1.0, random_state=SEED), X, y, task, budget)
+                        standardize=False, forgetting=1.0, max_components=2000, max_history=None,
+                        random_state=SEED), X, y, task, budget)
         add("PKAWV-Nyström (KORS)", p, marks, m=est.n_components_)
         nk = min(kawv_prefix, n)
-        p, marks, _ = run_skonline(lambda: KernelAWVRegressor(alpha=LAMBDA, sigma=SIGMA, standardize=False),
+        p, marks, _ = run_skonline(lambda: KernelAWVRegressor(alpha=LAMBDA, sigma=SIGMA, standardize=False,
+                                                              max_rows=None),
                                    X[:nk], y[:nk],
                                    "regression", 10 * budget)
         add("Kernel-AWV (exact, prefix)", p, marks, m=nk)

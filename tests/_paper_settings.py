@@ -17,9 +17,11 @@ import contextlib
 #: estimator class name -> {parameter: the paper's value}
 PAPER_SETTINGS = {
     "AWVRegressor": {"standardize": False, "forgetting": 1.0},
-    "KernelAWVRegressor": {"standardize": False, "sigma": 1.0},
-    "PKAWVRegressor": {"standardize": False, "sigma": 1.0, "features": "taylor", "forgetting": 1.0},
-    "PKAWVClassifier": {"standardize": False, "sigma": 1.0, "features": "taylor", "forgetting": 1.0},
+    "KernelAWVRegressor": {"standardize": False, "sigma": 1.0, "max_rows": None},
+    "PKAWVRegressor": {"standardize": False, "sigma": 1.0, "features": "taylor", "forgetting": 1.0, "alpha": 1.0,
+                       "max_components": None, "max_history": None},
+    "PKAWVClassifier": {"standardize": False, "sigma": 1.0, "features": "taylor", "forgetting": 1.0, "alpha": 1.0,
+                        "max_components": None, "max_history": None},
     "KernelSelectionClassifier": {"standardize": False, "sigmas": (0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
                                   "predict_mode": "sampled"},
     "KernelSelectionRegressor": {"standardize": False, "sigmas": (0.25, 0.5, 1.0, 2.0, 4.0, 8.0),

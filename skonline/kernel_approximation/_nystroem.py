@@ -4,6 +4,7 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import solve_triangular
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -14,57 +15,81 @@ from ..utils._growing import GrowingStateMixin, first_capacity, grow, next_capac
 from ..utils._jit import njit
 from ..utils._online_kernel import (
     CAP_COMPONENTS,
+    CAP_NNZ,
+    SPARSE_LAYOUT_MIN_FEATURES,
+    DenseStore,
     KORSDictionaryMixin,
-    kors_nystrom_decide,
-    kors_nystrom_insert,
-    rbf_matrix,
+    KORSSettings,
+    SparseRows,
+    SparseStore,
+    kors_decide,
+    kors_insert,
+    n_rows,
+    new_work,
+    rbf_matrix_sparse,
+    rbf_matrix_t,
+    store_add_dict,
+    store_dict_fits,
+    store_dict_kernel,
+    store_row_begin,
+    store_row_end,
 )
-from ..utils.validation import output_dtype, validate_X_chunk, validate_X_predict
+from ..utils.validation import canonical_csr, output_dtype, readonly, validate_X_chunk, validate_X_predict
 
 __all__ = ["OnlineNystroem"]
 
 _RHO_TOL = 1e-10
+#: CSR chunks are densified this many rows at a time (dense layout)
+_BLOCK_ROWS = 1024
 
 
 @njit
-def nystrom_fit_pass(X, draws, start, gamma, mu, eps, beta, sqrt_weight, rho_tol, max_m, Xd, L, Ginv, w,
-                     probs, didx, counts):
-    """KORS over the rows of ``X`` (the :class:`OnlineNystroem` transformer): grows the dictionary.
+def nystrom_fit_pass(X, draws, start, kors, store, U, Ginv, w, probs, didx, counts):
+    """KORS over the rows of ``X`` (the :class:`OnlineNystroem` transformer): grows the dictionary
+    kept in ``store`` (:class:`~skonline.utils._online_kernel.DenseStore` with dense rows,
+    :class:`~skonline.utils._online_kernel.SparseStore` with CSR rows), ``U = L'`` with
+    ``L L' = K_DD``; ``kors``: :class:`~skonline.utils._online_kernel.KORSSettings`.
 
-    ``counts = [t, m, n_skipped, n_after_budget]``; once ``m == max_m`` (the budget) the rows are
-    no longer offered to KORS (O(1) per row) and are counted in ``n_after_budget``. Returns
-    ``rows_done`` (early when the dictionary buffer is full).
+    ``counts = [t, m, n_skipped, n_after_budget]``; once ``m == kors.max_m`` (the budget) the rows
+    are no longer offered to KORS (O(1) per row) and are counted in ``n_after_budget``. Returns
+    ``rows_done`` (early when the dictionary's buffers are full).
     """
-    cap_m = Xd.shape[0]
+    gamma = kors.gamma
+    cap_m = U.shape[0]
     ln = cap_m + 1
     kD = np.empty(ln)
     phi = np.empty(ln)
     wk = np.empty(ln)
     q = np.empty(ln)
     e = np.empty(ln)
-    for i in range(start, X.shape[0]):
+    n = n_rows(X)
+    work = new_work(X)
+    for i in range(start, n):
         t = counts[0]
         m = counts[1]
-        if m >= max_m:  # frozen dictionary: the row is not offered to KORS (its draw is unused)
-            counts[3] += 1
-            counts[0] = t + 1
-            continue
-        x = X[i]
-        z, p, rho2 = kors_nystrom_decide(
-            Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, draws[i], kD, phi, wk, q, e
-        )
+        if m >= kors.max_m:  # frozen dictionary: the rows are not offered to KORS (draws unused)
+            counts[3] += n - i
+            counts[0] = t + n - i
+            return n
+        if not store_dict_fits(store, X, i, m):
+            return i
+        xsq = store_row_begin(store, X, i, work)
+        store_dict_kernel(store, 0, X, i, m, gamma, xsq, work, e, kD)
+        z, p, rho2 = kors_decide(kD, m, U, Ginv, w, kors.mu, kors.eps, kors.beta, draws[i], phi, wk, q)
         if z:
-            if rho2 > rho_tol:
+            if rho2 > kors.rho_tol:
                 if m == cap_m:
+                    store_row_end(store, X, i, work)
                     return i
-                kors_nystrom_insert(Xd, m, x, L, Ginv, w, probs, mu, p, sqrt_weight, phi,
-                                    math.sqrt(rho2), wk, q)
+                kors_insert(m, U, Ginv, w, probs, kors.mu, p, kors.sqrt_weight, phi, math.sqrt(rho2), wk, q)
+                store_add_dict(store, X, i, m, xsq)
                 didx[m] = t
                 counts[1] = m + 1
             else:
                 counts[2] += 1
+        store_row_end(store, X, i, work)
         counts[0] = t + 1
-    return X.shape[0]
+    return n
 
 
 class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, GrowingStateMixin,
@@ -89,6 +114,10 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
     :class:`~sklearn.kernel_approximation.Nystroem` on the same points). Growing the dictionary
     appends coordinates and leaves the existing ones unchanged.
 
+    Input: dense or CSR rows; the same rows as CSR or dense give the same dictionary and the same
+    features (CSR rows are densified a block at a time below 4,096 features; above, the points are
+    kept as sparse rows and kernel values come from sparse dot products).
+
     **The output width grows with** :meth:`partial_fit`: ``transform`` uses the dictionary as it
     is now (``n_components_`` columns). This is the map of the paper's PKAWV-Nyström
     (:class:`~skonline.kernel_ridge.PKAWVRegressor` with ``features='nystrom'`` re-projects its
@@ -109,17 +138,18 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Weight a point added with probability :math:`p` receives in :math:`W`: :math:`1/p` as in the
         paper's code (Jézéquel et al. 2019, Appendix H.2) or :math:`1/\sqrt p`, the unbiased
         sampling-matrix convention. ``'inverse_p'`` gives smaller dictionaries.
-    max_components : int or None, default=2000
-        Budget on the dictionary size :math:`m` (the paper has none). Memory is about
-        :math:`8 (2c^2 + c(d + 3))` bytes for a buffer capacity :math:`c` (the first power-of-two
-        multiple of 16 holding the dictionary, capped at ``max_components``): 64 MB at the
-        default, 1.1 GB for a 6,000-point dictionary; :meth:`transform` costs
-        :math:`O(n m (d + m))`. When the budget is reached (a ``UserWarning`` says so) the
-        dictionary freezes: later rows are not offered to KORS (counted in
-        ``n_rows_after_budget_``; :meth:`partial_fit` then costs O(1) per row), so the map stops
-        changing. KORS's accuracy guarantee
-        (Calandriello et al., Jézéquel et al. Proposition 5) then covers the rows seen before
-        the budget only; later rows may be approximated less well. ``None``: no budget (a
+    max_components : int or None, default=192
+        Budget on the dictionary size :math:`m` (the paper has none). Until it is reached
+        :meth:`partial_fit` costs O(m d + m^2) per row; then the dictionary freezes: later rows
+        are not offered to KORS (counted in ``n_rows_after_budget_``; :meth:`partial_fit` then
+        costs O(1) per row) and the map stops changing. :meth:`transform` costs
+        :math:`O(n m (d + m))`. KORS's accuracy guarantee (Calandriello et al., Jézéquel et al.
+        Proposition 5) then covers the rows seen before the budget only; later rows may be
+        approximated less well. **Memory** (bytes): :math:`8 (2c^2 + c(d + 3))` for a buffer
+        capacity :math:`c` (the first power-of-two multiple of 16 holding the dictionary, at most
+        ``max_components``); from 4,096 features on the points are kept as sparse rows and
+        :math:`d` is replaced by :math:`1.5 z`, :math:`z` the non-zeros of a stored row. The
+        default is :class:`~skonline.kernel_ridge.PKAWVRegressor`'s. ``None``: no budget (a
         ``UserWarning`` when the state passes 1 GiB).
     random_state : int, RandomState instance, Generator or None, default=None
         Source of the Bernoulli draws (one uniform per row, so any chunking gives the same
@@ -129,8 +159,8 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
     ----------
     n_components_ : int
         Dictionary size (output width of :meth:`transform`).
-    components_ : ndarray of shape (n_components_, n_features_in_)
-        Dictionary points.
+    components_ : ndarray or CSR matrix of shape (n_components_, n_features_in_)
+        Dictionary points (a CSR matrix from 4,096 features on).
     component_indices_ : ndarray of shape (n_components_,)
         Their positions in the stream (0-based).
     component_weights_, component_probabilities_ : ndarray of shape (n_components_,)
@@ -184,7 +214,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         "random_state": ["random_state", np.random.Generator],
     }
 
-    def __init__(self, sigma=1.0, *, mu=1.0, beta=1.0, eps=0.5, kors_weighting="inverse_p", max_components=2000,
+    def __init__(self, sigma=1.0, *, mu=1.0, beta=1.0, eps=0.5, kors_weighting="inverse_p", max_components=192,
                  random_state=None):
         self.sigma = sigma
         self.mu = mu
@@ -198,15 +228,41 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         return 1.0 / (2.0 * float(self.sigma) ** 2)
 
     # ------------------------------------------------------------------ streaming hooks
+    _accept_sparse = True
+
     def _validate_chunk(self, X, y=None, *, reset, from_fit):
-        X = validate_X_chunk(self, X, reset=reset)
+        X = validate_X_chunk(self, X, reset=reset, accept_sparse=True)
         return {"X": X, "n_samples": X.shape[0]}
+
+    def _sparse_layout(self):
+        return bool(getattr(self, "_sparse_", False))
+
+    def _rows(self, X):
+        """The rows in the layout's form: ``(a, b, rows)`` blocks (dense: CSR rows densified 1,024
+        at a time; sparse layout: one :class:`~skonline.utils._online_kernel.SparseRows`)."""
+        n = X.shape[0]
+        if self._sparse_layout():
+            Z = canonical_csr(X if sp.issparse(X) else sp.csr_matrix(X))
+            yield 0, n, SparseRows(data=np.ascontiguousarray(Z.data, dtype=np.float64),
+                                   indices=Z.indices.astype(np.int64), indptr=Z.indptr.astype(np.int64),
+                                   n_features=Z.shape[1]), Z
+            return
+        step = _BLOCK_ROWS if sp.issparse(X) else max(n, 1)
+        for a in range(0, n, step):
+            b = min(n, a + step)
+            Z = readonly(np.ascontiguousarray(X[a:b].toarray() if sp.issparse(X) else X[a:b], dtype=np.float64))
+            yield a, b, Z, Z
 
     def _allocate(self, chunk):
         del self.cumulative_loss_  # set by the streaming contract; a transformer has no loss
         d, cm = chunk["X"].shape[1], first_capacity(CAP_COMPONENTS, self.max_components)
-        self._dict_X_ = np.zeros((cm, d))
-        self._chol_ = np.zeros((cm, cm))
+        self._sparse_ = d >= SPARSE_LAYOUT_MIN_FEATURES  # the layout: from the shape only
+        if self._sparse_layout():
+            self._dict_val_, self._dict_ind_ = np.zeros(cm * CAP_NNZ), np.zeros(cm * CAP_NNZ, dtype=np.int64)
+            self._dict_ptr_, self._dict_sq_ = np.zeros(cm + 1, dtype=np.int64), np.zeros(cm)
+        else:
+            self._dict_XT_ = np.zeros((d, cm))  # the dictionary points, as columns
+        self._chol_t_ = np.zeros((cm, cm))  # L' (upper triangular), L L' = K_DD
         self._kors_inv_ = np.zeros((cm, cm))
         self._kors_w_ = np.zeros(cm)
         self._kors_p_ = np.zeros(cm)
@@ -214,58 +270,95 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         self._counts_ = np.zeros(4, dtype=np.int64)  # rows seen, components, skipped, dropped (budget)
 
     def _buffer_layout(self):
-        m, d = int(self._counts_[1]), self._dict_X_.shape[1]
-        return {
-            "_dict_X_": ((m, d), False),
-            "_chol_": ((m, m), False),
+        m = int(self._counts_[1])
+        layout = {
+            "_chol_t_": ((m, m), False),
             "_kors_w_": ((m,), False),
             "_kors_p_": ((m,), False),
             "_dict_idx_": ((m,), False),
             "_kors_inv_": ((m, m), True),
         }
+        if self._sparse_layout():
+            nd = int(self._dict_ptr_[m])
+            layout.update({"_dict_val_": ((nd,), False), "_dict_ind_": ((nd,), False),
+                           "_dict_ptr_": ((m + 1,), False), "_dict_sq_": ((m,), False)})
+        else:
+            layout["_dict_XT_"] = ((self._dict_XT_.shape[0], m), False)
+        return layout
 
-    def _grow(self):
-        cm = next_capacity(self._dict_X_.shape[0], self.max_components)
-        self._dict_X_ = grow(self._dict_X_, (cm, self._dict_X_.shape[1]))
-        self._chol_ = grow(self._chol_, (cm, cm))
+    def _store(self):
+        if self._sparse_layout():
+            e, z = np.zeros(0), np.zeros(0, dtype=np.int64)
+            return SparseStore(D_val=self._dict_val_, D_idx=self._dict_ind_, D_ptr=self._dict_ptr_,
+                               D_sq=self._dict_sq_, H_val=e, H_idx=z, H_ptr=z, H_sq=e)
+        return DenseStore(XdT=self._dict_XT_, XhT=np.zeros((self._dict_XT_.shape[0], 0)))
+
+    def _grow(self, rows, row):
+        """The pass stopped before ``row``: double the entries (sparse layout) or the points."""
+        m = int(self._counts_[1])
+        if self._sparse_layout():
+            nnz = int(rows.indptr[row + 1] - rows.indptr[row])
+            if self._dict_ptr_[m] + nnz > self._dict_val_.shape[0]:
+                n = 2 * self._dict_val_.shape[0]
+                self._dict_val_, self._dict_ind_ = grow(self._dict_val_, (n,)), grow(self._dict_ind_, (n,))
+                return
+        cm0 = self._chol_t_.shape[0]
+        cm = next_capacity(cm0, self.max_components)
+        if self._sparse_layout():
+            self._dict_ptr_ = grow(self._dict_ptr_, (cm + 1,))  # zeros past the points in use
+            self._dict_sq_ = grow(self._dict_sq_, (cm,))
+        else:
+            self._dict_XT_ = grow(self._dict_XT_, (self._dict_XT_.shape[0], cm))
+        self._chol_t_ = grow(self._chol_t_, (cm, cm))
         self._kors_inv_ = grow(self._kors_inv_, (cm, cm))
         for name in ("_kors_w_", "_kors_p_", "_dict_idx_"):
             setattr(self, name, grow(getattr(self, name), (cm,)))
 
     def _state_bytes(self, m):
-        """Bytes of the dictionary state holding ``m`` points (at the capacity it would have)."""
+        """Bytes of the dictionary state holding ``m`` points (at the capacity it would have; the
+        sparse layout counts 12 bytes per stored entry at the current density)."""
         cap = first_capacity(CAP_COMPONENTS, self.max_components)
         while cap < m and next_capacity(cap, self.max_components) > cap:
             cap = next_capacity(cap, self.max_components)
-        return 8 * (2 * cap * cap + cap * (self._dict_X_.shape[1] + 3))
+        if self._sparse_layout():
+            mc = int(self._counts_[1])
+            d = 1.5 * (self._dict_ptr_[mc] / mc if mc else CAP_NNZ)
+        else:
+            d = self._dict_XT_.shape[0]
+        return int(8 * (2 * cap * cap + cap * (d + 3)))
+
+    def _kors_settings(self):
+        big = np.iinfo(np.int64).max
+        return KORSSettings(
+            gamma=self._gamma(), mu=float(self.mu), eps=float(self.eps), beta=float(self.beta),
+            sqrt_weight=self.kors_weighting == "inverse_sqrt_p", rho_tol=_RHO_TOL,
+            max_m=big if self.max_components is None else int(self.max_components), max_hist=big, kernel=0,
+        )
 
     def _learn(self, chunk):
         X = chunk["X"]
         draws = self._rng_.random(X.shape[0])
         before = int(self._counts_[1])
-        budget = np.iinfo(np.int64).max if self.max_components is None else int(self.max_components)
-        start = 0
-        while True:
-            start = nystrom_fit_pass(
-                X, draws, start, self._gamma(), float(self.mu), float(self.eps), float(self.beta),
-                self.kors_weighting == "inverse_sqrt_p", _RHO_TOL, budget, self._dict_X_, self._chol_,
-                self._kors_inv_, self._kors_w_, self._kors_p_, self._dict_idx_, self._counts_,
-            )
-            if start == X.shape[0]:
-                break
-            self._grow()
-        warn_growth(
-            self, what="the dictionary", param="max_components", before=before,
-            after=int(self._counts_[1]), budget=self.max_components, nbytes=self._state_bytes,
-            policy="The dictionary is frozen: later rows are not offered to KORS.",
-        )
+        kors = self._kors_settings()
+        for a, b, rows, _ in self._rows(X):
+            start = 0
+            while True:
+                start = nystrom_fit_pass(rows, draws[a:b], start, kors, self._store(), self._chol_t_,
+                                         self._kors_inv_, self._kors_w_, self._kors_p_, self._dict_idx_,
+                                         self._counts_)
+                if start == b - a:
+                    break
+                self._grow(rows, start)
+        if self.max_components is None:  # reaching the budget is the designed steady state: no warning
+            warn_growth(self, what="the dictionary", param="max_components", before=before,
+                        after=int(self._counts_[1]), budget=None, nbytes=self._state_bytes, policy="")
 
     def fit(self, X, y=None, **fit_params):
         """Reset, then run KORS over the rows of ``X`` in order.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : None
             Ignored.
         **fit_params : dict
@@ -283,7 +376,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : None
             Ignored.
         **fit_params : dict
@@ -302,21 +395,41 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_components_)
         """
-        check_is_fitted(self, "_dict_X_")
+        check_is_fitted(self, "_counts_")
         dtype = output_dtype(X)
-        X = validate_X_predict(self, X, dtype=np.float64, order="C")
+        X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64, order="C")
         m = self.n_components_
         if m == 0:
             return np.zeros((X.shape[0], 0), dtype=dtype)
-        K = rbf_matrix(X, self._dict_X_[:m], self._gamma())
-        Z = solve_triangular(self._chol_[:m, :m], K.T, lower=True, check_finite=False).T
-        return np.ascontiguousarray(Z, dtype=dtype)
+        out = np.empty((X.shape[0], m), dtype=dtype)
+        for a, b, _, Z in self._rows(X):
+            if self._sparse_layout():
+                K = rbf_matrix_sparse(Z, self._dictionary_csr(), self._dict_sq_[:m], self._gamma())
+            else:
+                K = rbf_matrix_t(Z, self._dict_XT_, m, self._gamma())
+            out[a:b] = solve_triangular(self._chol_t_[:m, :m], K.T, trans="T", lower=False, check_finite=False).T
+        return out
+
+    def _dictionary_csr(self):
+        """The dictionary points (sparse layout) as a CSR matrix (n_components_, n_features_in_)."""
+        m = self.n_components_
+        nnz = int(self._dict_ptr_[m])
+        return sp.csr_matrix((self._dict_val_[:nnz], self._dict_ind_[:nnz], self._dict_ptr_[: m + 1]),
+                             shape=(m, self.n_features_in_))
+
+    @property
+    def components_(self):
+        """Dictionary points, shape ``(n_components_, n_features_in_)`` (a CSR matrix in the sparse
+        layout, from ``SPARSE_LAYOUT_MIN_FEATURES`` features on)."""
+        if self._sparse_layout():
+            return self._dictionary_csr()
+        return super().components_
 
     # ------------------------------------------------------------------ views
     @property
@@ -347,5 +460,6 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.requires_fit = True
+        tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # computed in float64
         return tags

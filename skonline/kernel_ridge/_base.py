@@ -47,11 +47,11 @@ _DOC_FORGETTING = """
         on :math:`\\lceil m(1-\\gamma) \\rceil` coordinates in turn, so that each coordinate's
         regulariser stays within about :math:`[0.58\\lambda, 1.58\\lambda]` (plain exponential
         forgetting would let it decay as :math:`\\gamma^t \\lambda`, and :math:`A_t^{-1}` blow up
-        in the directions the data stop exciting). Cost: up to about twice the O(m^2) of a row
-        without forgetting while :math:`m (1-\\gamma) \\le 1`, and
-        O(:math:`\\lceil m(1-\\gamma)\\rceil` m^2) beyond. ``forgetting=1.0`` is the paper's
-        forecaster exactly (no discount; what its regret bounds and the paper reproductions
-        use). The default was chosen on the development suite of ``benchmarks/defaults.py``
+        in the directions the data stop exciting). Cost: while :math:`m (1-\\gamma) \\le 1` the
+        discount and the refresh are folded into the row's single pass over :math:`A_t^{-1}`
+        (one more multiply-add per entry); beyond, O(:math:`\\lceil m(1-\\gamma)\\rceil` m^2).
+        ``forgetting=1.0`` is the paper's forecaster exactly (no discount; what its regret bounds
+        and the paper reproductions use). The default was chosen on the development suite of ``benchmarks/defaults.py``
         (data as it comes, chunks of 100 rows predicted before they are learned): with 1.0 the
         forecaster, a ridge regression over the whole history, cannot follow the drifting
         synthetic streams there (gradual weight drift, a turning hyperplane, abrupt concept
@@ -101,8 +101,23 @@ def awv_settings(est):
     ``alpha``, ``algorithm``, ``clip`` and ``forgetting`` parameters; an estimator without
     ``forgetting``, exact Kernel-AWV, runs without forgetting)."""
     clip = np.inf if est.clip is None else float(est.clip)
-    return core.AWVSettings(alpha=float(est.alpha), awv=est.algorithm == "awv", clip=clip,
+    alpha = est._resolved_alpha() if hasattr(est, "_resolved_alpha") else float(est.alpha)
+    return core.AWVSettings(alpha=alpha, awv=est.algorithm == "awv", clip=clip,
                             forgetting=float(getattr(est, "forgetting", 1.0)))
+
+
+def linear_predict(V, P, b, awv, clip):
+    """Predictions (n, n_heads) of the linear forecaster ``P = A^{-1}``, ``b`` for feature rows
+    ``V`` (n, m), each as the next round: ``v' P b'``, divided by ``1 + v' P v`` for AWV, clipped
+    to ``[-clip, clip]``."""
+    U = V @ P
+    num = U @ b.T
+    if awv:
+        s = np.einsum("ij,ij->i", U, V)
+        num = num / (1.0 + s)[:, None]
+    if np.isfinite(clip):
+        num = np.clip(num, -clip, clip)
+    return num
 
 
 def resolve_sigma(sigma, n_features):
@@ -132,6 +147,10 @@ class _LinearAWVMixin:
     def _clip_value(self):
         return np.inf if self.clip is None else float(self.clip)
 
+    def _resolved_alpha(self):
+        """The ridge parameter in use (``alpha``; PKAWV resolves ``'auto'``)."""
+        return float(self.alpha)
+
     def _awv_settings(self):
         return awv_settings(self)
 
@@ -145,24 +164,15 @@ class _LinearAWVMixin:
         return self._precision_.shape[0]
 
     def _init_linear_state(self, m, n_heads):
-        self._precision_ = np.eye(m) / float(self.alpha)
+        self._precision_ = np.eye(m) / self._resolved_alpha()
         self._b_ = np.zeros((n_heads, m))
         self._refresh_ = np.zeros(1, dtype=np.int64)  # forgetting: next coordinate to refresh
 
     def _linear_predict(self, V):
         """Predictions (n, n_heads) for feature rows ``V`` (n, m), each as the next round."""
         m = V.shape[1]
-        P = self._precision_[:m, :m]
-        b = self._b_[:, :m]
-        U = V @ P
-        num = U @ b.T
-        if self.algorithm == "awv":
-            s = np.einsum("ij,ij->i", U, V)
-            num = num / (1.0 + s)[:, None]
-        c = self._clip_value()
-        if np.isfinite(c):
-            num = np.clip(num, -c, c)
-        return num
+        return linear_predict(V, self._precision_[:m, :m], self._b_[:, :m], self.algorithm == "awv",
+                              self._clip_value())
 
     # public views of the state -------------------------------------------------
     @property

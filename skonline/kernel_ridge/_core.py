@@ -31,16 +31,34 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from numba import types
+from numba.extending import overload
 
-from ..utils._jit import compiled_only, njit
-from ..utils._online_kernel import (
+from ..utils._jit import OVERLOAD_OPTIONS, compiled_only, njit
+from ..utils._online_kernel import (  # noqa: F401 (records the estimators build through this module)
+    DenseStore,
+    KORSSettings,
+    SparseRows,
+    SparseStore,
     inverse_append,
-    kors_nystrom_decide,
-    kors_nystrom_insert,
-    linear_row,
-    lower_solve,
-    rbf_row,
+    kors_decide,
+    kors_insert,
+    linear_cols,
+    lower_solve_t,
+    n_rows,
+    new_work,
+    rbf_cols,
+    rbf_sparse_rows,
+    row_width,
     sherman_morrison,
+    store_add_dict,
+    store_add_hist,
+    store_dict_fits,
+    store_dict_kernel,
+    store_hist_fits,
+    store_hist_kernel,
+    store_row_begin,
+    store_row_end,
     sym_matvec,
     taylor_row,
 )
@@ -111,64 +129,41 @@ class KernelSettings(NamedTuple):
 class KernelAWVState(NamedTuple):
     """State of exact Kernel-AWV, updated in place (capacity c rows, ``t = n_stored[0]`` used).
 
-    X_hist : (c, d) the rows learned; L : (c, c) lower Cholesky factor of ``K_t + alpha W_t^{-1}``;
-    W : (c, n_heads) ``L^{-1} y_{1:t}``; n_stored : (1,) int64, rows learned; n_dropped : (1,)
-    int64, rows predicted but not learned once the budget was reached; cum_loss : (1,) as in
-    :class:`LinearState`.
+    X_hist : (d, c) the rows learned, as columns; L : (c, c) the lower Cholesky factor of
+    ``K_t + alpha W_t^{-1}``, stored transposed (upper triangular ``L'``); W : (c, n_heads)
+    ``L^{-1} y_{1:t}``; Y : (c, n_heads), sw : (c,) the rows' targets and weights; n_stored : (1,)
+    int64, rows learned; cum_loss : (1,) as in :class:`LinearState`.
     """
 
     X_hist: np.ndarray
     L: np.ndarray
     W: np.ndarray
+    Y: np.ndarray
+    sw: np.ndarray
     n_stored: np.ndarray
-    n_dropped: np.ndarray
     cum_loss: np.ndarray
-
-
-class KORSSettings(NamedTuple):
-    """The Nyström dictionary grown by KORS (Calandriello et al. 2017), fixed for the chunk.
-
-    gamma : float
-        Gaussian kernel ``exp(-gamma ||x - x'||^2)``.
-    mu, eps, beta : float
-        KORS's ridge level, accuracy and oversampling factor (``p_t = min(beta tau_t, 1)``).
-    sqrt_weight : bool
-        Weight ``1 / sqrt(p)`` of an inserted point (``kors_weighting='inverse_sqrt_p'``), else ``1 / p``.
-    rho_tol : float
-        An insertion whose squared residual ``rho^2`` is below this is skipped (already in the span).
-    max_m : int
-        Budget on the dictionary size m (``max_components``).
-    """
-
-    gamma: float
-    mu: float
-    eps: float
-    beta: float
-    sqrt_weight: bool
-    rho_tol: float
-    max_m: int
 
 
 class NystromState(NamedTuple):
     """State of PKAWV-Nyström, updated in place (capacities: ``c_t`` history rows, ``c_m``
-    components; ``t = n_history[0]`` and ``m = n_dict[0]`` in use).
+    components; ``t = n_history[0]`` and ``m = n_dict[0]`` in use). The points themselves (the
+    dictionary and the rows of history) are in the store record (:class:`DenseStore`).
 
-    X_hist : (c_t, d), Y_hist : (c_t, n_heads), W_hist : (c_t,) the rows of the history, their
-    targets and sample weights (kept to re-project the past on an insertion); Phi : (c_t, c_m) their
-    embeddings ``phi(x_s)``; X_dict : (c_m, d) the dictionary points; L : (c_m, c_m) lower Cholesky
-    factor of ``K_DD``; kors_inv : (c_m, c_m) ``(W K_DD W + mu I)^{-1}``; kors_w, kors_p : (c_m,) the
-    points' KORS weights and inclusion probabilities; dict_idx : (c_m,) int64, their stream
-    positions; P : (c_m, c_m) ``A^{-1}``, b : (n_heads, c_m) as in :class:`LinearState`; n_history,
-    n_dict, n_skipped, n_after_budget : (1,) int64, the rows of history, the dictionary size, the
-    insertions skipped (``rho_tol``) and the rows seen once the dictionary was frozen (``max_m``);
-    cum_loss, refresh : (1,) as in :class:`LinearState`.
+    Y_hist : (c_t, n_heads), W_hist : (c_t,) the targets and sample weights of the rows of history
+    (kept to re-project the past on an insertion); Phi : (c_t, c_m) their embeddings
+    ``phi(x_s)``; L : (c_m, c_m) the lower Cholesky factor of ``K_DD`` stored transposed (upper
+    triangular ``L'``); kors_inv : (c_m, c_m) ``(W K_DD W + mu I)^{-1}``; kors_w, kors_p : (c_m,)
+    the points' KORS weights and inclusion probabilities; dict_idx : (c_m,) int64, their stream
+    positions; P : (c_m, c_m) ``A^{-1}``, b : (n_heads, c_m) as in :class:`LinearState`;
+    n_history, hist_start, n_dict, n_skipped, n_after_budget : (1,) int64, the rows in the history
+    buffers, the stream position of the first of them, the dictionary size, the insertions skipped
+    (``rho_tol``) and the rows seen once the dictionary was frozen (``max_m``); cum_loss,
+    refresh : (1,) as in :class:`LinearState`.
     """
 
-    X_hist: np.ndarray
     Y_hist: np.ndarray
     W_hist: np.ndarray
     Phi: np.ndarray
-    X_dict: np.ndarray
     L: np.ndarray
     kors_inv: np.ndarray
     kors_w: np.ndarray
@@ -177,6 +172,7 @@ class NystromState(NamedTuple):
     P: np.ndarray
     b: np.ndarray
     n_history: np.ndarray
+    hist_start: np.ndarray
     n_dict: np.ndarray
     n_skipped: np.ndarray
     n_after_budget: np.ndarray
@@ -184,40 +180,65 @@ class NystromState(NamedTuple):
     refresh: np.ndarray
 
 
-@njit(inline="always")
-def _weighted_sherman_morrison(P, m, v, w, u, g):
-    """``A <- A + w v v'`` on ``P = A^{-1}``; returns ``s = v' P_old v`` (``u = P_old v``).
+@compiled_only
+def _refresh_once(P, m, k, c, h):
+    """``A <- A + c e_k e_k'`` on ``P = A^{-1}`` (Sherman-Morrison with a unit vector; ``h``: scratch)."""
+    Pk = P[k]
+    f = math.sqrt(c / (1.0 + c * Pk[k]))
+    for i in range(m):
+        h[i] = Pk[i] * f
+    for i in range(m):
+        Pi = P[i]
+        hi = h[i]
+        for l in range(m):
+            Pi[l] = Pi[l] - hi * h[l]
 
-    ``w = 1`` is exactly ``utils._online_kernel.sherman_morrison`` (the same operations, ``g = u /
-    sqrt(1 + s)``, written once here so that the passes compile a single copy of the update);
-    ``w = 0`` leaves ``P`` unchanged.
+
+@compiled_only
+def _awv_row(P, m, v, u, w, g, h, Yrow, b, settings, refresh, out_row, loss_acc, vn, un, has_next):
+    """One row of the forecaster on features ``v``, given ``u = P v``; False if a prediction is
+    non-finite.
+
+    Predict every head (AWV: ``u' b / (1 + w s)``, ``s = v' u``; ridge: ``u' b``), learn the row
+    (weighted least squares: ``A += w v v'``, ``b += w y v``, loss ``w (y - p)^2``) and, with
+    forgetting (``settings.forgetting = gamma < 1``), apply the time update. When ``has_next``, the
+    next row's ``un = P vn`` is accumulated in the same pass over ``P`` (row by row, as each row of
+    ``P`` is final; the next row's features do not depend on the state): one pass over ``P`` per
+    row instead of two. Every entry receives the same operations, in the same order, as a
+    separate matrix-vector product would give it.
+
+    The update: ``P <- P - g g'``, ``g = u sqrt(w / (1 + w s))`` (Sherman-Morrison; ``w = 0``
+    leaves ``P`` unchanged). The time update ``A <- gamma A + c e_k e_k'`` and
+    ``b <- gamma (b + w y v)``: on ``P``, with ``P1 = P - g g'``,
+    ``P <- P1 / gamma - h h'``, ``h = P1 e_k sqrt(c' / (1 + c' P1_kk)) / gamma`` and
+    ``c' = c / gamma``: row ``k`` of ``P1`` is read before the pass, and the same pass applies both
+    rank-one terms and the scaling (each entry gets the operations of the Sherman-Morrison update
+    followed by a separate refresh pass).
+
+    The regulariser of the time update: discounting ``A`` alone (plain exponential forgetting)
+    would also discount ``alpha I`` as ``gamma^t alpha I``, and ``A^{-1}`` would blow up in the
+    directions the data stop exciting (covariance windup); restoring it exactly,
+    ``A <- gamma A + (1 - gamma) alpha I``, is a full-rank update. Instead the same mass,
+    ``(1 - gamma) alpha m`` per row, is added on ``q = ceil(m (1 - gamma))`` coordinates in turn
+    (``k = refresh[0], refresh[0] + 1, ...`` modulo m), each with weight
+    ``c = (1 - gamma) alpha m / q``: every coordinate is refreshed every
+    ``p = m / q <= 1 / (1 - gamma)`` rows, so its regulariser settles between
+    ``alpha x / (e^x - 1)`` and ``alpha x / (1 - e^{-x})`` (``x = p (1 - gamma) <= 1``: within
+    [0.58, 1.58] alpha) instead of vanishing, and the data's weight is bounded by
+    ``max ||v||^2 / (1 - gamma)``: ``P`` stays bounded on any stream. Every update adds to ``A``
+    (no downdate); ``P`` stays exactly symmetric. The first refresh is folded into the row's pass;
+    the ``q - 1`` others (only when ``m (1 - gamma) > 1``) are passes of their own.
+    ``g``, ``h``: scratch (m,).
     """
-    sym_matvec(P, m, v, u)
+    gamma = settings.forgetting
+    forget = gamma != 1.0
     s = 0.0
     for k in range(m):
         s += v[k] * u[k]
-    if w == 0.0:
-        return s
-    c = 1.0 / math.sqrt(1.0 + s) if w == 1.0 else math.sqrt(w / (1.0 + w * s))
-    for k in range(m):
-        g[k] = u[k] * c
-    for i in range(m):
-        gi = g[i]
-        if gi != 0.0:
-            Pi = P[i]
-            for k in range(m):
-                Pi[k] -= gi * g[k]
-    return s
-
-
-@njit(inline="always")
-def _awv_heads(P, m, v, w, u, g, Yrow, b, awv, clip, out_row, loss_acc):
-    """Rank-one update with ``v`` (weight ``w``) then predict and learn every head; False if
-    non-finite. Weighted least squares: ``A += w v v'``, ``b += w y v``, loss ``w (y - p)^2``."""
-    s = _weighted_sherman_morrison(P, m, v, w, u, g)
-    shrink = 1.0 / (1.0 + w * s) if awv else 1.0
-    for k in range(b.shape[0]):
-        bk = b[k]
+    shrink = 1.0 / (1.0 + w * s) if settings.awv else 1.0
+    clip = settings.clip
+    for hd in range(b.shape[0]):
+        bk = b[hd]
         num = 0.0
         for j in range(m):
             num += u[j] * bk[j]
@@ -226,101 +247,89 @@ def _awv_heads(P, m, v, w, u, g, Yrow, b, awv, clip, out_row, loss_acc):
             p = clip
         elif p < -clip:
             p = -clip
-        out_row[k] = p
+        out_row[hd] = p
         if not math.isfinite(p):
             return False
-        y = Yrow[k]
+        y = Yrow[hd]
         loss_acc[0] += w * ((y - p) * (y - p))
         wy = w * y
-        for j in range(m):
-            bk[j] += wy * v[j]
-    return True
-
-
-@compiled_only
-def _forget(P, m, b, gamma, alpha, refresh, g):
-    """Time update of forgetting factor ``gamma < 1``: ``A <- gamma A + c sum_j e_k e_k'`` on ``P =
-    A^{-1}`` and ``b <- gamma b``, in O(q m^2).
-
-    Discounting ``A`` alone (``A <- gamma A``, plain exponential forgetting) would also discount the
-    regulariser, ``gamma^t alpha I``: ``A^{-1}`` blows up in the directions the data stop exciting
-    (covariance windup). Restoring it exactly, ``A <- gamma A + (1 - gamma) alpha I``, is a
-    full-rank update (O(m^3) on ``P``). Instead the same mass, ``(1 - gamma) alpha m`` per row, is
-    added on ``q = ceil(m (1 - gamma))`` coordinates in turn (``k = refresh[0], refresh[0] + 1, ...``
-    modulo m), each a Sherman-Morrison update of weight ``c = (1 - gamma) alpha m / q``: every
-    coordinate is refreshed every ``p = m / q <= 1 / (1 - gamma)`` rows, so its regulariser
-    settles between ``alpha x / (e^x - 1)`` and ``alpha x / (1 - e^{-x})`` (``x = p (1 - gamma)
-    <= 1``: within [0.58, 1.58] alpha) instead of vanishing, and the data's weight is bounded by
-    ``max ||v||^2 / (1 - gamma)``: ``P`` stays bounded on any stream. All updates add to ``A``
-    (no downdate). The first refresh also applies ``P <- P / gamma`` (one pass over ``P``; ``P``
-    stays exactly symmetric). ``g`` is scratch (m,).
-    """
+        if forget:
+            for j in range(m):
+                bk[j] = (bk[j] + wy * v[j]) * gamma
+        else:
+            for j in range(m):
+                bk[j] += wy * v[j]
+    if has_next:
+        for k in range(m):
+            un[k] = 0.0
     if m == 0:
-        return
+        return True
+    if w == 0.0:
+        for k in range(m):
+            g[k] = 0.0
+    else:
+        c = 1.0 / math.sqrt(1.0 + s) if w == 1.0 else math.sqrt(w / (1.0 + w * s))
+        for k in range(m):
+            g[k] = u[k] * c
+    if not forget:
+        for i in range(m):
+            Pi = P[i]
+            gi = g[i]
+            if has_next:  # one loop: the row of P is read once (a zero gi or vi changes no bit)
+                vi = vn[i]
+                for k in range(m):
+                    pk = Pi[k] - gi * g[k]
+                    Pi[k] = pk
+                    un[k] += vi * pk
+            elif gi != 0.0:
+                for k in range(m):
+                    Pi[k] -= gi * g[k]
+        return True
     q = int(math.ceil(m * (1.0 - gamma)))
     if q < 1:
         q = 1
     elif q > m:
         q = m
-    c = (1.0 - gamma) * alpha * m / q
+    cr = (1.0 - gamma) * settings.alpha * m / q
     inv_gamma = 1.0 / gamma
     k = refresh[0] % m
-    for j in range(q):
-        scale = inv_gamma if j == 0 else 1.0
-        Pk = P[k]
-        s = Pk[k] * scale
-        f = math.sqrt(c / (1.0 + c * s)) * scale
-        for i in range(m):
-            g[i] = Pk[i] * f
-        for i in range(m):
-            Pi = P[i]
-            gi = g[i]
-            for l in range(m):
-                Pi[l] = Pi[l] * scale - gi * g[l]
+    Pk = P[k]
+    gk = g[k]
+    s1 = (Pk[k] - gk * gk) * inv_gamma
+    f = math.sqrt(cr / (1.0 + cr * s1)) * inv_gamma
+    for i in range(m):
+        h[i] = (Pk[i] - gk * g[i]) * f
+    fused = has_next and q == 1
+    for i in range(m):
+        Pi = P[i]
+        gi = g[i]
+        hi = h[i]
+        vi = vn[i] if fused else 0.0  # one loop: the row of P is read once
+        for l in range(m):
+            pl = (Pi[l] - gi * g[l]) * inv_gamma - hi * h[l]
+            Pi[l] = pl
+            un[l] += vi * pl
+    k += 1
+    if k == m:
+        k = 0
+    for _ in range(q - 1):
+        _refresh_once(P, m, k, cr, h)
         k += 1
         if k == m:
             k = 0
     refresh[0] = k
-    for h in range(b.shape[0]):
-        bh = b[h]
-        for j in range(m):
-            bh[j] *= gamma
+    if has_next and not fused:
+        sym_matvec(P, m, vn, un)
+    return True
 
 
-@njit
-def awv_pass_features(V, Y, sw, settings, state, out):
-    """AWV / online ridge on precomputed features ``V`` (n x m); ``state``: :class:`LinearState`."""
-    m = V.shape[1]
-    P, b, loss_acc = state.P, state.b, state.cum_loss
-    awv, clip, gamma, alpha = settings.awv, settings.clip, settings.forgetting, settings.alpha
-    u = np.empty(m)
-    g = np.empty(m)
-    for i in range(V.shape[0]):
-        if not _awv_heads(P, m, V[i], sw[i], u, g, Y[i], b, awv, clip, out[i], loss_acc):
-            return i
-        if gamma != 1.0:
-            _forget(P, m, b, gamma, alpha, state.refresh, g)
-    return -1
-
-
-@njit
-def awv_pass_taylor(X, Y, sw, taylor, settings, state, out):
-    """PKAWV-Taylor: Taylor features (:class:`TaylorMap`) computed row by row inside the pass (O(r)
-    per row); ``state``: :class:`LinearState`."""
-    r = taylor.parent.shape[0]
-    P, b, loss_acc = state.P, state.b, state.cum_loss
-    awv, clip, gamma, alpha = settings.awv, settings.clip, settings.forgetting, settings.alpha
-    v = np.empty(r)
-    u = np.empty(r)
-    g = np.empty(r)
-    z = np.empty(X.shape[1] + r)
-    for i in range(X.shape[0]):
-        taylor_row(X[i], taylor.center, taylor.inv_sigma, taylor.parent, taylor.var, taylor.inv_sqrt, z, v)
-        if not _awv_heads(P, r, v, sw[i], u, g, Y[i], b, awv, clip, out[i], loss_acc):
-            return i
-        if gamma != 1.0:
-            _forget(P, r, b, gamma, alpha, state.refresh, g)
-    return -1
+@njit(inline="always")
+def _awv_step(P, m, v, w, u, g, h, Yrow, b, settings, refresh, out_row, loss_acc):
+    """One row on features ``v`` (``u = P v`` computed here): :func:`_awv_row`. False if a
+    prediction is non-finite."""
+    sym_matvec(P, m, v, u)
+    no_next = m < 0  # False, typed as a run-time bool: the same compiled _awv_row as the other passes
+    return _awv_row(P, m, v, u, w, g, h, Yrow, b, settings, refresh, out_row, loss_acc, v, u, no_next)
 
 
 @njit
@@ -345,12 +354,12 @@ def rank_one_loop(V, Y, P, b):
 
 # --------------------------------------------------------------------------- exact kernel AWV
 @njit(inline="always")
-def _kernel_column(Xh, t, x, kernel, gamma, kv, e):
-    """``kv[:t] = k(Xh[:t], x)``; returns ``k(x, x)``."""
+def _kernel_column(XT, t, x, kernel, gamma, kv, e):
+    """``kv[:t] = k(x_s, x)`` for the stored points (the columns of ``XT``); returns ``k(x, x)``."""
     if kernel == 0:
-        rbf_row(Xh, t, x, gamma, e, kv)
+        rbf_cols(XT, t, x, gamma, e, kv)
         return 1.0
-    linear_row(Xh, t, x, kv)
+    linear_cols(XT, t, x, kv)
     kxx = 0.0
     for j in range(x.shape[0]):
         kxx += x[j] * x[j]
@@ -361,26 +370,28 @@ def _kernel_column(Xh, t, x, kernel, gamma, kv, e):
 def kernel_awv_pass(X, Y, sw, start, kernel_settings, settings, state, out):
     """Exact Kernel-AWV / online kernel ridge regression, O(t^2) per row, on a Cholesky factor.
 
-    State (:class:`KernelAWVState`): ``Xh[:t]`` past inputs, ``L[:t, :t]`` the lower Cholesky factor
-    of ``K_t + alpha W_t^{-1}`` (``W_t`` the diagonal of the rows' weights; ``alpha I`` unweighted),
-    ``W[:t] = L^{-1} y_{1:t}`` (one column per head), ``t = n_stored[0]``. With ``l = L^{-1} k_t(x)``
-    (forward substitution) the ridge prediction is ``l' W`` and the squared residual of
-    ``k(x, .)`` is ``s2 = k(x, x) - l' l`` (floored at 0); the AWV prediction of a row of weight
-    w is the ridge one divided by ``1 + w s2 / alpha`` (Sherman-Morrison). Learning appends the
-    row ``(l', r)`` to ``L`` with ``r = sqrt(s2 + alpha / w) >= sqrt(alpha / w)`` (the Schur
-    complement, which is ``>= alpha / w`` in exact arithmetic and kept so) and ``(y - l' W) / r``
-    to ``W``: no inverse is formed, so the error stays at the level of a direct Cholesky solve for
-    small ``alpha``. A row of weight 0 is predicted but not stored. ``kernel``: 0 Gaussian
-    (``exp(-gamma d^2)``), 1 linear.
+    State (:class:`KernelAWVState`): the past inputs (columns of ``X_hist``), ``L`` the lower
+    Cholesky factor of ``K_t + alpha W_t^{-1}`` stored transposed (``U = L'``; ``W_t`` the diagonal
+    of the rows' weights; ``alpha I`` unweighted), ``W[:t] = L^{-1} y_{1:t}`` (one column per
+    head), ``t = n_stored[0]``. With ``l = L^{-1} k_t(x)`` (forward substitution) the ridge
+    prediction is ``l' W`` and the squared residual of ``k(x, .)`` is ``s2 = k(x, x) - l' l``
+    (floored at 0); the AWV prediction of a row of weight w is the ridge one divided by
+    ``1 + w s2 / alpha`` (Sherman-Morrison). Learning appends the row ``(l', r)`` to ``L`` with
+    ``r = sqrt(s2 + alpha / w) >= sqrt(alpha / w)`` (the Schur complement, which is
+    ``>= alpha / w`` in exact arithmetic and kept so) and ``(y - l' W) / r`` to ``W``: no inverse
+    is formed, so the error stays at the level of a direct Cholesky solve for small ``alpha``. The
+    row's targets and weight are kept (``Y``, ``sw``) for the switch to a projection at the budget.
+    A row of weight 0 is predicted but not stored. ``kernel``: 0 Gaussian (``exp(-gamma d^2)``),
+    1 linear.
 
-    Budget: once ``t == max_rows`` the rows are predicted with the stored ones and not learned
-    (``n_dropped`` counts them). Returns ``(rows_done, status)``; stops early when the buffer is
-    full and below the budget (the caller grows it and resumes).
+    Returns ``(rows_done, status)``; stops early when the buffer is full or when a row would be
+    learned with ``t == max_rows`` stored already (the caller grows the buffers, or switches to
+    the projected forecaster, and resumes).
     """
     kernel, gamma, max_rows = kernel_settings.kernel, kernel_settings.gamma, kernel_settings.max_rows
     alpha, awv, clip = settings.alpha, settings.awv, settings.clip
-    Xh, L, W, loss_acc = state.X_hist, state.L, state.W, state.cum_loss
-    cap = Xh.shape[0]
+    XT, U, W, loss_acc = state.X_hist, state.L, state.W, state.cum_loss
+    cap = U.shape[0]
     n_heads = W.shape[1]
     kv = np.empty(cap)
     lv = np.empty(cap)
@@ -389,12 +400,12 @@ def kernel_awv_pass(X, Y, sw, start, kernel_settings, settings, state, out):
     for i in range(start, X.shape[0]):
         t = state.n_stored[0]
         wi = sw[i]
-        learn = t < max_rows and wi > 0.0
-        if learn and t == cap:
+        learn = wi > 0.0
+        if learn and (t == cap or t == max_rows):
             return i, -1
         x = X[i]
-        kxx = _kernel_column(Xh, t, x, kernel, gamma, kv, e)
-        lower_solve(L, t, kv, lv)
+        kxx = _kernel_column(XT, t, x, kernel, gamma, kv, e)
+        lower_solve_t(U, t, kv, lv)
         s2 = kxx
         for j in range(t):
             s2 -= lv[j] * lv[j]
@@ -417,19 +428,18 @@ def kernel_awv_pass(X, Y, sw, start, kernel_settings, settings, state, out):
             y = Y[i, k]
             loss_acc[0] += wi * ((y - p) * (y - p))
         if not learn:
-            if wi > 0.0:  # past the budget (a row of weight 0 has nothing to learn)
-                state.n_dropped[0] += 1
             continue
-        # learn: append the row (l', r) to the factor and (y - l'W) / r to W
+        # learn: append the row (l', r) to the factor (a column of U) and (y - l'W) / r to W
         r = math.sqrt(s2 + alpha / wi)
-        Lt = L[t]
         for j in range(t):
-            Lt[j] = lv[j]
-        Lt[t] = r
+            U[j, t] = lv[j]
+        U[t, t] = r
         for k in range(n_heads):
             W[t, k] = (Y[i, k] - pk[k]) / r
+            state.Y[t, k] = Y[i, k]
+        state.sw[t] = wi
         for j in range(x.shape[0]):
-            Xh[t, j] = x[j]
+            XT[j, t] = x[j]
         state.n_stored[0] = t + 1
     return X.shape[0], -1
 
@@ -439,7 +449,7 @@ def kernel_predict(X, kernel_settings, settings, state, out):
     """Stateless predictions of the exact forecaster for the rows of ``X`` (as the next round)."""
     kernel, gamma = kernel_settings.kernel, kernel_settings.gamma
     alpha, awv, clip = settings.alpha, settings.awv, settings.clip
-    Xh, L, W = state.X_hist, state.L, state.W
+    XT, U, W = state.X_hist, state.L, state.W
     t = state.n_stored[0]
     n1 = max(t, 1)
     kv = np.empty(n1)
@@ -447,8 +457,8 @@ def kernel_predict(X, kernel_settings, settings, state, out):
     e = np.empty(n1)
     for i in range(X.shape[0]):
         x = X[i]
-        kxx = _kernel_column(Xh, t, x, kernel, gamma, kv, e)
-        lower_solve(L, t, kv, lv)
+        kxx = _kernel_column(XT, t, x, kernel, gamma, kv, e)
+        lower_solve_t(U, t, kv, lv)
         s2 = kxx
         for j in range(t):
             s2 -= lv[j] * lv[j]
@@ -463,42 +473,275 @@ def kernel_predict(X, kernel_settings, settings, state, out):
             out[i, k] = min(max(p, -clip), clip)
 
 
-# --------------------------------------------------------------------------- PKAWV-Nyström
 @njit
-def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, state, out):
+def pivoted_projection(XT, Y, sw, t, kernel, gamma, alpha, max_m, rel_tol, XdT, U, P, b, piv):
+    """Switch of exact Kernel-AWV to PKAWV on a fixed Nyström dictionary of its stored rows.
+
+    Greedy pivoted (incomplete) Cholesky of the kernel matrix of the ``t`` stored points (the
+    columns of ``XT``): at each step the point of largest residual ``k(x, x) - ||phi(x)||^2``
+    (smallest index among equals) joins the dictionary, until ``max_m`` points or until every
+    residual is below ``rel_tol`` times the largest diagonal entry. ``G[s] = phi(x_s)`` are the
+    coordinates of the stored points in the orthonormal basis of the dictionary's span, and the
+    rows of ``G`` at the pivots are the Cholesky factor of ``K_DD``. Writes the dictionary points
+    (columns of ``XdT``), ``U = L'``, ``P = (alpha I + sum_s w_s phi_s phi_s')^{-1}`` (grown by
+    Schur complements) and
+    ``b = sum_s w_s y_s phi_s'`` (the projected forecaster that has learned the stored rows), and
+    the pivots' row indices ``piv``. Returns the dictionary size m. O(t m (d + m) + m^3).
+    """
+    d = XT.shape[0]
+    G = np.zeros((t, max_m))
+    r = np.empty(t)
+    kcol = np.empty(t)
+    e = np.empty(t)
+    x = np.empty(d)
+    top = 0.0
+    for s in range(t):
+        if kernel == 0:
+            r[s] = 1.0
+        else:
+            acc = 0.0
+            for j in range(d):
+                acc += XT[j, s] * XT[j, s]
+            r[s] = acc
+        if r[s] > top:
+            top = r[s]
+    m = 0
+    while m < max_m:
+        best = -1
+        rb = rel_tol * top
+        for s in range(t):
+            if r[s] > rb:
+                rb = r[s]
+                best = s
+        if best < 0:
+            break
+        for j in range(d):
+            x[j] = XT[j, best]
+        _kernel_column(XT, t, x, kernel, gamma, kcol, e)
+        piv_val = math.sqrt(r[best])
+        for s in range(t):
+            acc = kcol[s]
+            Gs = G[s]
+            Gb = G[best]
+            for k in range(m):
+                acc -= Gs[k] * Gb[k]
+            G[s, m] = acc / piv_val
+        G[best, m] = piv_val
+        for s in range(t):
+            r[s] -= G[s, m] * G[s, m]
+        r[best] = 0.0
+        piv[m] = best
+        for j in range(d):
+            XdT[j, m] = x[j]
+        m += 1
+    # U = L' with L[i] = G[piv[i], :i+1] (lower triangular in pivot order)
+    for i in range(m):
+        Gi = G[piv[i]]
+        for k in range(i):
+            U[k, i] = Gi[k]
+            U[i, k] = 0.0
+        U[i, i] = Gi[i]
+    # A = alpha I + sum_s w_s G_s G_s', b = sum_s w_s y_s G_s
+    A = np.zeros((m, m))
+    for i in range(m):
+        A[i, i] = alpha
+    for s in range(t):
+        ws = sw[s]
+        Gs = G[s]
+        for i in range(m):
+            a = ws * Gs[i]
+            if a != 0.0:
+                Ai = A[i]
+                for k in range(m):
+                    Ai[k] += a * Gs[k]
+        for h in range(b.shape[0]):
+            wy = ws * Y[s, h]
+            for k in range(m):
+                b[h, k] += wy * Gs[k]
+    # P = A^{-1}, grown one row/column at a time by the Schur complement (A >= alpha I)
+    q = np.empty(m)
+    for k in range(m):
+        inverse_append(P, k, A[k], A[k, k], q)
+    return m
+
+
+# --------------------------------------------------------------------------- PKAWV-Nyström
+class DenseMap(NamedTuple):
+    """The fixed Nyström map of a frozen dictionary, dense layout: ``phi(x) = L^{-1} k_D(x)`` with
+    the ``m`` points the columns of ``XdT`` and ``U = L'``; ``kernel`` 0 Gaussian
+    ``exp(-gamma ||x - x'||^2)``, 1 linear (exact Kernel-AWV's linear kernel past its budget)."""
+
+    XdT: np.ndarray
+    U: np.ndarray
+    m: int
+    gamma: float
+    kernel: int
+
+
+class SparseMap(NamedTuple):
+    """The fixed Nyström map of a frozen dictionary, sparse layout (:class:`SparseStore`'s
+    dictionary arrays, ``U = L'``, ``m`` points; ``work``: zeros of the inputs' width, scratch)."""
+
+    D_val: np.ndarray
+    D_idx: np.ndarray
+    D_ptr: np.ndarray
+    D_sq: np.ndarray
+    U: np.ndarray
+    m: int
+    gamma: float
+    work: np.ndarray
+
+
+class FeatureRows(NamedTuple):
+    """A fixed feature map that is the identity: the rows are the features (``V``, (n, m))."""
+
+    V: np.ndarray
+
+
+def _features(fmap, X, i, v, kv, e):
+    """``v = phi(X[i])`` under the fixed feature map ``fmap`` (``kv``, ``e``: scratch)."""
+
+
+def _features_rows(fmap, X, i, v, kv, e):
+    V = fmap.V[i]
+    for k in range(V.shape[0]):
+        v[k] = V[k]
+
+
+def _features_taylor(fmap, X, i, v, kv, e):
+    taylor_row(X[i], fmap.center, fmap.inv_sigma, fmap.parent, fmap.var, fmap.inv_sqrt, e, v)
+
+
+def _features_dense_map(fmap, X, i, v, kv, e):
+    if fmap.kernel == 0:
+        rbf_cols(fmap.XdT, fmap.m, X[i], fmap.gamma, e, kv)
+    else:
+        linear_cols(fmap.XdT, fmap.m, X[i], kv)
+    lower_solve_t(fmap.U, fmap.m, kv, v)
+
+
+def _features_sparse_map(fmap, X, i, v, kv, e):
+    work = fmap.work
+    xsq = 0.0
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        xv = X.data[p]
+        work[X.indices[p]] = xv
+        xsq += xv * xv
+    rbf_sparse_rows(fmap.D_val, fmap.D_idx, fmap.D_ptr, fmap.D_sq, fmap.m, work, xsq, fmap.gamma, e, kv)
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        work[X.indices[p]] = 0.0
+    lower_solve_t(fmap.U, fmap.m, kv, v)
+
+
+@overload(_features, jit_options=OVERLOAD_OPTIONS)
+def _features_impl(fmap, X, i, v, kv, e):
+    for record, impl in ((FeatureRows, _features_rows), (TaylorMap, _features_taylor),
+                         (DenseMap, _features_dense_map), (SparseMap, _features_sparse_map)):
+        if isinstance(fmap, types.BaseNamedTuple) and fmap.instance_class is record:
+            return impl
+    return None
+
+
+@njit(inline="always")
+def _awv_rows(fmap, m, X, Y, sw, lo, hi, settings, P, b, refresh, out, loss_acc):
+    """Rows ``lo:hi`` of the forecaster on the fixed feature map ``fmap`` (``m`` features): each
+    row's ``P v`` is accumulated in the previous row's pass over ``P`` (:func:`_awv_row`).
+    Returns -1, or the index of a row whose prediction is non-finite."""
+    if lo >= hi:
+        return -1
+    ln = max(m, 1)
+    v = np.empty(ln)
+    vn = np.empty(ln)
+    u = np.empty(ln)
+    un = np.empty(ln)
+    g = np.empty(ln)
+    h = np.empty(ln)
+    kv = np.empty(ln)
+    e = np.empty(ln + row_width(X))
+    _features(fmap, X, lo, v, kv, e)
+    sym_matvec(P, m, v, u)
+    for i in range(lo, hi):
+        has_next = i + 1 < hi
+        if has_next:
+            _features(fmap, X, i + 1, vn, kv, e)
+        if not _awv_row(P, m, v, u, sw[i], g, h, Y[i], b, settings, refresh, out[i], loss_acc, vn, un, has_next):
+            return i
+        v, vn = vn, v
+        u, un = un, u
+    return -1
+
+
+@njit
+def awv_pass_features(V, Y, sw, settings, state, out):
+    """AWV / online ridge on precomputed features ``V`` (n x m); ``state``: :class:`LinearState`."""
+    return _awv_rows(FeatureRows(V), V.shape[1], V, Y, sw, 0, V.shape[0], settings, state.P, state.b, state.refresh,
+                     out, state.cum_loss)
+
+
+@njit
+def awv_pass_frozen(X, Y, sw, start, fmap, settings, state, out):
+    """PKAWV on a frozen Nyström dictionary (:class:`DenseMap` or :class:`SparseMap`, ``X`` the
+    matching rows), from row ``start`` on: linear AWV on the fixed map ``phi = L^{-1} k_D(x)``,
+    O(m d + m^2) per row; ``state``: :class:`LinearState`. Returns -1 or a row index (status)."""
+    return _awv_rows(fmap, fmap.m, X, Y, sw, start, n_rows(X), settings, state.P, state.b, state.refresh, out,
+                     state.cum_loss)
+
+
+@njit
+def awv_pass_taylor(X, Y, sw, taylor, settings, state, out):
+    """PKAWV-Taylor: Taylor features (:class:`TaylorMap`) computed row by row inside the pass (O(r)
+    per row); ``state``: :class:`LinearState`."""
+    return _awv_rows(taylor, taylor.parent.shape[0], X, Y, sw, 0, X.shape[0], settings, state.P, state.b,
+                     state.refresh, out, state.cum_loss)
+
+
+@njit
+def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, store, state, out):
     """PKAWV with Nyström projections on a KORS dictionary, as a growing orthonormal embedding.
 
-    With ``L L' = K_DD`` (Cholesky), ``phi(x) = L^{-1} k_D(x)`` are the coordinates of the
-    projection of ``k(x, .)`` on span{k(x_j, .), j in D} in an orthonormal basis; adding a
-    dictionary point appends one coordinate and leaves the others unchanged. PKAWV (the paper's
-    eq. 4, with the past re-projected on the grown span) is then linear AWV on ``phi``: on an
-    insertion at round t, every past point gets its new coordinate
-    ``e_s = (k(x_s, x_t) - phi(x_s)' phi(x_t)) / rho`` and ``A = alpha I + Phi' Phi``, ``b = Phi' Y``
-    grow by one row/column (``P = A^{-1}`` by the Schur complement).
+    With ``L L' = K_DD`` (Cholesky; kept transposed, ``U = L'``), ``phi(x) = L^{-1} k_D(x)`` are
+    the coordinates of the projection of ``k(x, .)`` on span{k(x_j, .), j in D} in an
+    orthonormal basis; adding a dictionary point appends one coordinate and leaves the others
+    unchanged. PKAWV (the paper's eq. 4, with the past re-projected on the grown span) is then
+    linear AWV on ``phi``: on an insertion at round t, every past point kept in the history gets
+    its new coordinate ``e_s = (k(x_s, x_t) - phi(x_s)' phi(x_t)) / rho`` and
+    ``A = alpha I + Phi' Phi``, ``b = Phi' Y`` grow by one row/column (``P = A^{-1}`` by the Schur
+    complement).
+
+    History: the rows of history are positions ``[0, n_history)`` of the history buffers (row
+    ``hist_start + s`` of the stream at position s). An insertion re-projects the last
+    ``max_hist`` of them (all of them with ``max_hist`` unbounded: the paper's algorithm); older
+    rows keep a zero new coordinate (their features are their projection on the dictionary as it
+    was ``max_hist`` rows after them). The caller compacts the buffers (keeps the last
+    ``max_hist`` rows) when they are full.
 
     ``draws[i]`` is row i's uniform draw for KORS's Bernoulli; ``kors``: :class:`KORSSettings`;
-    ``state``: :class:`NystromState`, with ``t = n_history[0]`` rows in the history and
-    ``m = n_dict[0]`` dictionary points. An insertion whose residual ``rho^2 = 1 - ||phi(x_t)||^2``
-    is below ``rho_tol`` (numerically already in the span) is skipped and counted (``n_skipped``).
-    Budget: once ``m == max_m`` the dictionary is frozen (rows are no longer offered to KORS;
-    counted in ``n_after_budget``) and the history, needed only to re-project the past on an
-    insertion, stops growing: the pass is then linear AWV on a fixed ``m``-dimensional map.
+    ``store``: where the points are kept (:class:`DenseStore` with dense rows ``X``,
+    :class:`SparseStore` with :class:`SparseRows`); ``state``: :class:`NystromState` with
+    ``t = n_history[0]`` rows in the history buffers and ``m = n_dict[0]`` dictionary points. An
+    insertion whose residual ``rho^2 = 1 - ||phi(x_t)||^2`` is below ``rho_tol`` (numerically
+    already in the span) is skipped and counted (``n_skipped``). Budget: once ``m == max_m`` the
+    dictionary is frozen: the pass returns, and the caller learns the rest of the chunk with
+    :func:`awv_pass_frozen` (linear AWV on the fixed ``m``-dimensional map, O(m d + m^2) per
+    row; the rows are no longer offered to KORS and the history is no longer written).
 
     Forgetting (``forget = settings.forgetting < 1``): every row ends with the time update of
-    :func:`_forget` on the current ``m`` coordinates; on an insertion the past rows enter the new
-    coordinate with their discounted weights ``w_s forget^(t - s)`` (row s of the history, t rows
-    stored) and the new coordinate's regulariser is ``alpha`` (a fresh one).
+    :func:`_awv_heads_forget`; on an insertion the past rows enter the new coordinate with their
+    discounted weights ``w_s forget^(t - s)`` (position s of the history, t rows stored) and the
+    new coordinate's regulariser is ``alpha`` (a fresh one).
+
+    Returns ``(rows_done, status)``; stops early when a buffer is full (the caller grows or
+    compacts it and resumes at ``rows_done``) or when the dictionary is frozen.
     """
     gamma, mu, eps, beta, sqrt_weight = kors.gamma, kors.mu, kors.eps, kors.beta, kors.sqrt_weight
-    rho_tol, max_m = kors.rho_tol, kors.max_m
-    alpha, awv, clip, forget = settings.alpha, settings.awv, settings.clip, settings.forgetting
-    Xh, Yh, Wh, Phi = state.X_hist, state.Y_hist, state.W_hist, state.Phi
-    Xd, L, Ginv, w, probs, didx = state.X_dict, state.L, state.kors_inv, state.kors_w, state.kors_p, state.dict_idx
+    rho_tol, max_m, max_hist, kernel = kors.rho_tol, kors.max_m, kors.max_hist, kors.kernel
+    alpha, forget = settings.alpha, settings.forgetting
+    Yh, Wh, Phi = state.Y_hist, state.W_hist, state.Phi
+    U, Ginv, w, probs, didx = state.L, state.kors_inv, state.kors_w, state.kors_p, state.dict_idx
     P, b, loss_acc = state.P, state.b, state.cum_loss
-    cap_t = Xh.shape[0]
-    cap_m = Xd.shape[0]
+    cap_t = Phi.shape[0]
+    cap_m = U.shape[0]
     n_heads = b.shape[0]
-    d = X.shape[1]
     ln = max(cap_t, cap_m) + 1
     kD = np.empty(ln)
     phi = np.empty(ln)
@@ -507,33 +750,30 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, state, out):
     e = np.empty(ln)
     u = np.empty(ln)
     g = np.empty(ln)
+    h = np.empty(ln)
     ecol = np.empty(ln)
     cvec = np.empty(ln)
     w_aged = np.empty(cap_t if forget != 1.0 else 0)
-    for i in range(start, X.shape[0]):
+    n = n_rows(X)
+    work = new_work(X)
+    for i in range(start, n):
         t = state.n_history[0]
         m = state.n_dict[0]
-        frozen = m >= max_m
-        if t == cap_t and not frozen:
+        if m >= max_m or t == cap_t or not (store_dict_fits(store, X, i, m) and store_hist_fits(store, X, i, t)):
             return i, -1
-        x = X[i]
-        if frozen:  # no KORS decision: the embedding phi = L^{-1} k_D(x) only
-            rbf_row(Xd, m, x, gamma, e, kD)
-            lower_solve(L, m, kD, phi)
-            state.n_after_budget[0] += 1
-            z, p, rho2 = False, 0.0, 0.0
-        else:
-            z, p, rho2 = kors_nystrom_decide(
-                Xd, m, x, gamma, L, Ginv, w, mu, eps, beta, draws[i], kD, phi, wk, q, e
-            )
+        xsq = store_row_begin(store, X, i, work)
+        store_dict_kernel(store, kernel, X, i, m, gamma, xsq, work, e, kD)
+        z, p, rho2 = kors_decide(kD, m, U, Ginv, w, mu, eps, beta, draws[i], phi, wk, q)
         if z:
             if rho2 > rho_tol:
                 if m == cap_m:
+                    store_row_end(store, X, i, work)
                     return i, -1
                 rho = math.sqrt(rho2)
-                # new coordinate of every past point
-                rbf_row(Xh, t, x, gamma, e, ecol)
-                for s in range(t):
+                lo = t - max_hist if t > max_hist else 0
+                # new coordinate of every past point kept
+                store_hist_kernel(store, X, i, t, gamma, xsq, work, e, ecol)  # (rows < lo unused)
+                for s in range(lo, t):
                     Ps = Phi[s]
                     acc = ecol[s]
                     for k in range(m):
@@ -541,7 +781,7 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, state, out):
                     ecol[s] = acc / rho
                 # c = Phi' e ; corner = alpha + e' e ; grow P = A^{-1}
                 if forget != 1.0:  # past rows count with their discounted weights
-                    for s in range(t):
+                    for s in range(lo, t):
                         w_aged[s] = Wh[s] * math.pow(forget, t - s)
                     Wr = w_aged
                 else:
@@ -549,7 +789,7 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, state, out):
                 for k in range(m):
                     cvec[k] = 0.0
                 corner = alpha
-                for s in range(t):
+                for s in range(lo, t):
                     es = ecol[s]
                     wes = Wr[s] * es  # weighted least squares: past rows count with their weight
                     corner += wes * es
@@ -558,32 +798,41 @@ def nystrom_awv_pass(X, Y, sw, draws, start, kors, settings, state, out):
                         for k in range(m):
                             cvec[k] += wes * Ps[k]
                 inverse_append(P, m, cvec, corner, q)
+                if forget != 1.0:
+                    # the time update multiplies the antisymmetric part of P by 1/forget every
+                    # row (its terms are symmetric; the scaling is not damped): the rounding of
+                    # the Schur complement would grow like forget^-t. Make P exactly symmetric.
+                    for r in range(m + 1):
+                        Pr = P[r]
+                        for k in range(r):
+                            a = 0.5 * (Pr[k] + P[k, r])
+                            Pr[k] = a
+                            P[k, r] = a
                 for k in range(n_heads):
                     acc = 0.0
-                    for s in range(t):
+                    for s in range(lo, t):
                         acc += (Wr[s] * ecol[s]) * Yh[s, k]
                     b[k, m] = acc
-                for s in range(t):
+                for s in range(lo, t):
                     Phi[s, m] = ecol[s]
-                kors_nystrom_insert(Xd, m, x, L, Ginv, w, probs, mu, p, sqrt_weight, phi, rho, wk, q)
-                didx[m] = t
+                kors_insert(m, U, Ginv, w, probs, mu, p, sqrt_weight, phi, rho, wk, q)
+                store_add_dict(store, X, i, m, xsq)
+                didx[m] = state.hist_start[0] + t
                 m += 1
                 state.n_dict[0] = m
             else:
                 state.n_skipped[0] += 1
         # AWV step on phi (m may be 0: prediction 0)
-        if not _awv_heads(P, m, phi, sw[i], u, g, Y[i], b, awv, clip, out[i], loss_acc):
+        if not _awv_step(P, m, phi, sw[i], u, g, h, Y[i], b, settings, state.refresh, out[i], loss_acc):
+            store_row_end(store, X, i, work)
             return i, i
-        if forget != 1.0:
-            _forget(P, m, b, forget, alpha, state.refresh, g)
-        if m >= max_m:  # frozen dictionary: no insertion will need this row again
-            continue
-        for k in range(m):
-            Phi[t, k] = phi[k]
-        for j in range(d):
-            Xh[t, j] = x[j]
-        for k in range(n_heads):
-            Yh[t, k] = Y[i, k]
-        Wh[t] = sw[i]
-        state.n_history[0] = t + 1
-    return X.shape[0], -1
+        if m < max_m:  # (a frozen dictionary: no insertion will need this row again)
+            for k in range(m):
+                Phi[t, k] = phi[k]
+            store_add_hist(store, X, i, t, xsq)
+            for k in range(n_heads):
+                Yh[t, k] = Y[i, k]
+            Wh[t] = sw[i]
+            state.n_history[0] = t + 1
+        store_row_end(store, X, i, work)
+    return n, -1

@@ -1,5 +1,7 @@
 """KernelAWVRegressor: the exact kernel forecaster (Jézéquel et al. 2019, eq. 3, Propositions 1-2)."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
@@ -133,21 +135,92 @@ def test_small_alpha_matches_a_direct_solve(alpha, near_duplicates):
 
 
 # --------------------------------------------------------------------------- budget and pickles
-def test_budget_stops_learning_and_memory_stays_flat():
+def _pivoted_dictionary(K, m, rel_tol=1e-10):
+    """Greedy pivoted Cholesky of K (largest residual first, smallest index among equals)."""
+    n = K.shape[0]
+    G = np.zeros((n, m))
+    r = np.diag(K).copy()
+    top = r.max()
+    piv = []
+    for j in range(m):
+        s = int(np.argmax(np.where(r > rel_tol * top, r, -np.inf)))
+        if not r[s] > rel_tol * top:
+            break
+        G[:, j] = (K[:, s] - G[:, :j] @ G[s, :j]) / np.sqrt(r[s])
+        r = r - G[:, j] ** 2
+        r[s] = 0.0
+        piv.append(s)
+    return np.array(piv)
+
+
+@pytest.mark.parametrize("algorithm", ["awv", "ridge"])
+def test_budget_switches_to_pkawv_on_a_pivoted_dictionary_of_the_stored_rows(algorithm):
+    """Past max_rows the forecaster is PKAWV with a fixed dictionary D (the greedy pivoted Cholesky
+    of the stored rows' kernel matrix): with phi(x) = L^{-1} k_D(x), L L' = K_DD, it is linear AWV
+    on phi over every row, the stored ones included: y_t = phi_t'(l I + sum_{s<=t} phi_s phi_s')^{-1}
+    sum_{s<t} y_s phi_s (AWV). Solved directly here at every round after the switch."""
+    X, y = _data(n=260, d=2, R=1.0, seed=4)
+    B, m, lam, gamma = 120, 30, 0.5, 0.5
+    reg = KernelAWVRegressor(alpha=lam, max_rows=B, n_components=m, algorithm=algorithm)
+    p = reg.partial_fit_predict(X, y)
+    exact = KernelAWVRegressor(alpha=lam, max_rows=None, algorithm=algorithm).partial_fit_predict(X[:B], y[:B])
+    np.testing.assert_array_equal(p[:B], exact)  # before the budget: exact Kernel-AWV, bit for bit
+    K = rbf_kernel(X, gamma=gamma)
+    piv = _pivoted_dictionary(K[:B, :B], m)
+    assert len(piv) == m == reg.n_components_ and reg.n_rows_stored_ == B and reg.n_rows_after_budget_ == 260 - B
+    np.testing.assert_array_equal(reg.components_, X[piv])
+    L = np.linalg.cholesky(K[np.ix_(piv, piv)])
+    Phi = np.linalg.solve(L, K[:, piv].T).T
+    for t in range(B, 260):
+        A = lam * np.eye(m) + Phi[:t].T @ Phi[:t]
+        if algorithm == "awv":
+            A += np.outer(Phi[t], Phi[t])
+        ref = Phi[t] @ np.linalg.solve(A, Phi[:t].T @ y[:t])
+        np.testing.assert_allclose(p[t], ref, rtol=1e-8, atol=1e-10)
+    A = lam * np.eye(m) + Phi.T @ Phi
+    w = np.linalg.solve(A, Phi.T @ y)
+    Xn = _data(n=20, d=2, seed=9)[0]
+    Phin = np.linalg.solve(L, rbf_kernel(X[piv], Xn, gamma=gamma)).T
+    ref = Phin @ w
+    if algorithm == "awv":
+        ref = ref / (1 + np.einsum("ij,ij->i", Phin @ np.linalg.inv(A), Phin))
+    np.testing.assert_allclose(reg.predict(Xn), ref, rtol=1e-8, atol=1e-10)
+
+
+def test_budget_with_the_linear_kernel_stays_exact():
+    """The linear kernel's pivoted dictionary spans the row space (d = 3 pivots): past the budget
+    the forecaster is still exact linear AWV on the raw features."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((300, 3))
+    y = X @ [1.0, -1.0, 0.5] + 0.2 * rng.standard_normal(300)
+    reg = KernelAWVRegressor(kernel="linear", alpha=0.7, max_rows=40)
+    a = reg.partial_fit_predict(X, y)
+    assert reg.n_components_ == 3
+    b = AWVRegressor(alpha=0.7).partial_fit_predict(X, y)
+    np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
+
+
+def test_budget_bounds_memory_and_releases_the_stored_rows():
     X, y = _data(n=3000)
-    reg = KernelAWVRegressor(max_rows=50)
-    with pytest.warns(UserWarning, match="max_rows=50"):
+    reg = KernelAWVRegressor(max_rows=50, n_components=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the switch is the designed behaviour: no warning
         reg.partial_fit(X[:100], y[:100])
     shapes = {k: v.shape for k, v in vars(reg).items() if isinstance(v, np.ndarray)}
-    assert reg._chol_buf_.shape == (50, 50)
+    assert reg._chol_buf_.shape == (0, 0) and reg._precision_.shape == (20, 20)
+    held = sum(v.nbytes for v in vars(reg).values() if isinstance(v, np.ndarray))
+    assert held < 8 * (3 * 20 * 20 + 20 * 2 + 100)
     for s in range(100, 3000, 500):
         reg.partial_fit(X[s : s + 500], y[s : s + 500])
         assert {k: v.shape for k, v in vars(reg).items() if isinstance(v, np.ndarray)} == shapes
-    assert reg.n_rows_stored_ == 50 and reg.n_rows_dropped_ == 2950 and reg.n_samples_seen_ == 3000
-    # past the budget it predicts with the first 50 rows, learning nothing
-    ref = KernelAWVRegressor(max_rows=None).fit(X[:50], y[:50])
-    np.testing.assert_array_equal(reg.X_fit_, ref.X_fit_)
-    np.testing.assert_allclose(reg.predict(X[2000:2100]), ref.predict(X[2000:2100]), rtol=1e-12, atol=1e-14)
+    assert reg.n_rows_stored_ == 50 and reg.n_rows_after_budget_ == 2950 and reg.n_samples_seen_ == 3000
+    with pytest.raises(AttributeError, match="released"):
+        _ = reg.X_fit_
+    # one call, or chunks across the switch: the same model bit for bit
+    ref = KernelAWVRegressor(max_rows=50, n_components=20)
+    ref.fit(X, y)
+    np.testing.assert_array_equal(ref.predict(X[:50]), reg.predict(X[:50]))
+    np.testing.assert_array_equal(ref._precision_, reg._precision_)
 
 
 def test_pickle_holds_only_the_used_rows():
@@ -173,8 +246,6 @@ def test_unbounded_state_warns_before_it_passes_a_gigabyte():
     kw = {"what": "the stored rows", "param": "max_rows", "budget": None, "nbytes": reg._state_bytes, "policy": ""}
     with pytest.warns(UserWarning, match="max_rows=None lets them grow"):
         warn_growth(reg, before=8000, after=8300, **kw)
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warn_growth(reg, before=8300, after=9000, **kw)  # once, in the call that crosses
