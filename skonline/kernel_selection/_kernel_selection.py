@@ -13,9 +13,10 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import ThreadpoolController
 
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
+from ..kernel_approximation._random_fourier import hash_columns
 from ..losses import get_loss
 from ..utils._growing import GrowingStateMixin, warn_growth
-from ..utils.validation import readonly
+from ..utils.validation import readonly, validate_X_predict
 from . import _core, _linear
 
 __all__ = ["KernelSelectionClassifier", "KernelSelectionRegressor"]
@@ -40,8 +41,12 @@ AUTO_SIGMA_FACTORS_CLASSIFIER = (2.0**-0.5, 2.0**0.5)
 #: U = 15 and explores too much for the first thousands of rows; the authors' code explored ~20x
 #: less). Measured on the development suite of benchmarks/defaults.py.
 AUTO_STANDARDIZED_EXPLORATION = 1.0
-#: radius='auto' of the regressor on standardised targets (in running standard deviations)
+#: radius='auto' of the regressor on standardised targets (in running standard deviations), with
+#: bandit feedback and with full feedback (every kernel steps on every row: a smaller ball; measured
+#: on the regression streams of benchmarks/defaults.py, default and pipeline columns, radius 2, 3, 4,
+#: 5: 3 was the only one better than the bandit learner's MAE on every one of them)
 AUTO_STANDARDIZED_RADIUS = 5.0
+AUTO_STANDARDIZED_RADIUS_FULL = 3.0
 
 #: linear='auto' (with standardize=True): normalised step lr / (1 + ||x||^2) of the linear
 #: component, classifier (log loss) and regressor (squared loss on standardised targets). Measured
@@ -57,12 +62,27 @@ SHORT_ROWS_PER_CLASS = 100
 #: first horizon guess of the doubling trick when ``horizon=None`` (OKS and IOKS)
 INITIAL_HORIZON = 128
 
+#: n_components='auto': the random features the hypotheses move to after the exact phase
+AUTO_N_COMPONENTS = 256
+#: n_components='auto', max_support='auto': rows of the exact phase (its store holds at most
+#: AUTO_EXACT_BYTES; none for more than WIDE_FEATURES features)
+AUTO_EXACT_ROWS = 2000
+AUTO_EXACT_BYTES = 32 << 20
+#: n_components=None, max_support='auto': the budget of stored support rows
+EXACT_MAX_SUPPORT = 10000
+#: more features than this: a wide stream (sparse rows stay sparse, the internal standardisation
+#: only scales, and n_components='auto' hashes the columns onto HASH_BUCKETS buckets before its
+#: random features); otherwise rows are handled dense (CSR chunks are densified)
+WIDE_FEATURES = 4096
+HASH_BUCKETS = 4096
+
 #: random features with a shared base: rows per compiled call (bounds the projection buffer)
 _PASS_BLOCK = 8192
 #: rows per BLAS product of the projections (blocks aligned on absolute stream positions)
 _PROJ_BLOCK = 256
 #: below this many features the compiled pass projects each row itself (cheaper than BLAS blocks)
 _PRECOMPUTE_MIN_FEATURES = 48
+_SKIP_WARMUP = True
 
 
 class _LossSpec(NamedTuple):
@@ -135,8 +155,9 @@ class _KernelSelectionBase(GrowingStateMixin):
     _parameter_constraints = {
         "algorithm": [StrOptions({"oks", "oks++", "ioks"})],
         "sigmas": ["array-like", StrOptions({"auto"})],
-        "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "max_support": [Interval(Integral, 1, None, closed="left"), None],
+        "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
+        "max_support": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
+        "feedback": [StrOptions({"auto", "bandit", "full"})],
         "radius": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither"), None],
         "exploration_constant": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "gradient_bound": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
@@ -174,11 +195,50 @@ class _KernelSelectionBase(GrowingStateMixin):
         ``standardize=True``)."""
         return bool(self.standardize) if self.linear == "auto" else bool(self.linear)
 
+    def _feedback(self):
+        """'full' or 'bandit' (``feedback='auto'``: full for OKS++ on standardised data)."""
+        if self.feedback != "auto":
+            return self.feedback
+        return "full" if self.algorithm == "oks++" and self.standardize else "bandit"
+
+    def _wide(self, n_features=None):
+        """Whether the stream is wide (more than WIDE_FEATURES features): rows kept sparse, no
+        centring, hashed columns for ``n_components='auto'``."""
+        d = self.n_features_in_ if n_features is None else n_features
+        return d > WIDE_FEATURES
+
+    def _hashed(self):
+        return self.n_components == "auto" and self._wide()
+
+    def _n_random_features(self):
+        """D of the random features (``n_components`` or, for 'auto', AUTO_N_COMPONENTS)."""
+        return AUTO_N_COMPONENTS if self.n_components == "auto" else int(self.n_components)
+
+    def _exact_rows(self, n_features=None):
+        """``n_components='auto'``: rows of the exact phase (None: exact throughout)."""
+        if self.max_support != "auto":
+            return None if self.max_support is None else int(self.max_support)
+        d = self.n_features_in_ if n_features is None else n_features
+        if self._wide(d):
+            return 0
+        return int(min(AUTO_EXACT_ROWS, AUTO_EXACT_BYTES // (8 * max(d, 1))))
+
+    def _support_budget(self):
+        """``n_components=None``: the budget of stored support rows (None: unbounded)."""
+        if self.max_support == "auto":
+            return EXACT_MAX_SUPPORT
+        return None if self.max_support is None else int(self.max_support)
+
     def _check_params(self):
         s = self._sigmas()
         if s.size == 0 or not np.all(np.isfinite(s)) or np.any(s <= 0):
             raise ValueError(f"sigmas must be a non-empty sequence of positive bandwidths; got {self.sigmas!r}.")
         name = _ALGO_NAMES[self.algorithm]
+        if self.feedback == "full" and self.algorithm != "oks++":
+            raise ValueError(
+                "feedback='full' (every kernel learns every row) is implemented for algorithm='oks++'; "
+                f"{name} runs with feedback='bandit' (the paper's setting)."
+            )
         if self.algorithm == "oks++":
             nu = _LOSSES[self.loss].nu
             if nu is None:
@@ -210,8 +270,10 @@ class _KernelSelectionBase(GrowingStateMixin):
         if self.radius == "auto":
             if self.algorithm == "oks":
                 U = None
+            elif self._is_regressor() and self.standardize:
+                U = AUTO_STANDARDIZED_RADIUS_FULL if self._feedback() == "full" else AUTO_STANDARDIZED_RADIUS
             elif self._is_regressor():
-                U = AUTO_STANDARDIZED_RADIUS if self.standardize else 1.0
+                U = 1.0
             else:
                 U = 15.0
         else:
@@ -248,7 +310,7 @@ class _KernelSelectionBase(GrowingStateMixin):
             else:
                 G1 = float(self.gradient_bound)
             r["G1"] = G1
-        if self.n_components is not None:
+        if isinstance(self.n_components, Integral):
             D = int(self.n_components)
             width = D if self.clip_dim == "frequencies" else 2 * D
             r["thr"] = (U / math.sqrt(width)) if U is not None else math.inf
@@ -257,13 +319,50 @@ class _KernelSelectionBase(GrowingStateMixin):
         return r
 
     # ------------------------------------------------------------------ state
-    coef_ = _BackendOnly("coef_ exists only with random features (n_components set).")
-    n_support_ = _BackendOnly("n_support_ exists only for the exact kernel expansion (n_components=None).")
+    coef_ = _BackendOnly("coef_ exists only with random features (n_components set, or "
+                         "n_components='auto' past its exact phase).")
+    n_support_ = _BackendOnly("n_support_ exists only for the exact kernel expansion (n_components=None, "
+                              "or n_components='auto' during its exact phase).")
 
     @property
     def _rf(self):
-        return self.n_components is not None
+        """Whether the hypotheses are random-feature weights now (else exact expansions)."""
+        if "_nstore_" in self.__dict__:
+            return False
+        if "coef_" in self.__dict__:
+            return True
+        return self.n_components is not None and not (self.n_components == "auto" and self._exact_rows() != 0)
 
+    def _shared(self):
+        """Exact expansions with full feedback share their support (every stored row)."""
+        return self._feedback() == "full"
+
+    # ------------------------------------------------------------------ containers
+    def _container(self, X):
+        """The rows in the container of the stream's width, whatever the caller passed: dense up to
+        WIDE_FEATURES features (CSR densified), CSR beyond (dense rows made sparse). Every later
+        step (standardisation, kernels, linear part) then computes the same thing for the same rows."""
+        if self._wide(X.shape[1]):
+            return X if sp.issparse(X) else sp.csr_matrix(X)
+        return readonly(np.ascontiguousarray(X.toarray())) if sp.issparse(X) else X
+
+    def _validate_chunk(self, X, y, **kw):
+        chunk = super()._validate_chunk(X, y, **kw)
+        chunk["X"] = self._container(chunk["X"])
+        return chunk
+
+    def _predict_input(self, X, **kwargs):
+        X = validate_X_predict(self, X, **kwargs)
+        return super()._predict_input(self._container(X), **kwargs)
+
+    def _rf_rows(self, X):
+        """The rows the random features read: the columns hashed onto HASH_BUCKETS buckets (with
+        signs) for a wide stream with ``n_components='auto'``, else the rows."""
+        if not self._hashed():
+            return X
+        return hash_columns(X, HASH_BUCKETS, int(self._hash_seed_[0]))
+
+    # ------------------------------------------------------------------ allocation
     def _allocate(self, chunk):
         d = chunk["X"].shape[1]
         H = self._n_heads if not self._is_regressor() else 1
@@ -298,28 +397,76 @@ class _KernelSelectionBase(GrowingStateMixin):
                                              float(self.eta_scale))
             self._delta_[:] = d0
             self._eta_[:] = e0
-        if self._rf:
-            D = int(self.n_components)
+        if self.n_components is not None:
+            D = self._n_random_features()
             B = 1 if self.shared_base else K
             # one number from the estimator's stream seeds the frequencies, so that the sequence of
             # sampled kernels does not depend on n_components
             feat_rng = np.random.default_rng(self._rng_.integers(2**63))
+            if self._hashed():
+                self._hash_seed_ = feat_rng.integers(2**62, size=1)
+                d = HASH_BUCKETS
             self._omega_ = np.ascontiguousarray(feat_rng.standard_normal((B, d, D)))
-            self.coef_ = np.zeros(per_kernel + (2 * D,))
+        if self._rf:
+            self._allocate_random_features(H, K)
         else:
-            self._store_ = np.zeros((0, d))
+            self._store_ = np.zeros((0, self.n_features_in_))
             self._nstore_ = np.zeros(1, dtype=np.int64)
-            self._idx_ = np.zeros((H, K, 0), dtype=np.int64)
+            if not self._shared():
+                self._idx_ = np.zeros((H, K, 0), dtype=np.int64)
             self._alpha_ = np.zeros((H, K, 0))
             self.n_support_ = np.zeros(per_kernel, dtype=np.int64)
             self._scale_ = np.ones((H, K))
             self._norm2_ = np.zeros((H, K))
             self._ndropped_ = np.zeros(1, dtype=np.int64)
 
+    def _allocate_random_features(self, H, K):
+        D = self._omega_.shape[2]
+        per_kernel = (K,) if H == 1 else (H, K)
+        self.coef_ = np.zeros(per_kernel + (2 * D,))
+        if self.n_components == "auto":  # the exact phase's ball, continued
+            self._rf_norm2_ = np.zeros((H, K))
+
+    def _switch_to_random_features(self):
+        """End of the exact phase (``n_components='auto'``): each hypothesis f = sum_j a_j k(x_j, .)
+        becomes the random-feature weights w = sum_j a_j z(x_j), which predict E[w . z(x)] = f(x)
+        (and ||w|| ~ ||f||, tracked exactly and projected onto the ball); the store is released."""
+        H, K = self._scale_.shape
+        n = int(self._nstore_[0])
+        store = self._store_[:n]
+        alpha = self._alpha_[:, :, :n] * self._scale_[:, :, None]
+        if not self._shared():  # one coefficient per support vector: gather them per store row
+            full = np.zeros((H, K, n))
+            nsv = _heads(self.n_support_, 2)
+            for h in range(H):
+                for k in range(K):
+                    m = int(nsv[h, k])
+                    np.add.at(full[h, k], self._idx_[h, k, :m], alpha[h, k, :m])
+            alpha = full
+        for name in ("_store_", "_nstore_", "_idx_", "_alpha_", "n_support_", "_scale_", "_norm2_", "_ndropped_"):
+            self.__dict__.pop(name, None)
+        self._allocate_random_features(H, K)
+        W = _heads(self.coef_, 3)
+        D = self._omega_.shape[2]
+        U = self._resolved()["radius"]
+        with _blas_controller().limit(limits=1, user_api="blas"):
+            for k in range(K):
+                base = self._omega_[k if self._omega_.shape[0] > 1 else 0]
+                Z = _fourier_map(np.asarray(self._rf_rows(store) @ base), self.sigmas_[k], D)
+                W[:, k, :] = alpha[:, k, :] @ Z
+        norm2 = np.einsum("hkj,hkj->hk", W, W)
+        if U > 0:
+            over = norm2 > U * U
+            W[over] *= (U / np.sqrt(norm2[over]))[:, None]
+            norm2[over] = U * U
+        self._rf_norm2_[...] = norm2
+
     def _buffer_layout(self):
         if self._rf:
             return {}
         n, (H, K) = int(self._nstore_[0]), self._scale_.shape
+        if self._shared():
+            return {"_store_": ((n, self._store_.shape[1]), False), "_alpha_": ((H, K, n), True)}
         m = int(self.n_support_.max()) if self.n_support_.size else 0
         return {
             "_store_": ((n, self._store_.shape[1]), False),
@@ -330,30 +477,39 @@ class _KernelSelectionBase(GrowingStateMixin):
     def _store_bytes(self, n):
         """Bytes of the exact expansions holding ``n`` support rows (at their capacity)."""
         cap = max(16, 1 << int(max(n, 1) - 1).bit_length())
-        if self.max_support is not None:
-            cap = min(cap, int(self.max_support))
+        budget = self._store_budget()
+        if budget is not None:
+            cap = min(cap, budget)
         H, K = self._scale_.shape
-        return 8 * cap * (self._store_.shape[1] + 2 * H * K)
+        per_row = self._store_.shape[1] + (1 if self._shared() else 2) * H * K
+        return 8 * cap * per_row
+
+    def _store_budget(self):
+        """Rows the store may hold: the exact phase (n_components='auto') or max_support (None)."""
+        return self._exact_rows() if self.n_components == "auto" else self._support_budget()
 
     def _grow(self, need):
         """Capacity of the support store: the smallest power of two >= rows seen (at least 16),
-        capped at ``max_support`` (the pass makes no new support vector once the store is full)."""
-        if self.max_support is not None:
-            need = min(need, int(self.max_support))
+        capped at the budget (the pass makes no new support vector once the store is full)."""
+        budget = self._store_budget()
+        if budget is not None:
+            need = min(need, budget)
         cap = self._store_.shape[0]
         if cap >= need:
             return
         new = max(16, 1 << int(need - 1).bit_length())
-        if self.max_support is not None:
-            new = min(new, int(self.max_support))
-        H, K, _ = self._idx_.shape
+        if budget is not None:
+            new = min(new, budget)
+        H, K, _ = self._alpha_.shape
         store = np.zeros((new, self._store_.shape[1]))
         store[:cap] = self._store_
-        idx = np.zeros((H, K, new), dtype=np.int64)
-        idx[:, :, :cap] = self._idx_
         alpha = np.zeros((H, K, new))
         alpha[:, :, :cap] = self._alpha_
-        self._store_, self._idx_, self._alpha_ = store, idx, alpha
+        self._store_, self._alpha_ = store, alpha
+        if "_idx_" in self.__dict__:
+            idx = np.zeros((H, K, new), dtype=np.int64)
+            idx[:, :, :cap] = self._idx_
+            self._idx_ = idx
 
     def _forced_kernels(self, n_samples, n_heads):
         """Kernel choices imposed on the pass (a test hook); ``-1`` or an empty array: sample."""
@@ -389,10 +545,20 @@ class _KernelSelectionBase(GrowingStateMixin):
         K = self.sigmas_.shape[0]
         if self._rf:
             B, _, D = self._omega_.shape
+            ball = "_rf_norm2_" in self.__dict__
             model = _core.RandomFeatures(
                 sigmas=self.sigmas_, omega=self._omega_, W=_heads(self.coef_, 3), thr=c["thr"],
                 proj=np.zeros((B, D)), z=np.zeros((K, 2 * D)),
                 proj_done=np.zeros(B, dtype=np.bool_), z_done=np.zeros(K, dtype=np.bool_),
+                norm2=self._rf_norm2_ if ball else np.zeros((0, 0)), ball=ball,
+            )
+        elif self._shared():
+            cap = self._store_.shape[0]
+            model = _core.SharedExpansion(
+                inv2s2=1.0 / (2.0 * self.sigmas_**2), store=self._store_, n_store=self._nstore_,
+                alpha=self._alpha_, scale=self._scale_, norm2=self._norm2_, n_dropped=self._ndropped_,
+                cur=np.full(1, -1, dtype=np.int64), n_row=np.zeros(1, dtype=np.int64),
+                dist=np.zeros(cap), kv=np.zeros((K, cap)),
             )
         else:
             cap = self._store_.shape[0]
@@ -406,59 +572,106 @@ class _KernelSelectionBase(GrowingStateMixin):
 
     def _run_pass(self, X, Y, SW):
         n, H = Y.shape
-        d = self.n_features_in_
-        U = self._draw(n, H)
+        U = self._draw(n, H)  # full feedback: the kernel of predict_mode='sampled''s report
         forced = np.ascontiguousarray(self._forced_kernels(n, H), dtype=np.int64)
-        Y = np.ascontiguousarray(Y, dtype=np.float64)
-        SW = np.ascontiguousarray(SW, dtype=np.float64)
-        sparse = sp.issparse(X)
-        # the pass only reads its inputs: read-only views give one type whatever the caller passed
-        if self._rf and sparse:
-            rows = _core.SparseRows(readonly(np.ascontiguousarray(X.data, dtype=np.float64)),
-                                    readonly(np.ascontiguousarray(X.indices, dtype=np.int64)),
-                                    readonly(np.ascontiguousarray(X.indptr, dtype=np.int64)))
-        else:  # the exact expansion stores dense rows
-            rows = _core.DenseRows(readonly(np.ascontiguousarray(X.toarray() if sparse else X, dtype=np.float64)))
-        Y, SW, U, forced = readonly(Y), readonly(SW), readonly(U), readonly(forced)
-        if not self._rf:
-            self._grow(self.n_samples_seen_ + n)
-        settings, state, model = self._records()
+        Y = readonly(np.ascontiguousarray(Y, dtype=np.float64))
+        SW = readonly(np.ascontiguousarray(SW, dtype=np.float64))
+        U, forced = readonly(U), readonly(forced)
         offset = np.zeros((n, H) if self._linear() else (0, H))
         if self._linear():  # the linear component first: it does not depend on the kernels
             lr = float(self._linear_learning_rate())
-            if isinstance(rows, _core.SparseRows):  # the rows as the kernel pass reads them
-                _linear.linear_pass_csr(rows.data, rows.indices, rows.indptr, Y, SW, settings.loss, lr,
-                                        self.linear_coef_, self.linear_intercept_, offset)
+            rec = self._resolved()["loss"]
+            if sp.issparse(X):
+                _linear.linear_pass_csr(readonly(np.ascontiguousarray(X.data, dtype=np.float64)),
+                                        readonly(X.indices.astype(np.int64)), readonly(X.indptr.astype(np.int64)),
+                                        Y, SW, rec, lr, self.linear_coef_, self.linear_intercept_, offset)
             else:
-                _linear.linear_pass_dense(rows.X, Y, SW, settings.loss, lr, self.linear_coef_,
-                                          self.linear_intercept_, offset)
+                _linear.linear_pass_dense(readonly(np.ascontiguousarray(X, dtype=np.float64)), Y, SW, rec, lr,
+                                          self.linear_coef_, self.linear_intercept_, offset)
         offset = readonly(offset)
-        run = _core.PASSES[self.algorithm, self._rf]
         out = np.zeros((n, H))
         loss_sum = np.array([self.cumulative_loss_])
         t0 = int(self.n_samples_seen_)
-        n_store0 = 0 if self._rf else int(self._nstore_[0])
-        precompute = self._rf and self._omega_.shape[0] == 1 and d >= _PRECOMPUTE_MIN_FEATURES
-        block = _PASS_BLOCK if precompute else max(n, 1)
-        for a in range(0, n, block):
-            b = min(n, a + block)
-            if precompute:  # the pass reads only the projections of the rows
-                rows = _core.ProjectedRows(readonly(self._projections(X[a:b], t0 + a)))
-            rounds = _core.Rounds(y=Y[a:b], weight=SW[a:b], u=U[a:b],
-                                  forced=forced[a:b] if forced.shape[0] else forced, t0=t0 + a,
-                                  offset=offset[a:b] if offset.shape[0] else offset)
-            status = run(rows, rounds, settings, state, model, out[a:b], loss_sum)
-            raise_if_nonfinite(status, first_row=a, what="predictions or hypotheses" + (
-                " (OKS has no projection: pass a radius to bound it)" if settings.radius < 0 else ""))
+
+        a = 0
+        if not self._rf:  # the exact phase, up to its end (n_components='auto')
+            b = n
+            if self.n_components == "auto" and self._exact_rows() is not None:
+                b = min(n, max(0, self._exact_rows() - t0))
+            if b > 0:
+                self._exact_pass(X[:b], Y, SW, U, forced, offset, out, loss_sum, t0, 0, b)
+            a = b
+            if a < n or (self.n_components == "auto" and t0 + a == self._exact_rows()):
+                self._switch_to_random_features()
+        if a < n:
+            self._rf_pass(X[a:] if a else X, Y, SW, U, forced, offset, out, loss_sum, t0, a, n)
         self.cumulative_loss_ = float(loss_sum[0])
-        if not self._rf:
+        return out
+
+    def _kernels_learn_from(self):
+        """Rounds before this one (0-based) make no kernel round with full feedback: the internal
+        standardisation outputs its warm-up rows as zeros (all at one point), which the linear
+        component's intercept learns; stored as support rows they would put a bump at the centre
+        of the data."""
+        if self._feedback() == "full" and self.standardize and _SKIP_WARMUP:
+            return int(self._standardize_min_count)
+        return 0
+
+    def _pass_runner(self):
+        if self._feedback() == "full":
+            return _core.okspp_full_pass
+        return _core.PASSES[self.algorithm, self._rf]
+
+    def _run_rows(self, rows, Y, SW, U, forced, offset, out, loss_sum, t0, a, b, settings, state, model):
+        rounds = _core.Rounds(y=Y[a:b], weight=SW[a:b], u=U[a:b],
+                              forced=forced[a:b] if forced.shape[0] else forced, t0=t0 + a,
+                              offset=offset[a:b] if offset.shape[0] else offset,
+                              t_learn=self._kernels_learn_from())
+        status = self._pass_runner()(rows, rounds, settings, state, model, out[a:b], loss_sum)
+        raise_if_nonfinite(status, first_row=a, what="predictions or hypotheses" + (
+            " (OKS has no projection: pass a radius to bound it)" if settings.radius < 0 else ""))
+
+    def _exact_pass(self, X, Y, SW, U, forced, offset, out, loss_sum, t0, a, b):
+        """Rows [a, b) of the chunk (``X`` holds them) with the exact expansions."""
+        rows = _core.DenseRows(readonly(np.ascontiguousarray(X.toarray() if sp.issparse(X) else X,
+                                                             dtype=np.float64)))
+        n_store0 = int(self._nstore_[0])
+        self._grow(t0 + b)
+        settings, state, model = self._records()
+        self._run_rows(rows, Y, SW, U, forced, offset, out, loss_sum, t0, a, b, settings, state, model)
+        if self._shared():
+            self.n_support_ = np.full(self.n_support_.shape, int(self._nstore_[0]), dtype=np.int64)
+        if self.n_components is None:
             warn_growth(
                 self, what="the support rows", param="max_support", before=n_store0,
-                after=int(self._nstore_[0]), budget=self.max_support, nbytes=self._store_bytes,
+                after=int(self._nstore_[0]), budget=self._support_budget(), nbytes=self._store_bytes,
                 policy="Rounds whose row would be a new support vector make no gradient step "
-                       "(the hypotheses are frozen; the kernel distribution still learns).",
+                       "(the hypotheses are frozen; the kernel distribution still learns). "
+                       "n_components='auto' moves to random features instead.",
             )
-        return out
+
+    def _rf_pass(self, X, Y, SW, U, forced, offset, out, loss_sum, t0, a, n):
+        """Rows [a, n) of the chunk (``X`` holds them) with the random features."""
+        X = self._rf_rows(X)
+        d = X.shape[1]
+        settings, state, model = self._records()
+        sparse = sp.issparse(X)
+        precompute = self._omega_.shape[0] == 1 and d >= _PRECOMPUTE_MIN_FEATURES
+        if sparse and not precompute:
+            rows = _core.SparseRows(readonly(np.ascontiguousarray(X.data, dtype=np.float64)),
+                                    readonly(np.ascontiguousarray(X.indices, dtype=np.int64)),
+                                    readonly(np.ascontiguousarray(X.indptr, dtype=np.int64)))
+        elif not precompute:
+            rows = _core.DenseRows(readonly(np.ascontiguousarray(X, dtype=np.float64)))
+        m = n - a
+        block = _PASS_BLOCK if precompute else max(m, 1)
+        for s in range(0, m, block):
+            e = min(m, s + block)
+            if precompute:  # the pass reads only the projections of the rows
+                rows = _core.ProjectedRows(readonly(self._projections(X[s:e], t0 + a + s)))
+            self._run_rows(rows, Y[a:], SW[a:], U[a:], forced[a:] if forced.shape[0] else forced,
+                           offset[a:] if offset.shape[0] else offset, out[a:], loss_sum, t0 + a, s, e,
+                           settings, state, model)
 
     def _projections(self, X, t_first):
         """x . base for the rows of X (shared base), computed block-wise with BLAS.
@@ -502,22 +715,25 @@ class _KernelSelectionBase(GrowingStateMixin):
         out = np.zeros((n, H))
         sigmas = self.sigmas_
         if not self._rf:
-            Xd = X.toarray() if sp.issparse(X) else X
-            _core.expansion_decision(
-                readonly(np.ascontiguousarray(Xd)), weights, 1.0 / (2.0 * sigmas**2), self._store_, self._idx_,
-                self._alpha_, _heads(self.n_support_, 2), self._scale_, out,
-            )
+            Xd = readonly(np.ascontiguousarray(X.toarray() if sp.issparse(X) else X))
+            if self._shared():
+                _core.shared_expansion_decision(Xd, weights, 1.0 / (2.0 * sigmas**2), self._store_, self._nstore_,
+                                                self._alpha_, self._scale_, out)
+            else:
+                _core.expansion_decision(Xd, weights, 1.0 / (2.0 * sigmas**2), self._store_, self._idx_,
+                                         self._alpha_, _heads(self.n_support_, 2), self._scale_, out)
             return self._add_linear(X, out)
         W = _heads(self.coef_, 3)
         D = W.shape[2] // 2
         B = self._omega_.shape[0]
+        Xr = self._rf_rows(X)
         proj = {}
         for k in range(K):
             if not np.any(weights[:, k] != 0):
                 continue
             b = k if B > 1 else 0
             if b not in proj:
-                proj[b] = np.asarray(X @ self._omega_[b])
+                proj[b] = np.asarray(Xr @ self._omega_[b])
             Z = _fourier_map(proj[b], sigmas[k], D)
             out += weights[:, k][None, :] * (Z @ W[:, k, :].T)
         return self._add_linear(X, out)
@@ -641,8 +857,11 @@ class _KernelSelectionBase(GrowingStateMixin):
         {"n_components": 8},
         {"algorithm": "ioks", "n_components": 8},
         {"algorithm": "oks", "n_components": 8},
+        {"max_support": 20},  # n_components='auto' moves to random features at row 20
+        {"feedback": "bandit", "max_support": 20},
+        {"n_components": None},
     ]
-    _test_param_keys = ("algorithm", "n_components")
+    _test_param_keys = ("algorithm", "n_components", "max_support", "feedback")
 
 
 _CONTROLLER = []
@@ -891,8 +1110,9 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
         *,
         loss="log_loss",
         sigmas="auto",
-        n_components=None,
-        max_support=10000,
+        n_components="auto",
+        max_support="auto",
+        feedback="auto",
         radius="auto",
         exploration_constant="auto",
         gradient_bound="auto",
@@ -917,6 +1137,7 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
         self.sigmas = sigmas
         self.n_components = n_components
         self.max_support = max_support
+        self.feedback = feedback
         self.radius = radius
         self.exploration_constant = exploration_constant
         self.gradient_bound = gradient_bound
@@ -936,7 +1157,8 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
         n_seen = int(self.n_samples_seen_)
         n_classes = len(self.classes_)
         K = self._sigmas().size
-        if isinstance(self.sigmas, str) and K > 1 and n_classes > 2 and n_seen < SHORT_ROWS_PER_CLASS * n_classes:
+        if (isinstance(self.sigmas, str) and K > 1 and n_classes > 2 and n_seen < SHORT_ROWS_PER_CLASS * n_classes
+                and self._feedback() == "bandit"):
             warnings.warn(
                 "KernelSelectionClassifier: a short multiclass stream so far (fewer than "
                 f"{SHORT_ROWS_PER_CLASS} rows per class, {n_classes} classes): under bandit feedback "
@@ -1004,8 +1226,9 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
         *,
         loss="squared_error",
         sigmas="auto",
-        n_components=None,
-        max_support=10000,
+        n_components="auto",
+        max_support="auto",
+        feedback="auto",
         radius="auto",
         exploration_constant="auto",
         gradient_bound="auto",
@@ -1030,6 +1253,7 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
         self.sigmas = sigmas
         self.n_components = n_components
         self.max_support = max_support
+        self.feedback = feedback
         self.radius = radius
         self.exploration_constant = exploration_constant
         self.gradient_bound = gradient_bound
