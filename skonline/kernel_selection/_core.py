@@ -34,7 +34,7 @@ from numba.extending import overload
 from ..losses import loss_and_derivative
 from ..utils._bandit import exp_weights, mix_uniform, sample_index, tsallis_omd_step
 from ..utils._jit import OVERLOAD_OPTIONS, compiled_only, njit
-from ..utils._math import EXP_MIN, exp_buffer
+from ..utils._math import EXP_MIN, exp_buffer, fast_dot
 from ..utils._trig import sincos_buffer
 
 _FM = {"reassoc", "contract"}  # reductions only: the order is fixed by the compiled code
@@ -320,12 +320,7 @@ def _sq_dist(x, store, j):
     return acc
 
 
-@compiled_only(fastmath=_FM)
-def _dot(a, b, n):
-    acc = 0.0
-    for j in range(n):
-        acc += a[j] * b[j]
-    return acc
+_dot = fast_dot  # utils._math: the same reassociated dot as the other families
 
 
 @njit(inline="always")

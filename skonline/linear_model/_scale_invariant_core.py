@@ -25,7 +25,7 @@ import numpy as np
 
 from ..losses import loss_and_derivative
 from ..utils._jit import compiled_only, njit
-from ..utils._math import exp_buffer
+from ..utils._math import exp_buffer, fast_dot
 
 E_MAX = 700.0  # clamp for exponents of the potentials (exp(700) ~ 1e304)
 
@@ -381,7 +381,7 @@ def full_pass(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss, lip, rank_t
     of P costs: u = P z (a sum of rows of P, vectorised), the rank-one update, and O(D) per head
     for x'S^dagger h, h'S^dagger h (read from ``st.Ph``) and the update of ``st.Ph``:
     P' h' = (P - u u' / beta)(h - g z) = P h - ((z'P h + g) / beta) u. ``work``: a scratch array
-    of ``3 D + 2 n_heads`` entries (allocated by the caller: nothing to compile here).
+    of ``3 D + 2 n_heads + n_features`` entries (allocated by the caller: nothing to compile here).
     """
     n, d = X.shape
     P, U, rank, h, Ph, gamma = st.P, st.U, st.rank, st.h, st.Ph, st.gamma
@@ -393,20 +393,33 @@ def full_pass(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss, lip, rank_t
     g = work[3 * D:3 * D + n_heads]
     cs = work[3 * D + n_heads:3 * D + 2 * n_heads]
     two_a = 2.0 * alpha
+    # internal units: x / scale as x * (1 / scale), the inverses computed once (a subnormal scale,
+    # whose inverse overflows, divides); features without a scale yet are checked row by row
+    inv_scale = work[3 * D + 2 * n_heads:3 * D + 2 * n_heads + d]
+    n_unset = 0
+    for j in range(d):
+        inv_scale[j] = 1.0
+        if use_scaling:
+            if scale[j] > 0.0:
+                inv_scale[j] = 1.0 / scale[j]
+            else:
+                n_unset += 1
     for i in range(n):
         # internal (scaled) instance
-        zz = 0.0
+        if n_unset > 0:
+            for j in range(d):
+                x = X[i, j]
+                if x != 0.0 and scale[j] == 0.0:
+                    scale[j] = abs(x)
+                    inv_scale[j] = 1.0 / scale[j]
+                    n_unset -= 1
         for j in range(d):
             x = X[i, j]
-            if x != 0.0 and use_scaling:
-                if scale[j] == 0.0:
-                    scale[j] = abs(x)
-                x = _unscale(x, scale[j])
-            z[j] = x
-            zz += x * x
+            iv = inv_scale[j]
+            z[j] = x * iv if iv < math.inf else x / scale[j]
         if fit_intercept:
             z[D - 1] = 1.0
-            zz += 1.0
+        zz = fast_dot(z, z, D)
         # x_t = 0: every head predicts 0 and nothing is learned (g * x = 0)
         skip = zz == 0.0
         beta = 1.0
@@ -422,8 +435,7 @@ def full_pass(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss, lip, rank_t
                 if zb != 0.0:
                     for a in range(D):
                         u[a] += zb * P[b, a]
-            for a in range(D):
-                beta += z[a] * u[a]
+            beta += fast_dot(z, u, D)
             # x_perp = (I - U U') z, twice for re-orthogonalisation (once S has full rank, no row
             # can bring a new direction and the projection is skipped)
             if r < D:
@@ -435,10 +447,8 @@ def full_pass(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss, lip, rank_t
             c = 0.0
             if not (skip or new):
                 # rho = h'P h; c = z'P h = u'h
-                rho = 0.0
-                for a in range(D):
-                    rho += h[k, a] * Ph[k, a]
-                    c += z[a] * Ph[k, a]
+                rho = fast_dot(h[k], Ph[k], D)
+                c = fast_dot(z, Ph[k], D)
                 e = _clamp((rho - c * c / beta - gamma[k]) / two_a, clamped)
                 p = math.exp(e) * c / (alpha * beta)
             cs[k] = c
