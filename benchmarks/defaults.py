@@ -266,8 +266,6 @@ def load_stream(name, max_rows=MAX_ROWS):
 # minimum number of features for the cap to apply, reason).
 ROW_CAPS = {
     "KernelAWVRegressor": (2_000, 1_000, 0, "exact kernel AWV: O(t^2) per row"),
-    "KernelSelectionClassifier": (3_000, 2_000, 0, "exact kernel expansions (n_components=None): O(t d) per row"),
-    "KernelSelectionRegressor": (3_000, 2_000, 0, "exact kernel expansions (n_components=None): O(t d) per row"),
     "PKAWVClassifier": (2_000, 500, 31, "degree-2 Taylor features, m = (d+1)(d+2)/2, O(m^2) per row: "
                         "capped when d > 30 (m > 528)"),
     "PKAWVRegressor": (2_000, 500, 31, "degree-2 Taylor features, m = (d+1)(d+2)/2, O(m^2) per row: "

@@ -29,10 +29,11 @@ def hash_columns(X, n_buckets, seed):
     of a Gaussian base would allow) read the hashed rows.
     """
     j = np.asarray(X.indices).astype(np.uint64)
-    z = j + np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
+    with np.errstate(over="ignore"):  # arithmetic modulo 2^64
+        z = j + np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
     bucket = (z % np.uint64(n_buckets)).astype(np.int64)
     sign = 1.0 - 2.0 * (z >> np.uint64(63)).astype(np.float64)
     data = np.asarray(X.data, dtype=np.float64) * sign

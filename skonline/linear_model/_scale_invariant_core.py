@@ -76,8 +76,9 @@ class Rollback(NamedTuple):
     count : ndarray of shape (1,), int64
         Entries written.
     n_unsure : ndarray of shape (1,), int64
-        Updates after which the pass could not prove the column's weight finite without
-        evaluating it (see ``SAFE_EXPONENT``); the estimator then checks those columns exactly.
+        (Row, head) updates after which the pass could not prove the weights of the row's columns
+        finite without evaluating them (see ``SAFE_EXPONENT``); the estimator then checks the
+        logged columns (every column without a log) exactly.
     feature_units : bool
         Whether the weights must also be finite in the units of the features (divided by the
         scale: ``predict_mode='linear'``).
@@ -205,7 +206,11 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_
     eb = np.empty(D)
     xb = np.empty(D)
     jb = np.empty(D, dtype=np.int64)
+    lb = np.empty(D)  # min(scale, 1) of each gathered column in feature units, else 1
     half_a = 0.5 / alpha
+    inv_elim = 1.0 / (2.0 * SAFE_EXPONENT * alpha)
+    inv_ratio = 1.0 / SAFE_RATIO
+    feature_units = log.feature_units
     logs = log.cols.shape[0] > 0
     u = log.count[0]
     unsure = 0
@@ -236,6 +241,7 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_
             ib[m] = 1.0 / sj
             cb[m] = ib[m] * half_a
             jb[m] = j
+            lb[m] = min(scale[j], 1.0) if feature_units else 1.0
             m += 1
         if fit_intercept:
             if logs:
@@ -251,6 +257,7 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_
             ib[m] = 1.0 / s2[d]
             cb[m] = ib[m] * half_a
             jb[m] = d
+            lb[m] = 1.0
             m += 1
         log.count[0] = u
         inv_atd = 1.0 / (alpha * (t0 + i + 1) * D)
@@ -268,16 +275,17 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_
             loss_acc[0] += sw[i] * lv
             g *= sw[i] / lip
             for q in range(m):
-                hq = hb[q] - g * zb[q]
-                h[k, jb[q]] = hq
-                j = jb[q]
-                sc = 1.0
-                if log.feature_units and j < d and scale[j] < 1.0:
-                    sc = scale[j]
-                # the weight's exponent is (h^2 [+1]) / (2 alpha s^2) and |weight| <= e^E |h| / s^2
-                # (in feature units, / scale): both bounded here without evaluating the exp
-                unsure += not (hq * hq + 1.0 <= 2.0 * SAFE_EXPONENT * alpha * sb[q]
-                               and abs(hq) <= SAFE_RATIO * sb[q] * sc and sb[q] < math.inf)
+                hb[q] -= g * zb[q]
+            # the weight's exponent is (h^2 [+1]) / (2 alpha s^2) and |weight| <= e^E |h| / s^2 (in
+            # feature units, / scale): both bounded here without evaluating the exp (NaN fails)
+            worst = 0.0  # the largest of the two ratios to their bounds (<= 1: proved finite)
+            for q in range(m):
+                hq = hb[q]
+                r = max((hq * hq + 1.0) * ib[q] * inv_elim, abs(hq) * ib[q] * inv_ratio / lb[q])
+                worst = max(worst, r) + 0.0 * (hq + sb[q])  # a NaN or inf in h or s^2 propagates
+            unsure += not (worst <= 1.0)
+            for q in range(m):
+                h[k, jb[q]] = hb[q]
     log.n_unsure[0] += unsure
     return -1
 
