@@ -202,6 +202,14 @@ class _ScaleInvariantBase:
                     Xb, Y[a:b], sw[a:b], t0 + a, self.fit_intercept, scaling, alpha, rec, lip,
                     float(self.rank_tol), st, self.scale_, out[a:b], self.n_clamped_, loss_acc, work,
                 )
+                if status <= -2:
+                    raise FloatingPointError(
+                        f"Row {a - 2 - status} of this chunk is about {math.sqrt(core.BETA_MAX):.0e} or more "
+                        "times larger, in some direction, than the rows before it: the update of the "
+                        "pseudo-inverse (invariance='full') would lose its float64 precision; the chunk was "
+                        "rejected and the estimator is unchanged. Check the row, or use "
+                        "invariance='coordinate'."
+                    )
                 raise_if_nonfinite(status, first_row=a, what="predictions")
             self._warn_collinear(t0, t0 + X.shape[0])
         self.cumulative_loss_ = float(loss_acc[0])

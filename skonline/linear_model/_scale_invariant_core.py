@@ -15,7 +15,8 @@ Each pass adds the loss of every prequential prediction, times the row's weight 
 without sample weights).
 
 Status: each pass returns -1, or the index of the first row at which a prediction became non-finite
-(the caller restores its snapshot and raises).
+(the caller restores its snapshot and raises); the full pass returns -2 - i when row i would break
+the float64 precision of the pseudo-inverse (``BETA_MAX``).
 """
 
 import math
@@ -361,6 +362,11 @@ class FullState(NamedTuple):
     gamma: np.ndarray
 
 
+#: Algorithm 2: a row with 1 + x'S^dagger x above this (2^46 ~ 7e13: the update P - u u' / beta
+#: would keep about 1 % of the precision of P in the row's direction, less beyond) is rejected:
+#: float64 cannot represent that update (one value many orders of magnitude beyond the rows before
+#: it); the full pass returns -2 - i for row i
+BETA_MAX = 2.0**46
 #: rows of the stream between two recomputations of ``FullState.Ph`` from P and h (at absolute
 #: row positions: the same for any chunking), so that its rounding drift stays bounded
 PH_REFRESH = 1024
@@ -444,6 +450,8 @@ def full_pass(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss, lip, rank_t
                     for a in range(D):
                         u[a] += zb * P[b, a]
             beta += fast_dot(z, u, D)
+            if beta > BETA_MAX:  # P - u u' / beta would cancel to rounding noise: reject the row
+                return -2 - i
             # x_perp = (I - U U') z, twice for re-orthogonalisation (once S has full rank, no row
             # can bring a new direction and the projection is skipped)
             if r < D:
