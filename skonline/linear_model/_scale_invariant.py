@@ -237,8 +237,9 @@ class _ScaleInvariantBase:
         return self.__dict__.get("invariance_") == "coordinate" and all(k in self.__dict__ for k in self._UNDO_STATE)
 
     def _snapshot(self):
+        self.__dict__.pop("_undo_log", None)  # the last call's log: not state (and not copied)
+        self.__dict__.pop("_to_check", None)
         if not self._undoable():
-            self.__dict__.pop("_undo_log", None)
             return super()._snapshot()
         order = list(self.__dict__)
         held = {k: self.__dict__.pop(k) for k in self._UNDO_STATE}
