@@ -15,6 +15,7 @@ from threadpoolctl import ThreadpoolController
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
 from ..kernel_approximation._random_fourier import hash_columns
 from ..losses import get_loss
+from ..utils import _scaling
 from ..utils._growing import GrowingStateMixin, warn_growth
 from ..utils.validation import readonly, validate_X_predict
 from . import _core, _linear
@@ -81,7 +82,7 @@ EXACT_MAX_SUPPORT = 10000
 #: more features than this: a wide stream (sparse rows stay sparse, the internal standardisation
 #: only scales, and n_components='auto' hashes the columns onto HASH_BUCKETS buckets before its
 #: random features); otherwise rows are handled dense (CSR chunks are densified)
-WIDE_FEATURES = 4096
+WIDE_FEATURES = _scaling.WIDE_FEATURES
 HASH_BUCKETS = 4096
 
 #: random features with a shared base: rows per compiled call (bounds the projection buffer)
@@ -349,9 +350,7 @@ class _KernelSelectionBase(GrowingStateMixin):
         """The rows in the container of the stream's width, whatever the caller passed: dense up to
         WIDE_FEATURES features (CSR densified), CSR beyond (dense rows made sparse). Every later
         step (standardisation, kernels, linear part) then computes the same thing for the same rows."""
-        if self._wide(X.shape[1]):
-            return X if sp.issparse(X) else sp.csr_matrix(X)
-        return readonly(np.ascontiguousarray(X.toarray())) if sp.issparse(X) else X
+        return _scaling.as_stream_container(X, WIDE_FEATURES)
 
     def _validate_chunk(self, X, y, **kw):
         chunk = super()._validate_chunk(X, y, **kw)
