@@ -127,12 +127,12 @@ def stream_rows(stream, quick):
 def kind_of(est):
     """How the stream feeds an estimator: classifier, regressor, rule, matrix, online transformer,
     supervised transformer or frozen map."""
-    from sklearn.base import ClassifierMixin, RegressorMixin
+    from sklearn.base import is_classifier, is_regressor
 
     name = type(est).__name__
-    if isinstance(est, ClassifierMixin):
+    if is_classifier(est):
         return "classifier"
-    if isinstance(est, RegressorMixin):
+    if is_regressor(est):
         return "regressor"
     if name == "PCSP":
         return "matrix"
@@ -267,6 +267,7 @@ def child(name, stream, rows):
             elapsed += dt
             t_tenth.append(dt)
             done += X.shape[0]
+            emit(r=done)  # progress (the rows a run stopped at the time cap reached)
             if pred is not None:
                 if kind == "classifier":
                     correct += int(np.sum(np.asarray(pred) == yc))
@@ -274,7 +275,8 @@ def child(name, stream, rows):
                     abs_err += float(np.sum(np.abs(np.asarray(pred, dtype=float) - yr)))
             if done % tenth == 0:
                 emit(tenth=done // tenth, rows=done, seconds=float(np.sum(t_tenth)),
-                     median_chunk_seconds=float(np.median(t_tenth)), rss_mb=_rss_mb() - rss0)
+                     median_chunk_seconds=float(np.median(t_tenth)),
+                     p10_chunk_seconds=float(np.percentile(t_tenth, 10)), rss_mb=_rss_mb() - rss0)
                 t_tenth = []
     except Exception as exc:  # noqa: BLE001
         tb = traceback.extract_tb(exc.__traceback__)
@@ -355,12 +357,14 @@ def run_one(name, stream, rows, cap):
             continue
         if "tenth" in msg:
             rec["tenths"].append(msg)
+        elif "r" in msg:
+            rec["rows_reached"] = msg["r"]
         else:
             rec.update(msg)
     if not finished_in_cap:
         rec["done"] = False
         rec["timeout"] = True
-        rec["rows"] = rec["tenths"][-1]["rows"] if rec["tenths"] else 0
+        rec["rows"] = rec.get("rows_reached", 0)
     elif "done" not in rec:
         rec["done"] = False
         rec["error"] = rec.get("error") or ("crashed: " + err.strip().splitlines()[-1][:300] if err.strip()
@@ -378,10 +382,11 @@ def analyse(rec):
     """Derived figures of one record: per-row costs per tenth, ratios, verdicts."""
     t = rec["tenths"]
     per = [x["median_chunk_seconds"] / CHUNK for x in t]
-    a = {"us_per_row": [1e6 * p for p in per]}
+    low = [x["p10_chunk_seconds"] / CHUNK for x in t]
+    a = {"us_per_row": [1e6 * p for p in per], "us_per_row_p10": [1e6 * p for p in low]}
     if rec.get("done"):
         a["ratio_sgd"] = rec["rows_per_s"] / rec["sgd_rows_per_s"]
-        a["flat"] = per[-1] / per[1] if len(per) >= 10 else None
+        a["flat"] = low[-1] / low[1] if len(low) >= 10 else None
     elif t:  # partial: rows/s so far
         secs = sum(x["seconds"] for x in t)
         a["ratio_sgd"] = (t[-1]["rows"] / secs) / rec["sgd_rows_per_s"] if secs > 0 else None
@@ -401,7 +406,7 @@ def report(records, command, started, total, quick, cap):
 
     modules = {n: c.__module__ for n, c in all_estimators()}
     md = ["# Scale: every estimator at defaults on long, wide and sparse streams", "",
-          f"- Command (from the repository root): `{command}`",
+          f"- Command (from the repository root): {command}",
           f"- Date: {started:%Y-%m-%d %H:%M %Z}; total wall time {total / 60:.1f} min",
           f"- {run_header()}",
           f"- Machine: {machine()}",
@@ -417,14 +422,16 @@ def report(records, command, started, total, quick, cap):
           f"{SGD_MAX_ROWS:,} rows), measured in the same process. `us/row` at the start, middle "
           "and end: the 1st, 5th and 10th tenths of the stream, each from the median time of its "
           "chunks (robust to a moment of load on the shared machine). `end/2nd`: the last tenth's cost "
-          "per row over the second's. Peak memory: the process's peak resident set above what it "
-          "used after imports (SGD's run, the warm-up and the stream included).", ""]
+          "per row over the second's, each from the 10th percentile of its chunk times (what a chunk "
+          "costs when the shared machine does not slow it down; load only adds time). Peak memory: "
+          "the process's peak resident set above what it used after imports (SGD's run, the "
+          "warm-up and the stream included).", ""]
     # verdicts
     flat_fail, speed_fail, speed_n, lin_fail, lin_n, flat_n = [], [], 0, [], 0, 0
     for r in records:
         a = r["analysis"]
         mod = modules.get(r["estimator"], "")
-        if r.get("done") and a.get("flat") is not None:
+        if r.get("done") and a.get("flat") is not None:  # the cost: the 10th percentile of a tenth's chunks
             flat_n += 1
             if a["flat"] > FLAT_FACTOR:
                 flat_fail.append(f"{r['estimator']} on {r['stream']} ({a['flat']:.2f}x)")
@@ -511,6 +518,9 @@ def main(argv=None):
     ap.add_argument("--cap", type=float, default=None, help=f"seconds per run (default {CAP:g}, --quick {QUICK_CAP:g})")
     ap.add_argument("--output", default=None, help="markdown file (and .json next to it); default "
                     "benchmarks/results/scale.md for a full run of everything")
+    ap.add_argument("--update", action="store_true",
+                    help="rerun the given estimators / streams and merge them into the existing results "
+                         "(--output, default benchmarks/results/scale.md): the other runs are kept")
     ap.add_argument("--child", nargs=3, metavar=("NAME", "STREAM", "ROWS"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -527,7 +537,12 @@ def main(argv=None):
     streams = args.streams or list(STREAMS)
     cap = args.cap if args.cap is not None else (QUICK_CAP if args.quick else CAP)
     full_run = not (args.quick or args.estimators or args.streams or args.cap)
-    output = args.output or (str(RESULTS / "scale.md") if full_run else None)
+    output = args.output or (str(RESULTS / "scale.md") if full_run or args.update else None)
+    previous = None
+    if args.update:
+        previous = json.loads(Path(output).with_suffix(".json").read_text())
+        if previous["quick"] != args.quick:
+            ap.error("--update merges runs of the same stream lengths (--quick or not) only")
     command = "python " + shlex.join([os.path.relpath(__file__, ROOT)] + (sys.argv[1:] if argv is None else argv))
     started = datetime.datetime.now().astimezone()
     t0 = time.perf_counter()
@@ -545,15 +560,29 @@ def main(argv=None):
                   f"end/2nd {_fmt(a.get('flat'), '.2f'):>5s}  peak {_fmt(rec.get('peak_rss_mb'), '.0f'):>5s} MB  "
                   f"{rec.get('metric') or rec.get('error', '')}", flush=True)
     total = time.perf_counter() - t0
-    text = report(records, command, started, total, args.quick, cap)
+    commands = [command]
+    if previous is not None:  # merge: the new runs replace the old ones of the same (estimator, stream)
+        new_keys = {(r["estimator"], r["stream"]) for r in records}
+        order = [(r["estimator"], r["stream"]) for r in previous["records"]]
+        merged = {(r["estimator"], r["stream"]): r for r in previous["records"]}
+        merged.update({(r["estimator"], r["stream"]): r for r in records})
+        order += [k for k in new_keys if k not in order]
+        records = [merged[k] for k in order]
+        for r in records:
+            r["analysis"] = analyse(r)
+        commands = previous.get("commands", [previous["command"]]) + [command]
+        total += previous["total_seconds"]
+        cap = previous["cap_seconds"] if previous["cap_seconds"] == cap else cap
+    text = report(records, " then ".join(f"`{c}`" for c in commands), started, total, args.quick, cap)
     if output:
         out = Path(output)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text + "\n")
-        payload = {"command": command, "date": started.isoformat(), "total_seconds": total, "machine": machine(),
+        payload = {"command": command, "commands": commands, "date": started.isoformat(), "total_seconds": total,
+                   "machine": machine(),
                    "quick": args.quick, "cap_seconds": cap, "chunk": CHUNK,
                    "streams": {s: {"features": STREAMS[s][0], "rows": stream_rows(s, args.quick),
-                                   "sparse": STREAMS[s][3]} for s in streams},
+                                   "sparse": STREAMS[s][3]} for s in STREAMS},
                    "records": records}
         out.with_suffix(".json").write_text(json.dumps(payload, indent=1) + "\n")
         print(f"wrote {out} and {out.with_suffix('.json')}")
