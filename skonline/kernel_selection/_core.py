@@ -358,6 +358,45 @@ def _step(model, rows, row, h, k, step, pred, radius):
     """f_{h,k} <- Proj(f_{h,k} - step phi_k(x_row)); False if the state became non-finite."""
 
 
+@njit(inline="always")
+def _store_row(model, rows, row):
+    """Copy the row into the store's next slot: the slot, or -1 if the store is full (the store is
+    allocated at its budget)."""
+    s = model.n_store[0]
+    store = model.store
+    if s == store.shape[0]:
+        return -1
+    X = rows.X
+    for c in range(X.shape[1]):
+        store[s, c] = X[row, c]
+    model.n_store[0] = s + 1
+    return s
+
+
+@njit(inline="always")
+def _ball_step(model, h, k, beta, pred, radius, n_coef):
+    """After a step of size beta on f_{h,k} (value ``pred`` before it, kappa(x, x) = 1): the exact
+    RKHS norm ||f + beta kappa(x, .)||^2 = ||f||^2 + 2 beta f(x) + beta^2, and the projection onto
+    the ball of radius U through the lazy scale (folded into the first ``n_coef`` coefficients
+    when it becomes tiny). False if the norm is not finite."""
+    scale, alpha = model.scale, model.alpha
+    nn = model.norm2[h, k] + 2.0 * beta * pred + beta * beta
+    if nn < 0.0:
+        nn = 0.0
+    if not nn < math.inf:
+        return False
+    if radius > 0.0 and nn > radius * radius:
+        scale[h, k] *= radius / math.sqrt(nn)
+        nn = radius * radius
+        if scale[h, k] < _SCALE_MIN:
+            sc = scale[h, k]
+            for j in range(n_coef):
+                alpha[h, k, j] *= sc
+            scale[h, k] = 1.0
+    model.norm2[h, k] = nn
+    return True
+
+
 def _exact_begin_row(model, rows, row):
     model.cur[0] = -1  # the current row is not in the store yet
 
@@ -375,40 +414,19 @@ def _exact_value(model, rows, row, h, k):
 def _exact_step(model, rows, row, h, k, step, pred, radius):
     if step == 0.0:
         return True
-    store = model.store
     cur = model.cur
-    scale = model.scale
-    alpha = model.alpha
     beta = -step
     if cur[0] < 0:  # the first step of this row: store it
-        s = model.n_store[0]
-        if s == store.shape[0]:  # budget reached (the store is allocated at the budget): no step
+        s = _store_row(model, rows, row)
+        if s < 0:  # budget reached: no step
             model.n_dropped[0] += 1
             return True
-        X = rows.X
-        for c in range(X.shape[1]):
-            store[s, c] = X[row, c]
         cur[0] = s
-        model.n_store[0] = s + 1
     n = model.n_support[h, k]
     model.idx[h, k, n] = cur[0]
-    alpha[h, k, n] = beta / scale[h, k]
+    model.alpha[h, k, n] = beta / model.scale[h, k]
     model.n_support[h, k] = n + 1
-    nn = model.norm2[h, k] + 2.0 * beta * pred + beta * beta
-    if nn < 0.0:
-        nn = 0.0
-    if not nn < math.inf:
-        return False
-    if radius > 0.0 and nn > radius * radius:
-        scale[h, k] *= radius / math.sqrt(nn)
-        nn = radius * radius
-        if scale[h, k] < _SCALE_MIN:
-            sc = scale[h, k]
-            for j in range(n + 1):
-                alpha[h, k, j] *= sc
-            scale[h, k] = 1.0
-    model.norm2[h, k] = nn
-    return True
+    return _ball_step(model, h, k, beta, pred, radius, n + 1)
 
 
 def _rf_begin_row(model, rows, row):
@@ -504,41 +522,20 @@ def _shared_value(model, rows, row, h, k):
 def _shared_step(model, rows, row, h, k, step, pred, radius):
     if step == 0.0:
         return True
-    store = model.store
     cur = model.cur
-    if cur[0] < 0:  # the row's first step: store it (a row no hypothesis moves on is not stored)
-        s = model.n_store[0]
-        if s == store.shape[0]:  # budget reached (the store is allocated at the budget): no step
-            if cur[0] == -1:
-                model.n_dropped[0] += 1
-                cur[0] = -2
-            return True
-        X = rows.X
-        for c in range(X.shape[1]):
-            store[s, c] = X[row, c]
-        cur[0] = s
-        model.n_store[0] = s + 1
-    elif cur[0] == -2:  # stored nowhere: the store is full
+    if cur[0] == -2:  # stored nowhere: the store is full
         return True
+    if cur[0] < 0:  # the row's first step: store it (a row no hypothesis moves on is not stored)
+        s = _store_row(model, rows, row)
+        if s < 0:  # budget reached: no step, for any hypothesis
+            model.n_dropped[0] += 1
+            cur[0] = -2
+            return True
+        cur[0] = s
     s = cur[0]
-    alpha, scale = model.alpha, model.scale
     beta = -step
-    alpha[h, k, s] = beta / scale[h, k]
-    nn = model.norm2[h, k] + 2.0 * beta * pred + beta * beta
-    if nn < 0.0:
-        nn = 0.0
-    if not nn < math.inf:
-        return False
-    if radius > 0.0 and nn > radius * radius:
-        scale[h, k] *= radius / math.sqrt(nn)
-        nn = radius * radius
-        if scale[h, k] < _SCALE_MIN:
-            sc = scale[h, k]
-            for j in range(s + 1):
-                alpha[h, k, j] *= sc
-            scale[h, k] = 1.0
-    model.norm2[h, k] = nn
-    return True
+    model.alpha[h, k, s] = beta / model.scale[h, k]
+    return _ball_step(model, h, k, beta, pred, radius, s + 1)
 
 
 #: each backend's operations (begin_row, value, step), by the type of its model record
