@@ -115,6 +115,22 @@ def _exponents(m, hb, zb, cb, eb):
     return n_big
 
 
+@njit(inline="always")
+def _coord_predict(m, hb, zb, ib, cb, eb, xb, inv_atd, clamped):
+    """One head's prediction from the gathered coordinates: sum_q exp(E_q) h_q z_q / s^2_q / (alpha t D)."""
+    clamped[0] += _exponents(m, hb, zb, cb, eb)
+    exp_buffer(eb, xb, m)
+    return _weighted_sum(xb, hb, zb, ib, m) * inv_atd
+
+
+@njit(inline="always")
+def _coord_gradient(loss, y, p, w, lip, loss_acc):
+    """The row's weighted loss into ``loss_acc``; returns its derivative, weighted, over L."""
+    lv, g = loss_and_derivative(loss, y, p)
+    loss_acc[0] += w * lv
+    return g * (w / lip)
+
+
 @njit
 def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss, lip,
                           s2, h, scale, out, clamped, loss_acc):
@@ -173,15 +189,11 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss,
         inv_atd = 1.0 / (alpha * (t0 + i + 1) * D)
         for k in range(h.shape[0]):
             hk = h[k]
-            clamped[0] += _exponents(D, hk, zb, cb, eb)
-            exp_buffer(eb, xb, D)
-            p = _weighted_sum(xb, hk, zb, ib, D) * inv_atd
+            p = _coord_predict(D, hk, zb, ib, cb, eb, xb, inv_atd, clamped)
             out[i, k] = p
             if not math.isfinite(p):
                 return i
-            lv, g = loss_and_derivative(loss, Y[i, k], p)
-            loss_acc[0] += sw[i] * lv
-            g *= sw[i] / lip
+            g = _coord_gradient(loss, Y[i, k], p, sw[i], lip, loss_acc)
             for q in range(D):
                 hk[q] -= g * zb[q]
     return -1
@@ -265,16 +277,12 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_
         for k in range(H):
             for q in range(m):
                 hb[q] = h[k, jb[q]]
-            clamped[0] += _exponents(m, hb, zb, cb, eb)
-            exp_buffer(eb, xb, m)
-            p = _weighted_sum(xb, hb, zb, ib, m) * inv_atd
+            p = _coord_predict(m, hb, zb, ib, cb, eb, xb, inv_atd, clamped)
             out[i, k] = p
             if not math.isfinite(p):
                 log.n_unsure[0] += unsure
                 return i
-            lv, g = loss_and_derivative(loss, Y[i, k], p)
-            loss_acc[0] += sw[i] * lv
-            g *= sw[i] / lip
+            g = _coord_gradient(loss, Y[i, k], p, sw[i], lip, loss_acc)
             for q in range(m):
                 hb[q] -= g * zb[q]
             # the weight's exponent is (h^2 [+1]) / (2 alpha s^2) and |weight| <= e^E |h| / s^2 (in
