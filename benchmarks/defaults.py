@@ -17,6 +17,9 @@ The measuring instrument for choosing defaults. Three parts:
 3. Drift scenarios for the ensembles: frozen experts fitted on each concept plus an online expert;
    an abrupt switch and a recurring concept; the default rule against FixedShare() and OCSPlus()
    and against every single expert.
+4. Run-to-run spread (issue 21): every estimator that takes a ``random_state``, left at None, five
+   runs per stream (default column); the runs must differ by at most one accuracy point or 2 %
+   of the median MAE.
 
 Usage::
 
@@ -266,8 +269,6 @@ def load_stream(name, max_rows=MAX_ROWS):
 # minimum number of features for the cap to apply, reason).
 ROW_CAPS = {
     "KernelAWVRegressor": (2_000, 1_000, 0, "exact kernel AWV: O(t^2) per row"),
-    "KernelSelectionClassifier": (3_000, 2_000, 0, "exact kernel expansions (n_components=None): O(t d) per row"),
-    "KernelSelectionRegressor": (3_000, 2_000, 0, "exact kernel expansions (n_components=None): O(t d) per row"),
     "PKAWVClassifier": (2_000, 500, 31, "degree-2 Taylor features, m = (d+1)(d+2)/2, O(m^2) per row: "
                         "capped when d > 30 (m > 528)"),
     "PKAWVRegressor": (2_000, 500, 31, "degree-2 Taylor features, m = (d+1)(d+2)/2, O(m^2) per row: "
@@ -1101,6 +1102,8 @@ def report(run, command, started, total, args):
         md += drift_report(run["drift"])
     if run.get("si_vs_vw"):
         md += si_vw_report(run["si_vs_vw"])
+    if run.get("spreads"):
+        md += variance_report(run["spreads"])
     return "\n".join(md)
 
 
@@ -1161,6 +1164,64 @@ def _jsonable(o):
     return o
 
 
+# --------------------------------------------------------------------------- run-to-run spread
+VARIANCE_RUNS = 5
+VARIANCE_ACC = 0.01  # classification: five runs within one accuracy point
+VARIANCE_MAE = 0.02  # regression: within 2 % of the median MAE
+
+
+def has_random_state(make_estimator):
+    """Whether the estimator (or one of its sub-estimators) takes a ``random_state``."""
+    params = make_estimator().get_params(deep=True)
+    return any(k == "random_state" or k.endswith("__random_state") for k in params)
+
+
+def run_spread(make_estimator, stream, n, classes, runs=VARIANCE_RUNS):
+    """``runs`` passes of the chunk protocol with every ``random_state`` left at None (a fresh
+    seed each run, as a user gets by default): the metric of each run and the spread (accuracy:
+    max - min; MAE: (max - min) / median)."""
+    task = stream.task
+    values = []
+    for _ in range(runs):
+        r = run_online(make_estimator, stream.X[:n], stream.y[:n], task, classes)
+        if r["error"]:
+            return {"values": values, "error": r["error"]}
+        m = metrics(task, stream.y[:n], r["pred"], r["proba"], classes, r["seconds"], n)
+        values.append(m["mae"] if task == "regression" else m["accuracy"])
+    v = np.asarray(values, dtype=float)
+    if task == "regression":
+        spread = float((v.max() - v.min()) / np.median(v)) if np.median(v) > 0 else float("inf")
+        ok = spread <= VARIANCE_MAE
+    else:
+        spread = float(v.max() - v.min())
+        ok = spread <= VARIANCE_ACC
+    return {"values": values, "spread": spread, "passed": bool(ok), "error": None}
+
+
+def variance_report(rows):
+    md = ["## Run-to-run spread at random_state=None", "",
+          f"Each estimator that takes a `random_state` (its own or a sub-estimator's), left at None "
+          f"(a new seed each run), {VARIANCE_RUNS} runs of the same stream and protocol (default "
+          f"column, the same rows as above). Verdict: the runs differ by at most "
+          f"{100 * VARIANCE_ACC:g} accuracy point or {100 * VARIANCE_MAE:g} % of the median MAE. "
+          "Estimators without a `random_state` are deterministic.", "",
+          "| estimator | stream | rows | values | spread | verdict |", "|---|---|---:|---|---:|---|"]
+    n_pass = n_all = 0
+    for r in rows:
+        n_all += 1
+        if r.get("error"):
+            md.append(f"| {r['estimator']} | {r['stream']} | {r['n_rows']:,} | error: {r['error'][:80]} | | **FAIL** |")
+            continue
+        n_pass += r["passed"]
+        reg = r["task"] == "regression"
+        vals = ", ".join(f"{v:.4g}" for v in r["values"])
+        spread = f"{100 * r['spread']:.2f} %" if reg else f"{100 * r['spread']:.2f} pts"
+        md.append(f"| {r['estimator']} | {r['stream']} | {r['n_rows']:,} | {vals} | {spread} | "
+                  f"{'pass' if r['passed'] else '**FAIL**'} |")
+    md += ["", f"{n_pass} of {n_all} (estimator, stream) pairs within the bound.", ""]
+    return md
+
+
 # --------------------------------------------------------------------------- main
 def scale_invariant_vs_vw(quick=False):
     """Issue 10's acceptance line for the linear learner: ``ScaleInvariantClassifier()`` (defaults)
@@ -1216,13 +1277,16 @@ def main(argv=None):
     ap.add_argument("--no-pipeline", action="store_true", help="skip the online-pipeline column")
     ap.add_argument("--no-drift", action="store_true", help="skip the ensemble drift scenarios")
     ap.add_argument("--no-cache", action="store_true", help="neither read nor write benchmarks/_cache/")
+    ap.add_argument("--variance-runs", type=int, default=VARIANCE_RUNS, metavar="N",
+                    help=f"runs at random_state=None per (estimator, stream) for the spread section "
+                         f"(default {VARIANCE_RUNS}; 0: skip)")
     ap.add_argument("--output", default=None,
                     help="markdown file to write (a .json with the same stem is written next to it); default "
                          "benchmarks/results/defaults.md for a full run of everything, none otherwise")
     args = ap.parse_args(argv)
     max_rows = args.max_rows or (QUICK_ROWS if args.quick else MAX_ROWS)
     full_run = not (args.quick or args.estimators or args.streams or args.max_rows or args.no_baselines
-                    or args.no_pipeline or args.no_drift)
+                    or args.no_pipeline or args.no_drift or args.variance_runs != VARIANCE_RUNS)
     output = args.output or (str(RESULTS / "defaults.md") if full_run else None)
 
     log = lambda s: print(s, flush=True)  # noqa: E731
@@ -1293,12 +1357,33 @@ def main(argv=None):
                 except Exception as exc:
                     drift.append({"task": task, "scenario": scen, "order": "", "switches": [],
                                   "methods": {"setup": {"error": f"{type(exc).__name__}: {exc}"}}})
+    spreads = []
+    if args.variance_runs > 0:
+        from skonline.utils import all_estimators
+
+        raw = dict(all_estimators())
+        for ename, (_, ekind) in ests.items():
+            unseeded = {"OnlineEnsembleClassifier": _ensemble_classifier,
+                        "OnlineEnsembleRegressor": _ensemble_regressor}.get(ename, raw.get(ename))
+            if unseeded is None or not has_random_state(unseeded):
+                continue
+            for sname in stream_names:
+                st = load_stream(sname, max_rows)
+                if (st.task == "regression") != (ekind == "regressor"):
+                    continue
+                cap = row_cap_for(ename, st.X.shape[1], args.quick)
+                n = st.X.shape[0] if cap is None else min(cap, st.X.shape[0])
+                classes = None if st.task == "regression" else np.unique(st.y)
+                r = run_spread(unseeded, st, n, classes, args.variance_runs)
+                spreads.append({"estimator": ename, "stream": sname, "task": st.task, "n_rows": int(n), **r})
+                log(f"  spread {ename:<28s} {sname:<18s} " + (f"error {r['error']}" if r["error"] else
+                    f"{r['spread']:.4f} {'pass' if r['passed'] else 'FAIL'}"))
     si_vw = []
     if not args.no_baselines and (not args.estimators or "ScaleInvariantClassifier" in ests) and not args.streams:
         log("ScaleInvariantClassifier() vs Vowpal Wabbit on magic04 and cod-rna")
         si_vw = scale_invariant_vs_vw(quick=args.quick)
     total = time.perf_counter() - t_start
-    run = {"max_rows": max_rows, "pipeline": pipe, "estimators": list(ests), "si_vs_vw": si_vw,
+    run = {"max_rows": max_rows, "pipeline": pipe, "estimators": list(ests), "si_vs_vw": si_vw, "spreads": spreads,
            "kinds": {k: v[1] for k, v in ests.items()}, "results": results, "streams": stream_info,
            "drift": drift, "load": {"start": load_start, "end": os.getloadavg()}}
     text = report(run, command, started, total, args)

@@ -66,7 +66,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .utils import _calibration, _scaling
+from .utils import _calibration, _recycle, _scaling
 from .utils._jit import njit
 from .utils.validation import readonly, validate_X_chunk, validate_X_predict
 
@@ -492,6 +492,8 @@ class OnlineMixin:
         # The commit. Between the check above and this assignment CPython runs no call and no
         # backward jump, the only points where it handles a signal or switches threads.
         self.__dict__ = work.__dict__
+        if self._recycled_state:
+            _recycle.keep(self, base, work, self._recycled_state)
         return raw
 
     def _attempt(self, X, y, *, reset, from_fit, state=None, **fit_params):
@@ -558,13 +560,25 @@ class OnlineMixin:
         }
         return work
 
+    #: names of state arrays that a call writes in a few columns only (last axis): their working
+    #: copies are refreshed in those columns only (:mod:`skonline.utils._recycle`)
+    _recycled_state = ()
+
     def _copy_context(self, reset):
         """What :meth:`_copy_state` needs to know about the whole state, computed once per copy."""
+        if self._recycled_state:
+            spares = _recycle.take(self)
+            return None if reset else spares
         return None
 
     def _copy_state(self, name, value, context):
         """The working copy's ``name`` (hook: :class:`~skonline.utils._growing.GrowingStateMixin`
-        shares the append-only buffers; the ensembles keep frozen experts by reference)."""
+        shares the append-only buffers; the ensembles keep frozen experts by reference;
+        ``_recycled_state`` is copied into the spare the previous call left)."""
+        if context and name in context:
+            spare = _recycle.reuse(context, name, value)
+            if spare is not None:
+                return spare
         return _copied(value)
 
     def _discard_attempt(self):

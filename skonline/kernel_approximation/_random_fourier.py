@@ -4,6 +4,7 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.extmath import safe_sparse_dot
@@ -13,6 +14,30 @@ from ..base import atomic, make_generator, reads_state
 from ..utils.validation import output_dtype, validate_X_fit, validate_X_predict
 
 __all__ = ["RandomFourierFeatures", "MultiBandwidthFourierFeatures"]
+
+
+def hash_columns(X, n_buckets, seed):
+    """The columns of the CSR rows ``X`` hashed onto ``n_buckets`` buckets with random signs (a
+    count sketch): column j goes to bucket b(j) with sign s(j), both from splitmix64(j, seed).
+
+    Returns a CSR matrix of shape (n_samples, n_buckets) whose row i is ``sum_j X[i, j] s(j)
+    e_{b(j)}``, with the entries in the order of ``X`` (two columns of a row may share a bucket:
+    a CSR product sums them in that order). For the random Fourier features of the Gaussian kernel
+    this makes the frequencies of columns j and j' equal (up to sign) when they share a bucket;
+    squared distances are kept in expectation, E ||H x - H v||^2 = ||x - v||^2, with a relative
+    variance of order 2 / n_buckets. A wide stream's random features (more columns than the memory
+    of a Gaussian base would allow) read the hashed rows.
+    """
+    j = np.asarray(X.indices).astype(np.uint64)
+    with np.errstate(over="ignore"):  # arithmetic modulo 2^64
+        z = j + np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    bucket = (z % np.uint64(n_buckets)).astype(np.int64)
+    sign = 1.0 - 2.0 * (z >> np.uint64(63)).astype(np.float64)
+    data = np.asarray(X.data, dtype=np.float64) * sign
+    return sp.csr_matrix((data, bucket, np.asarray(X.indptr).astype(np.int64)), shape=(X.shape[0], int(n_buckets)))
 
 
 def _cos_sin(P, sigma, D):

@@ -34,7 +34,7 @@ from numba.extending import overload
 from ..losses import loss_and_derivative
 from ..utils._bandit import exp_weights, mix_uniform, sample_index, tsallis_omd_step
 from ..utils._jit import OVERLOAD_OPTIONS, compiled_only, njit
-from ..utils._math import EXP_MIN, exp_buffer
+from ..utils._math import EXP_MIN, exp_buffer, fast_dot
 from ..utils._trig import sincos_buffer
 
 _FM = {"reassoc", "contract"}  # reductions only: the order is fixed by the compiled code
@@ -93,6 +93,9 @@ class Rounds(NamedTuple):
         A fixed term added to every hypothesis's value in the row's loss and reported prediction
         (the estimator's linear component; an empty array: none). The hypotheses' own values
         still drive their norms.
+    t_learn : int
+        Full feedback: rounds t < t_learn (0-based) are predicted and counted, but make no kernel
+        round (no statistics, no step).
     """
 
     y: np.ndarray
@@ -101,6 +104,7 @@ class Rounds(NamedTuple):
     forced: np.ndarray
     t0: int
     offset: np.ndarray
+    t_learn: int = 0
 
 
 class BanditState(NamedTuple):
@@ -237,6 +241,12 @@ class RandomFeatures(NamedTuple):
         Work: sqrt(D) z_k(x) of the current row.
     proj_done : ndarray of shape (B,), bool; z_done : ndarray of shape (K,), bool
         Work: which of ``proj`` and ``z`` hold the current row.
+    norm2 : ndarray of shape (H, K)
+        ``ball``: the tracked ``||W[h, k]||^2`` (``||z_k(x)|| = 1``: a step changes it by
+        ``2 b f(x) + b^2``, as the exact expansion's RKHS norm); otherwise unused (shape (0, 0)).
+    ball : bool
+        Projection onto the ball ``||w||_2 <= U`` (the exact expansion's ball, which the budgeted
+        learner of ``n_components='auto'`` continues) instead of the paper's clipping at ``thr``.
     """
 
     sigmas: np.ndarray
@@ -247,6 +257,50 @@ class RandomFeatures(NamedTuple):
     z: np.ndarray
     proj_done: np.ndarray
     z_done: np.ndarray
+    norm2: np.ndarray
+    ball: bool
+
+
+class SharedExpansion(NamedTuple):
+    """Exact Gaussian-kernel expansions whose support is every stored row (full feedback: every
+    hypothesis steps on every row), sharing the distances of a row to the store.
+
+    f_{h,k}(x) = scale[h,k] sum_{j < n_store} alpha[h,k,j] exp(-||x - store[j]||^2 / (2 sigma_k^2)).
+
+    inv2s2 : ndarray of shape (K,)
+        1 / (2 sigma_k^2).
+    store : ndarray of shape (capacity, d)
+        Support rows; ``n_store[0]`` are used.
+    n_store : ndarray of shape (1,), int64
+    alpha : ndarray of shape (H, K, capacity)
+        Coefficients (0 where a hypothesis made no step on that row).
+    scale : ndarray of shape (H, K)
+        Lazy multiplier of the coefficients (projections onto the ball).
+    norm2 : ndarray of shape (H, K)
+        Tracked squared RKHS norms.
+    n_dropped : ndarray of shape (1,), int64
+        Rows not stored (and not learned by the hypotheses) because the store was full.
+    cur : ndarray of shape (1,), int64
+        Work: store row of the current round's x (-1: not stored yet; -2: the store is full).
+    n_row : ndarray of shape (1,), int64
+        Work: rows stored before the current one (what its kernel values cover).
+    dist : ndarray of shape (capacity,)
+        Work: squared distances of the current row to the store.
+    kv : ndarray of shape (K, capacity)
+        Work: the kernel values of the current row, per kernel.
+    """
+
+    inv2s2: np.ndarray
+    store: np.ndarray
+    n_store: np.ndarray
+    alpha: np.ndarray
+    scale: np.ndarray
+    norm2: np.ndarray
+    n_dropped: np.ndarray
+    cur: np.ndarray
+    n_row: np.ndarray
+    dist: np.ndarray
+    kv: np.ndarray
 
 
 def _is(typ, record):
@@ -266,12 +320,7 @@ def _sq_dist(x, store, j):
     return acc
 
 
-@compiled_only(fastmath=_FM)
-def _dot(a, b, n):
-    acc = 0.0
-    for j in range(n):
-        acc += a[j] * b[j]
-    return acc
+_dot = fast_dot  # utils._math: the same reassociated dot as the other families
 
 
 @njit(inline="always")
@@ -287,7 +336,8 @@ def expansion_value(x, store, idx, coef, n, inv2s2, ebuf, vbuf):
 # ----------------------------------------------------------------------------------- backends
 # Each backend has three operations, chosen from the type of the model record (overloads of the
 # stubs below), so a pass compiles its backend's code and only that:
-#   _begin_row(model)                        forget the previous row's cached features / store slot
+#   _begin_row(model, rows, row)             forget the previous row's cached features / store slot
+#                                            (the shared expansion: the row's kernel values)
 #   _value(model, rows, row, h, k)           f_{h,k}(x_row)
 #   _step(model, rows, row, h, k, step, pred, radius)
 #                                            f_{h,k} <- Proj(f_{h,k} - step phi_k(x_row)); False if
@@ -296,8 +346,8 @@ def expansion_value(x, store, idx, coef, n, inv2s2, ebuf, vbuf):
 # inlined function's IR, nested inlines included, into each caller: inlining them cost more
 # compile time than the calls cost at run time); so is ``begin_row`` (a typed inline of an
 # overload compiles it anyway, then copies it).
-def _begin_row(model):
-    """Forget the previous row's cached features / store slot."""
+def _begin_row(model, rows, row):
+    """Forget the previous row's cached features / store slot (or compute the row's kernel values)."""
 
 
 def _value(model, rows, row, h, k):
@@ -308,7 +358,46 @@ def _step(model, rows, row, h, k, step, pred, radius):
     """f_{h,k} <- Proj(f_{h,k} - step phi_k(x_row)); False if the state became non-finite."""
 
 
-def _exact_begin_row(model):
+@njit(inline="always")
+def _store_row(model, rows, row):
+    """Copy the row into the store's next slot: the slot, or -1 if the store is full (the store is
+    allocated at its budget)."""
+    s = model.n_store[0]
+    store = model.store
+    if s == store.shape[0]:
+        return -1
+    X = rows.X
+    for c in range(X.shape[1]):
+        store[s, c] = X[row, c]
+    model.n_store[0] = s + 1
+    return s
+
+
+@njit(inline="always")
+def _ball_step(model, h, k, beta, pred, radius, n_coef):
+    """After a step of size beta on f_{h,k} (value ``pred`` before it, kappa(x, x) = 1): the exact
+    RKHS norm ||f + beta kappa(x, .)||^2 = ||f||^2 + 2 beta f(x) + beta^2, and the projection onto
+    the ball of radius U through the lazy scale (folded into the first ``n_coef`` coefficients
+    when it becomes tiny). False if the norm is not finite."""
+    scale, alpha = model.scale, model.alpha
+    nn = model.norm2[h, k] + 2.0 * beta * pred + beta * beta
+    if nn < 0.0:
+        nn = 0.0
+    if not nn < math.inf:
+        return False
+    if radius > 0.0 and nn > radius * radius:
+        scale[h, k] *= radius / math.sqrt(nn)
+        nn = radius * radius
+        if scale[h, k] < _SCALE_MIN:
+            sc = scale[h, k]
+            for j in range(n_coef):
+                alpha[h, k, j] *= sc
+            scale[h, k] = 1.0
+    model.norm2[h, k] = nn
+    return True
+
+
+def _exact_begin_row(model, rows, row):
     model.cur[0] = -1  # the current row is not in the store yet
 
 
@@ -325,43 +414,22 @@ def _exact_value(model, rows, row, h, k):
 def _exact_step(model, rows, row, h, k, step, pred, radius):
     if step == 0.0:
         return True
-    store = model.store
     cur = model.cur
-    scale = model.scale
-    alpha = model.alpha
     beta = -step
     if cur[0] < 0:  # the first step of this row: store it
-        s = model.n_store[0]
-        if s == store.shape[0]:  # budget reached (the store is allocated at the budget): no step
+        s = _store_row(model, rows, row)
+        if s < 0:  # budget reached: no step
             model.n_dropped[0] += 1
             return True
-        X = rows.X
-        for c in range(X.shape[1]):
-            store[s, c] = X[row, c]
         cur[0] = s
-        model.n_store[0] = s + 1
     n = model.n_support[h, k]
     model.idx[h, k, n] = cur[0]
-    alpha[h, k, n] = beta / scale[h, k]
+    model.alpha[h, k, n] = beta / model.scale[h, k]
     model.n_support[h, k] = n + 1
-    nn = model.norm2[h, k] + 2.0 * beta * pred + beta * beta
-    if nn < 0.0:
-        nn = 0.0
-    if not nn < math.inf:
-        return False
-    if radius > 0.0 and nn > radius * radius:
-        scale[h, k] *= radius / math.sqrt(nn)
-        nn = radius * radius
-        if scale[h, k] < _SCALE_MIN:
-            sc = scale[h, k]
-            for j in range(n + 1):
-                alpha[h, k, j] *= sc
-            scale[h, k] = 1.0
-    model.norm2[h, k] = nn
-    return True
+    return _ball_step(model, h, k, beta, pred, radius, n + 1)
 
 
-def _rf_begin_row(model):
+def _rf_begin_row(model, rows, row):
     for b in range(model.proj_done.shape[0]):
         model.proj_done[b] = False
     for k in range(model.z_done.shape[0]):
@@ -382,6 +450,8 @@ def _rf_step(model, rows, row, h, k, step, pred, radius):
     z = model.z[k]
     w = model.W[h, k]
     thr = model.thr
+    if model.ball:
+        return _rf_ball_step(w, z, h, k, step, pred, radius, model.norm2)
     step = step * (1.0 / math.sqrt(w.shape[0] // 2))  # z_k(x) = z[k] / sqrt(D)
     ok = True
     if radius > 0.0:
@@ -401,10 +471,78 @@ def _rf_step(model, rows, row, h, k, step, pred, radius):
     return ok
 
 
+@njit(inline="always")
+def _rf_ball_step(w, z, h, k, step, pred, radius, norm2):
+    """w <- w - step z_k(x), then onto the ball ||w|| <= U; ``pred`` = w . z_k(x) before the step."""
+    if step == 0.0:
+        return True
+    beta = -step
+    nn = norm2[h, k] + 2.0 * beta * pred + beta * beta  # ||z_k(x)|| = 1
+    if nn < 0.0:
+        nn = 0.0
+    if not nn < math.inf:
+        return False
+    b = beta * (1.0 / math.sqrt(w.shape[0] // 2))  # z_k(x) = z[k] / sqrt(D)
+    for j in range(w.shape[0]):
+        w[j] += b * z[j]
+    if radius > 0.0 and nn > radius * radius:
+        f = radius / math.sqrt(nn)
+        for j in range(w.shape[0]):
+            w[j] *= f
+        nn = radius * radius
+    norm2[h, k] = nn
+    return True
+
+
+def _shared_begin_row(model, rows, row):
+    """Distances of the row to the store and its kernel values, once for every head and kernel."""
+    model.cur[0] = -1
+    n = model.n_store[0]
+    model.n_row[0] = n  # the heads evaluate the rows stored before this one
+    x = rows.X[row]
+    store, dist, kv = model.store, model.dist, model.kv
+    for j in range(n):
+        dist[j] = _sq_dist(x, store, j)
+    for k in range(kv.shape[0]):
+        c = model.inv2s2[k]
+        ek = kv[k]
+        for j in range(n):
+            v = -dist[j] * c
+            ek[j] = v if v > EXP_MIN else EXP_MIN
+        exp_buffer(ek, ek, n)
+
+
+def _shared_value(model, rows, row, h, k):
+    n = model.n_row[0]
+    if n == 0:
+        return 0.0
+    return model.scale[h, k] * _dot(model.alpha[h, k], model.kv[k], n)
+
+
+def _shared_step(model, rows, row, h, k, step, pred, radius):
+    if step == 0.0:
+        return True
+    cur = model.cur
+    if cur[0] == -2:  # stored nowhere: the store is full
+        return True
+    if cur[0] < 0:  # the row's first step: store it (a row no hypothesis moves on is not stored)
+        s = _store_row(model, rows, row)
+        if s < 0:  # budget reached: no step, for any hypothesis
+            model.n_dropped[0] += 1
+            cur[0] = -2
+            return True
+        cur[0] = s
+    s = cur[0]
+    beta = -step
+    model.alpha[h, k, s] = beta / model.scale[h, k]
+    return _ball_step(model, h, k, beta, pred, radius, s + 1)
+
+
 #: each backend's operations (begin_row, value, step), by the type of its model record
 _BACKEND_OPS = (
     (ExactExpansion, (_exact_begin_row, _exact_value, _exact_step)),
     (RandomFeatures, (_rf_begin_row, _rf_value, _rf_step)),
+    (SharedExpansion, (_shared_begin_row, _shared_value, _shared_step)),
 )
 
 
@@ -417,7 +555,7 @@ def _backend_op(model, i):
 
 
 @overload(_begin_row, jit_options=OVERLOAD_OPTIONS)
-def _begin_row_impl(model):
+def _begin_row_impl(model, rows, row):
     return _backend_op(model, 0)
 
 
@@ -588,7 +726,7 @@ def oks_pass(rows, rounds, settings, state, model, out, loss_sum):
             while t > T[0]:
                 T[0] *= 2.0
             d_, e_, l_ = oks_constants(T[0], K, s.loss_bound, s.G, s.step_scale)
-        _begin_row(model)
+        _begin_row(model, rows, r)
         for h in range(H):
             I, pred, lv, g, ok = _play(rows, rounds, s, state.q[h], state.p[h], model, r, h, out, loss_sum)
             if not ok:
@@ -617,7 +755,7 @@ def okspp_pass(rows, rounds, settings, state, model, out, loss_sum):
     s = settings
     two_ln_k = 2.0 * math.log(K)
     for r in range(n):
-        _begin_row(model)
+        _begin_row(model, rows, r)
         for h in range(H):
             I, pred, lv, g, ok = _play(rows, rounds, s, state.q[h], state.p[h], model, r, h, out, loss_sum)
             if not ok:
@@ -666,7 +804,7 @@ def ioks_pass(rows, rounds, settings, state, model, out, loss_sum):
                 for i in range(K):
                     eta[h, i] *= e1 / e0  # keep the increases already applied
             e0 = e1
-        _begin_row(model)
+        _begin_row(model, rows, r)
         for h in range(H):
             I, pred, lv, g, ok = _play(rows, rounds, s, state.q[h], state.p[h], model, r, h, out, loss_sum)
             if not ok:
@@ -700,6 +838,111 @@ def ioks_pass(rows, rounds, settings, state, model, out, loss_sum):
                     rho[h, i] = 2.0 / p[h, i]
                     eta[h, i] *= ups
     return -1
+
+
+@njit
+def okspp_full_pass(rows, rounds, settings, state, model, out, loss_sum):
+    """OKS++ with full feedback: every kernel's hypothesis predicts and steps on every row.
+
+    The bandit round's expectation: each hypothesis takes the step OKS++ gives it
+    (lambda_{t,k} = lam_num max(b, 8 C_t)^(-1/6) / (lam_den sqrt(1 + L_{t,k}))) with its own loss
+    (importance weight 1), C_t sums the losses of every kernel, S_t sums q_{t,k} l_{t,k}^2, and
+    q_{t+1} = softmax(-eta_t L_t) with eta_t = sqrt(2 ln K / (1 + S_t)); nothing is sampled, so
+    there is no exploration (delta = 0, p = q) and the learning is deterministic. The report:
+    the q-mixture, the kernel of largest q, or (``REPORT_SAMPLED``) the kernel drawn from q with
+    the row's uniform.
+    """
+    q, p, L, C, S = state.q, state.p, state.L, state.C, state.S
+    n = rounds.y.shape[0]
+    H = rounds.y.shape[1]
+    K = q.shape[1]
+    s = settings
+    two_ln_k = 2.0 * math.log(K)
+    vals = np.zeros(K)
+    losses = np.zeros(K)
+    grads = np.zeros(K)
+    offsets = rounds.offset.shape[0] > 0
+    for r in range(n):
+        _begin_row(model, rows, r)
+        wm = s.loss_mult * rounds.weight[r]
+        for h in range(H):
+            for k in range(K):  # one call site of the backend's evaluation
+                vals[k] = _value(model, rows, r, h, k)
+            off = rounds.offset[r, h] if offsets else 0.0
+            y = rounds.y[r, h]
+            best = 0
+            if s.report == REPORT_SAMPLED:  # the kernel drawn from q (= p) reports its value
+                best = sample_index(p[h], rounds.u[r, h])
+            else:
+                for k in range(1, K):
+                    if q[h, k] > q[h, best]:
+                        best = k
+            rep = 0.0
+            for k in range(K):
+                full = off + vals[k]
+                if not abs(full) < math.inf:
+                    out[r, h] = full
+                    return r
+                lv, g = loss_and_derivative(s.loss, y, full)
+                losses[k] = lv * wm
+                grads[k] = g * wm
+                if s.report == REPORT_MIXTURE:
+                    rep += q[h, k] * full
+                elif k == best:
+                    rep = full
+            out[r, h] = rep
+            if not abs(rep) < math.inf:
+                return r
+            loss_sum[0] += loss_and_derivative(s.loss, y, rep)[0] * wm
+            if not abs(loss_sum[0]) < math.inf:
+                return r
+            if rounds.t0 + r < rounds.t_learn:
+                continue
+            for k in range(K):
+                lk = losses[k]
+                C[h] += lk
+                S[h] += q[h, k] * lk * lk
+                L[h, k] += lk
+                state.counts[h, k] += 1
+            m = 8.0 * C[h]
+            if s.b > m:
+                m = s.b
+            lam0 = s.lam_num * m ** (-1.0 / 6.0) / s.lam_den
+            for k in range(K):  # one call site of the backend's step
+                lam_t = lam0 / math.sqrt(1.0 + L[h, k])
+                state.lam[h, k] = lam_t
+                if not _step(model, rows, r, h, k, lam_t * grads[k], vals[k], s.radius):
+                    return r
+            e_ = math.sqrt(two_ln_k) / math.sqrt(1.0 + S[h])
+            exp_weights(L[h], e_, q[h])
+            for k in range(K):
+                p[h, k] = q[h, k]
+            state.delta[h] = 0.0
+            state.eta[h, :] = e_
+    return -1
+
+
+@njit
+def shared_expansion_decision(X, weights, inv2s2, store, n_store, alpha, scale, out):
+    """out[r, h] = sum_k weights[h, k] f_{h,k}(X[r]) for :class:`SharedExpansion` (no state change)."""
+    n = n_store[0]
+    H, K = weights.shape
+    kv = np.empty(max(n, 1))
+    dist = np.empty(max(n, 1))
+    for r in range(X.shape[0]):
+        for j in range(n):
+            dist[j] = _sq_dist(X[r], store, j)
+        for h in range(H):
+            out[r, h] = 0.0
+        for k in range(K):
+            c = inv2s2[k]
+            for j in range(n):
+                v = -dist[j] * c
+                kv[j] = v if v > EXP_MIN else EXP_MIN
+            exp_buffer(kv, kv, n)
+            for h in range(H):
+                if weights[h, k] != 0.0 and n > 0:
+                    out[r, h] += weights[h, k] * scale[h, k] * _dot(alpha[h, k], kv, n)
 
 
 #: the compiled pass of each algorithm and backend (``rf``: random features); a pass compiles one

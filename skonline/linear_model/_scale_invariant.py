@@ -18,13 +18,14 @@ from ..base import (
     raise_if_nonfinite,
 )
 from ..losses import get_loss
+from ..utils import _recycle
 from ..utils._jit import njit
 from ..utils.validation import readonly, validate_X_predict
 from . import _scale_invariant_core as core
 
 _ALPHA_MIN = 9.0 / 8.0
 #: invariance='auto' runs Algorithm 2 (O(D^2) per row) up to this many columns D (features plus
-#: intercept), Algorithm 1 beyond, and on sparse input
+#: intercept), Algorithm 1 beyond, whatever the container (dense or CSR) of the rows
 _AUTO_MAX_FULL = 200
 #: the collinearity warning of invariance='full' (_warn_collinear): a feature's variance inflation
 #: factor above _COLLINEAR_VIF, checked once, when the stream reaches _COLLINEAR_MIN_ROWS rows per
@@ -34,23 +35,60 @@ _AUTO_MAX_FULL = 200
 _COLLINEAR_VIF = 1e3
 _COLLINEAR_MIN_ROWS = 3
 _COLLINEAR_MAX_ROWS = 50
+#: invariance='full' on sparse rows: each block of rows densified at once holds at most this many bytes
+_DENSIFY_BYTES = 1 << 22
+_NO_COLUMNS = np.zeros(0, dtype=np.int64)
+
+
+#: the cheap test of _coordinate_weights_finite: an exponent at most _SAFE_EXPONENT (exp(600) ~
+#: 3.8e260) and |h| / (s^2 min(scale, 1)) at most _SAFE_RATIO leave the weight below 1e291
+_SAFE_EXPONENT = 600.0
+_SAFE_RATIO = 1e30
 
 
 @njit
-def _coordinate_weights_finite(h, sum_sq, scale, alpha, t_next, fit_intercept, in_feature_units, e_max):
+def _coordinate_weights_finite(h, sum_sq, scale, alpha, t_next, fit_intercept, in_feature_units, e_max, cols):
     """Whether ``_linear_weights()`` (coordinate invariance) and, if ``in_feature_units``,
-    ``coef_`` and ``intercept_`` are finite: the same arithmetic, compiled, without allocating
-    (checked after every pass, so it must cost little next to a one-row chunk)."""
+    ``coef_`` and ``intercept_`` are finite at the columns ``cols`` (all columns if empty), and
+    the state there (``h``, ``sum_sq``, ``scale``) too: the weights' arithmetic, compiled, without
+    allocating (checked after every pass).
+
+    A weight is ``exp(E) h / s^2 / (alpha t D)`` (divided by the column's scale in feature units),
+    with ``E = (h^2 [+ 1 for the intercept]) / (2 alpha s^2)`` clamped at ``e_max``. A column with
+    ``E <= 600`` and ``|h| <= 1e30 s^2 min(scale, 1)`` has a weight below 1e291 (finite): only the
+    other columns (none on ordinary data) evaluate the ``exp``. The columns a pass did not touch
+    keep their ``h``, ``s^2`` and scale, and their weights only shrink as ``t`` grows, so the
+    caller passes the columns of the last pass's rows when it knows them.
+    """
     H, D = h.shape
     n = scale.shape[0]
     denom = alpha * t_next * D
-    for j in range(D):
-        s2 = sum_sq[j] + (1.0 if (fit_intercept and j == D - 1) else 0.0)
+    m = cols.shape[0] if cols.shape[0] > 0 else D
+    for q in range(m):
+        j = cols[q] if cols.shape[0] > 0 else q
+        is_icpt = fit_intercept and j == D - 1
+        s2 = sum_sq[j] + (1.0 if is_icpt else 0.0)
+        sc = 1.0
+        if j < n:
+            if not abs(scale[j]) < math.inf:
+                return False
+            if in_feature_units and 0.0 < scale[j] < 1.0:
+                sc = scale[j]
+        if not abs(s2) < math.inf:
+            return False
         if not s2 > 0.0:
+            for k in range(H):
+                if not abs(h[k, j]) < math.inf:
+                    return False
             continue
+        c = 1.0 if is_icpt else 0.0
         for k in range(H):
             hk = h[k, j]
-            e = (hk * hk + (1.0 if (fit_intercept and j == D - 1) else 0.0)) / (2.0 * alpha * s2)
+            if not abs(hk) < math.inf:
+                return False
+            if hk * hk + c <= 2.0 * _SAFE_EXPONENT * alpha * s2 and abs(hk) <= _SAFE_RATIO * s2 * sc:
+                continue  # finite without evaluating it
+            e = (hk * hk + c) / (2.0 * alpha * s2)
             if e > e_max:
                 e = e_max
             w = math.exp(e) * hk / s2 / denom
@@ -93,16 +131,15 @@ class _ScaleInvariantBase:
         """(scale, shift) mapping the learner's outputs to target units."""
         return 1.0, 0.0
 
-    @property
-    def _accept_sparse(self):
-        return self.invariance != "full"
+    #: sparse input for both algorithms: Algorithm 2 reads the rows densified, block by block
+    _accept_sparse = True
 
     def _resolve_invariance(self, X):
+        """``invariance='auto'``: from the number of columns, never from the container (the same
+        rows as CSR or dense give the same model)."""
         if self.invariance != "auto":
             return self.invariance
-        if sp.issparse(X) or X.shape[1] + int(self.fit_intercept) > _AUTO_MAX_FULL:
-            return "coordinate"
-        return "full"
+        return "full" if X.shape[1] + int(self.fit_intercept) <= _AUTO_MAX_FULL else "coordinate"
 
     # --------------------------------------------------------------- state
     def _allocate_state(self, X, n_heads):
@@ -119,6 +156,7 @@ class _ScaleInvariantBase:
             self.basis_ = np.zeros((D, D))
             self.rank_ = np.zeros(1, dtype=np.int64)
             self.gamma_ = np.zeros(n_heads)
+            self._pinv_h_ = np.zeros((n_heads, D))  # pinv_ @ h per head (FullState.Ph)
 
     def _run_pass(self, X, Y, sw):
         loss = get_loss(self.loss)
@@ -128,34 +166,51 @@ class _ScaleInvariantBase:
         clamped_before = int(self.n_clamped_[0])
         loss_acc = np.array([self.cumulative_loss_])
         scaling = self.internal_scaling == "first"
-        if self.invariance_ == "full" and sp.issparse(X):
-            X = readonly(X.toarray())
+        alpha = float(self.alpha)
+        t0 = int(self.n_samples_seen_)
         if self.invariance_ == "coordinate":
-            if sp.issparse(X):
-                X = X.tocsr()
-                X.sort_indices()
+            if sp.issparse(X):  # canonical CSR (validated): sorted columns, no duplicates
+                log = self._written_log(X)
                 status = core.coordinate_pass_csr(
-                    readonly(X.data), X.indices.astype(np.int64), X.indptr.astype(np.int64), X.shape[1],
-                    Y, sw, self.n_samples_seen_, self.fit_intercept, scaling, float(self.alpha),
-                    rec, lip, self.sum_sq_, self.neg_cum_grad_, self.scale_, out,
-                    self.n_clamped_, loss_acc,
+                    readonly(X.data), readonly(X.indices.astype(np.int64)), readonly(X.indptr.astype(np.int64)),
+                    X.shape[1], Y, sw, t0, self.fit_intercept, scaling, alpha, rec, lip, self.sum_sq_,
+                    self.neg_cum_grad_, self.scale_, out, self.n_clamped_, loss_acc, log,
                 )
+                self._note_checked(log)
             else:
+                _recycle.note_written(self, None)
+                self.__dict__.setdefault("_to_check", []).append(None)
                 status = core.coordinate_pass_dense(
-                    X, Y, sw, self.n_samples_seen_, self.fit_intercept, scaling, float(self.alpha),
-                    rec, lip, self.sum_sq_, self.neg_cum_grad_, self.scale_, out,
-                    self.n_clamped_, loss_acc,
+                    X, Y, sw, t0, self.fit_intercept, scaling, alpha, rec, lip, self.sum_sq_,
+                    self.neg_cum_grad_, self.scale_, out, self.n_clamped_, loss_acc,
                 )
+            raise_if_nonfinite(status, what="predictions")
         else:
-            status = core.full_pass(
-                X, Y, sw, self.fit_intercept, scaling, float(self.alpha), rec, lip,
-                float(self.rank_tol), self.pinv_, self.basis_, self.rank_, self.neg_cum_grad_,
-                self.gamma_, self.scale_, out, self.n_clamped_, loss_acc,
-                np.zeros(3 * self.pinv_.shape[0] + self.neg_cum_grad_.shape[0]),
-            )
-        raise_if_nonfinite(status, what="predictions")
-        if self.invariance_ == "full":
-            self._warn_collinear(int(self.n_samples_seen_), int(self.n_samples_seen_) + X.shape[0])
+            work = np.zeros(3 * self.pinv_.shape[0] + 2 * self.neg_cum_grad_.shape[0] + X.shape[1])
+            st = core.FullState(P=self.pinv_, U=self.basis_, rank=self.rank_, h=self.neg_cum_grad_,
+                                Ph=self._pinv_h_, gamma=self.gamma_)
+            # sparse rows are densified block by block (the pass is row by row: the same result
+            # as one dense call, bit for bit)
+            step = X.shape[0] if not sp.issparse(X) else max(1, _DENSIFY_BYTES // (8 * max(X.shape[1], 1)))
+            for a in range(0, X.shape[0], step):
+                b = min(X.shape[0], a + step)
+                Xb = X if b - a == X.shape[0] and not sp.issparse(X) else X[a:b]
+                if sp.issparse(Xb):
+                    Xb = readonly(Xb.toarray())
+                status = core.full_pass(
+                    Xb, Y[a:b], sw[a:b], t0 + a, self.fit_intercept, scaling, alpha, rec, lip,
+                    float(self.rank_tol), st, self.scale_, out[a:b], self.n_clamped_, loss_acc, work,
+                )
+                if status <= -2:
+                    raise FloatingPointError(
+                        f"Row {a - 2 - status} of this chunk is about {math.sqrt(core.BETA_MAX):.0e} or more "
+                        "times larger, in some direction, than the rows before it: the update of the "
+                        "pseudo-inverse (invariance='full') would lose its float64 precision; the chunk was "
+                        "rejected and the estimator is unchanged. Check the row, or use "
+                        "invariance='coordinate'."
+                    )
+                raise_if_nonfinite(status, first_row=a, what="predictions")
+            self._warn_collinear(t0, t0 + X.shape[0])
         self.cumulative_loss_ = float(loss_acc[0])
         if self.n_clamped_[0] > clamped_before:
             warnings.warn(
@@ -165,6 +220,65 @@ class _ScaleInvariantBase:
                 stacklevel=4,
             )
         return out
+
+    # --------------------------------------------------------------- wide sparse streams
+    # Algorithm 1's state is three arrays of one entry per column (sum_sq_, neg_cum_grad_, scale_),
+    # and a pass over sparse rows writes them at the columns of its rows only. Copying them whole
+    # for each call's working copy would cost more than the call on a wide sparse stream (2^18
+    # columns: 6 MB against a 1,000-row chunk of 40 non-zeros), so the pass reports the columns it
+    # writes: the next working copy refreshes only those (skonline.utils._recycle), and the
+    # finiteness check reads only those weights (_derived_state).
+    _PER_COLUMN_STATE = ("sum_sq_", "neg_cum_grad_", "scale_")
+
+    @property
+    def _recycled_state(self):
+        return self._PER_COLUMN_STATE if self.__dict__.get("invariance_") == "coordinate" else ()
+
+    def _written_log(self, X):
+        """Before a CSR coordinate pass: the :class:`~._scale_invariant_core.Touched` it fills.
+
+        Column by column when the chunk has fewer entries than the state has columns (a chunk of a
+        wide sparse stream); otherwise the pass logs nothing, and every column counts as written.
+        """
+        cap = X.nnz + (X.shape[0] if self.fit_intercept else 0)
+        if cap > self.sum_sq_.shape[0]:
+            cap = 0
+        return core.Touched(
+            cols=np.empty(cap, dtype=np.int64), count=np.zeros(1, dtype=np.int64),
+            n_unsure=np.zeros(1, dtype=np.int64), feature_units=self.predict_mode == "linear",
+        )
+
+    def _note_checked(self, log):
+        """After a CSR coordinate pass: the columns whose weights must still be checked exactly
+        (those the pass could not bound; None: every column)."""
+        n = int(log.count[0])
+        _recycle.note_written(self, log.cols[:n] if log.cols.shape[0] else None)
+        if log.n_unsure[0] == 0:
+            cols = _NO_COLUMNS
+        else:
+            cols = log.cols[:n] if log.cols.shape[0] else None
+        self.__dict__.setdefault("_to_check", []).append(cols)
+
+    def _columns_to_check(self):
+        """The columns the finiteness check must read after this call's passes: an int64 array,
+        or None (every column)."""
+        to_check = self.__dict__.pop("_to_check", None)
+        if to_check is None or any(c is None for c in to_check):
+            return None
+        return np.unique(np.concatenate(to_check)) if to_check else _NO_COLUMNS
+
+    @property
+    def _nonfinite_state_ok(self):
+        # coordinate invariance: the per-column state is checked by _derived_state (a CSR pass
+        # checks the columns it writes as it goes: the others were finite and are unchanged)
+        return self._PER_COLUMN_STATE if self.__dict__.get("invariance_") == "coordinate" else ()
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        if "_to_check" in state:
+            state = dict(state)
+            state.pop("_to_check", None)
+        return state
 
     def _max_vif(self):
         """Largest variance inflation factor of a feature, and its column (``invariance='full'``).
@@ -275,9 +389,7 @@ class _ScaleInvariantBase:
 
     def _raw_decision(self, X):
         check_is_fitted(self, "neg_cum_grad_")
-        X = validate_X_predict(
-            self, X, accept_sparse="csr" if self._accept_sparse else False, dtype=np.float64, order="C"
-        )
+        X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64, order="C")
         if self.predict_mode == "linear":
             coef, intercept = self._coef_intercept()
             with np.errstate(over="ignore", invalid="ignore"):
@@ -300,10 +412,14 @@ class _ScaleInvariantBase:
 
     def _derived_state(self):
         """Arrays derived from the state that must stay finite (checked after every pass)."""
-        if self.invariance == "coordinate":
+        if self.invariance_ == "coordinate":
+            cols = self._columns_to_check()
+            if cols is not None and cols.shape[0] == 0:
+                return ()  # the pass bounded every weight it changed; the others only shrank
             ok = _coordinate_weights_finite(
                 self.neg_cum_grad_, self.sum_sq_, self.scale_, float(self.alpha), float(self._t_next),
                 bool(self.fit_intercept), self.predict_mode == "linear", float(core.E_MAX),
+                _NO_COLUMNS if cols is None else cols,
             )
             what = ("coef_ (used by predict_mode='linear'; 'online' needs no weights in feature units)"
                     if self.predict_mode == "linear" else "linear weights (internal units)")
@@ -329,17 +445,19 @@ class _ScaleInvariantBase:
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = self.invariance != "full"
+        tags.input_tags.sparse = True
         return tags
 
 
 _DOC_COMMON = """
     invariance : {'auto', 'coordinate', 'full'}, default='auto'
         ``'coordinate'``: Algorithm 1, predictions invariant to rescaling each feature
-        (x_i -> a_i x_i); O(nnz) per row, sparse input accepted. ``'full'``: Algorithm 2,
+        (x_i -> a_i x_i); O(nnz) per row, sparse input read as it is. ``'full'``: Algorithm 2,
         predictions invariant to any invertible linear map x -> A x (affine with an intercept);
-        O(d^2) per row and memory. ``'auto'``: ``'full'`` for dense input with at most 200
-        columns (features plus intercept), ``'coordinate'`` otherwise (the choice is
+        O(d^2) per row and memory (sparse input is densified a block of rows at a time).
+        ``'auto'``: ``'full'`` up to 200 columns (features plus intercept), ``'coordinate'``
+        beyond, decided from the number of columns only (the same rows as CSR or dense give the
+        same model; the choice is
         ``invariance_``). Algorithm 1 starts slowly: its prior weight 1/(alpha t d) keeps its
         predictions near 0 for hundreds to thousands of rows, and it is not invariant to offsets
         (a feature's mean); Algorithm 2 learns from the first rows and is affine-invariant.

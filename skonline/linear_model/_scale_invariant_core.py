@@ -15,16 +15,18 @@ Each pass adds the loss of every prequential prediction, times the row's weight 
 without sample weights).
 
 Status: each pass returns -1, or the index of the first row at which a prediction became non-finite
-(the caller discards its working copy and raises).
+(the caller discards its working copy and raises); the full pass returns -2 - i when row i would
+break the float64 precision of the pseudo-inverse (``BETA_MAX``).
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from ..losses import loss_and_derivative
-from ..utils._jit import njit
-from ..utils._math import exp_buffer
+from ..utils._jit import compiled_only, njit
+from ..utils._math import exp_buffer, fast_dot
 
 E_MAX = 700.0  # clamp for exponents of the potentials (exp(700) ~ 1e304)
 
@@ -48,48 +50,78 @@ def _clamp(e, clamped):
 
 
 # --------------------------------------------------------------------------- Algorithm 1
-# Both drivers fill, for the m coordinates present in the row: zb (internal value z_j), ib
-# (1 / s^2_{t,j}, with s^2_{t,j} including the current row), cb (ib / (2 alpha)) and, for CSR, jb
-# (column); each head's prediction is then one vectorised exp over the row (_coord_head).
+# For the coordinates present in a row, each pass fills zb (internal value z_j), ib (1 / s^2_{t,j},
+# with s^2_{t,j} including the current row) and cb (ib / (2 alpha)); each head's prediction is then
+# one vectorised exp over the row and one sum (_weighted_sum).
+
+#: a weight exp(E) h / (s^2 alpha t D) with E <= SAFE_EXPONENT (exp(600) ~ 3.8e260) and
+#: |h| <= SAFE_RATIO s^2 min(scale, 1) is below 1e291 in internal and in feature units: finite
+SAFE_EXPONENT = 600.0
+SAFE_RATIO = 1e30
+
+
+class Touched(NamedTuple):
+    """The columns a coordinate pass over CSR rows writes, and what it proved about their weights.
+
+    The pass appends the column of each non-zero of the chunk (and ``n_features`` once per row for
+    the intercept) before it updates it: the estimator then refreshes only those columns of its
+    next working copy (:mod:`skonline.utils._recycle`) and checks only those weights.
+
+    cols : ndarray of shape (capacity,), int64
+        Column of each entry (the intercept's is ``n_features``). Capacity 0: nothing is logged
+        (every column counts as written).
+    count : ndarray of shape (1,), int64
+        Entries written.
+    n_unsure : ndarray of shape (1,), int64
+        (Row, head) updates after which the pass could not prove the weights of the row's columns
+        finite without evaluating them (see ``SAFE_EXPONENT``); the estimator then checks the
+        logged columns (every column without a log) exactly.
+    feature_units : bool
+        Whether the weights must also be finite in the units of the features (divided by the
+        scale: ``predict_mode='linear'``).
+    """
+
+    cols: np.ndarray
+    count: np.ndarray
+    n_unsure: np.ndarray
+    feature_units: bool
+
+
+@compiled_only(fastmath={"reassoc"})
+def _weighted_sum(xb, hb, zb, ib, m):
+    """``sum_q xb[q] hb[q] zb[q] ib[q]``, vectorised (the order of the terms is the compiled
+    code's, fixed: the same for every chunking)."""
+    p = 0.0
+    for q in range(m):
+        p += xb[q] * hb[q] * zb[q] * ib[q]
+    return p
 
 
 @njit(inline="always")
-def _coord_head(m, zb, ib, cb, hb, eb, xb, inv_atd):
-    """Prediction of one head from the coordinates' h (``hb``), z, 1/s^2 and 1/(2 alpha s^2).
-
-    Returns the prediction and how many exponents were clamped at E_MAX (exponents are >= 0).
-    """
+def _exponents(m, hb, zb, cb, eb):
+    """``eb[q] = min((h^2 + z^2) / (2 alpha s^2), E_MAX)``; returns how many were clamped."""
     n_big = 0
     for q in range(m):
         e = (hb[q] * hb[q] + zb[q] * zb[q]) * cb[q]
         n_big += e > E_MAX
         eb[q] = min(e, E_MAX)
-    exp_buffer(eb, xb, m)
-    p = 0.0
-    for q in range(m):
-        p += xb[q] * hb[q] * zb[q] * ib[q]
-    return p * inv_atd, n_big
+    return n_big
 
 
 @njit(inline="always")
-def _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, inv_atd, Y_row, w, loss, lip,
-                        h, out_row, clamped, loss_acc):
-    """Predict and update every head on one CSR row (coordinates gathered in jb)."""
-    for k in range(h.shape[0]):
-        for q in range(m):
-            hb[q] = h[k, jb[q]]
-        p, n_big = _coord_head(m, zb, ib, cb, hb, eb, xb, inv_atd)
-        clamped[0] += n_big
-        out_row[k] = p
-        if not math.isfinite(p):
-            return False
-        lv, g = loss_and_derivative(loss, Y_row[k], p)
-        loss_acc[0] += w * lv
-        g *= w / lip
-        if g != 0.0:
-            for q in range(m):
-                h[k, jb[q]] -= g * zb[q]
-    return True
+def _coord_predict(m, hb, zb, ib, cb, eb, xb, inv_atd, clamped):
+    """One head's prediction from the gathered coordinates: sum_q exp(E_q) h_q z_q / s^2_q / (alpha t D)."""
+    clamped[0] += _exponents(m, hb, zb, cb, eb)
+    exp_buffer(eb, xb, m)
+    return _weighted_sum(xb, hb, zb, ib, m) * inv_atd
+
+
+@njit(inline="always")
+def _coord_gradient(loss, y, p, w, lip, loss_acc):
+    """The row's weighted loss into ``loss_acc``; returns its derivative, weighted, over L."""
+    lv, g = loss_and_derivative(loss, y, p)
+    loss_acc[0] += w * lv
+    return g * (w / lip)
 
 
 @njit
@@ -97,8 +129,9 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss,
                           s2, h, scale, out, clamped, loss_acc):
     """Algorithm 1 on dense rows: every coordinate, branch-free (z_j = 0 adds nothing).
 
-    The loops are written out (no helper with runtime flags inside the hot loops): this lets the
-    compiler vectorise them, about twice as fast as the gathered CSR form on dense data.
+    The loops over the coordinates of a row are written to vectorise: the scale check runs only
+    while some feature has no scale yet, and the division by a subnormal scale (whose inverse
+    overflows) only once such a scale exists.
     """
     n, d = X.shape
     D = d + 1 if fit_intercept else d
@@ -109,21 +142,35 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss,
     xb = np.empty(D)
     half_a = 0.5 / alpha
     inv_scale = np.ones(d)
+    n_unset = 0  # features without a scale yet (internal scaling)
+    subnormal = False  # a scale whose inverse overflows: divide instead
     if use_scaling:
         for j in range(d):
-            inv_scale[j] = 1.0 / scale[j] if scale[j] > 0.0 else 0.0
+            if scale[j] > 0.0:
+                inv_scale[j] = 1.0 / scale[j]
+                subnormal |= not inv_scale[j] < math.inf
+            else:
+                inv_scale[j] = 0.0
+                n_unset += 1
     for i in range(n):
-        if use_scaling:
+        if n_unset > 0:
             for j in range(d):  # the first nonzero value of a feature fixes its scale
                 if X[i, j] != 0.0 and scale[j] == 0.0:
                     scale[j] = abs(X[i, j])
                     inv_scale[j] = 1.0 / scale[j]
+                    subnormal |= not inv_scale[j] < math.inf
+                    n_unset -= 1
+        if subnormal:
+            for j in range(d):
+                iv_s = inv_scale[j]
+                zb[j] = X[i, j] * iv_s if iv_s < math.inf else X[i, j] / scale[j]
+        else:
+            for j in range(d):
+                zb[j] = X[i, j] * inv_scale[j]
         for j in range(d):
-            iv_s = inv_scale[j]  # 1/scale overflows for a subnormal scale: divide instead
-            z = X[i, j] * iv_s if iv_s < math.inf else X[i, j] / scale[j]
+            z = zb[j]
             sj = s2[j] + z * z  # s^2_{t,j} includes the current instance
             s2[j] = sj
-            zb[j] = z
             iv = 1.0 / sj if sj > 0.0 else 0.0
             ib[j] = iv
             cb[j] = iv * half_a
@@ -135,23 +182,11 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss,
         inv_atd = 1.0 / (alpha * (t0 + i + 1) * D)
         for k in range(h.shape[0]):
             hk = h[k]
-            n_big = 0
-            for q in range(D):
-                e = (hk[q] * hk[q] + zb[q] * zb[q]) * cb[q]
-                n_big += e > E_MAX
-                eb[q] = min(e, E_MAX)
-            clamped[0] += n_big
-            exp_buffer(eb, xb, D)
-            p = 0.0
-            for q in range(D):
-                p += xb[q] * hk[q] * zb[q] * ib[q]
-            p *= inv_atd
+            p = _coord_predict(D, hk, zb, ib, cb, eb, xb, inv_atd, clamped)
             out[i, k] = p
             if not math.isfinite(p):
                 return i
-            lv, g = loss_and_derivative(loss, Y[i, k], p)
-            loss_acc[0] += sw[i] * lv
-            g *= sw[i] / lip
+            g = _coord_gradient(loss, Y[i, k], p, sw[i], lip, loss_acc)
             for q in range(D):
                 hk[q] -= g * zb[q]
     return -1
@@ -159,18 +194,32 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss,
 
 @njit
 def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_scaling, alpha, loss,
-                        lip, s2, h, scale, out, clamped, loss_acc):
-    """Algorithm 1 on CSR rows: O(nnz) per row (absent coordinates neither predict nor move)."""
+                        lip, s2, h, scale, out, clamped, loss_acc, log):
+    """Algorithm 1 on CSR rows: O(nnz) per row (absent coordinates neither predict nor move).
+
+    Per row: the present coordinates are gathered (their columns logged in ``log``, a
+    :class:`Touched`), the arithmetic runs on the gathered buffers (vectorised), and ``h`` is
+    scattered back, each new value tested against the cheap finiteness bound.
+    """
     n = indptr.shape[0] - 1
+    H = h.shape[0]
     D = d + 1 if fit_intercept else d
     zb = np.empty(D)
     ib = np.empty(D)
     cb = np.empty(D)
+    sb = np.empty(D)
     hb = np.empty(D)
     eb = np.empty(D)
     xb = np.empty(D)
     jb = np.empty(D, dtype=np.int64)
+    lb = np.empty(D)  # min(scale, 1) of each gathered column in feature units, else 1
     half_a = 0.5 / alpha
+    inv_elim = 1.0 / (2.0 * SAFE_EXPONENT * alpha)
+    inv_ratio = 1.0 / SAFE_RATIO
+    feature_units = log.feature_units
+    logs = log.cols.shape[0] > 0
+    u = log.count[0]
+    unsure = 0
     for i in range(n):
         m = 0
         for q in range(indptr[i], indptr[i + 1]):
@@ -178,29 +227,60 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_
             if x == 0.0:
                 continue
             j = indices[q]
+            if logs:
+                log.cols[u] = j
+                u += 1
             if use_scaling:
                 if scale[j] == 0.0:
                     scale[j] = abs(x)
                 z = _unscale(x, scale[j])
             else:
                 z = x
-            s2[j] += z * z
+            sj = s2[j] + z * z
+            s2[j] = sj
             zb[m] = z
-            ib[m] = 1.0 / s2[j]
+            sb[m] = sj
+            ib[m] = 1.0 / sj
             cb[m] = ib[m] * half_a
             jb[m] = j
+            lb[m] = min(scale[j], 1.0) if feature_units else 1.0
             m += 1
         if fit_intercept:
+            if logs:
+                log.cols[u] = d
+                u += 1
             s2[d] += 1.0
             zb[m] = 1.0
+            sb[m] = s2[d]
             ib[m] = 1.0 / s2[d]
             cb[m] = ib[m] * half_a
             jb[m] = d
+            lb[m] = 1.0
             m += 1
+        log.count[0] = u
         inv_atd = 1.0 / (alpha * (t0 + i + 1) * D)
-        if not _coord_heads_sparse(m, jb, zb, ib, cb, hb, eb, xb, inv_atd, Y[i], sw[i], loss,
-                                   lip, h, out[i], clamped, loss_acc):
-            return i
+        for k in range(H):
+            for q in range(m):
+                hb[q] = h[k, jb[q]]
+            p = _coord_predict(m, hb, zb, ib, cb, eb, xb, inv_atd, clamped)
+            out[i, k] = p
+            if not math.isfinite(p):
+                log.n_unsure[0] += unsure
+                return i
+            g = _coord_gradient(loss, Y[i, k], p, sw[i], lip, loss_acc)
+            for q in range(m):
+                hb[q] -= g * zb[q]
+            # the weight's exponent is (h^2 [+1]) / (2 alpha s^2) and |weight| <= e^E |h| / s^2 (in
+            # feature units, / scale): both bounded here without evaluating the exp (NaN fails)
+            worst = 0.0  # the largest of the two ratios to their bounds (<= 1: proved finite)
+            for q in range(m):
+                hq = hb[q]
+                r = max((hq * hq + 1.0) * ib[q] * inv_elim, abs(hq) * ib[q] * inv_ratio / lb[q])
+                worst = max(worst, r) + 0.0 * (hq + sb[q])  # a NaN or inf in h or s^2 propagates
+            unsure += not (worst <= 1.0)
+            for q in range(m):
+                h[k, jb[q]] = hb[q]
+    log.n_unsure[0] += unsure
     return -1
 
 
@@ -249,37 +329,104 @@ def _project_out(z, U, r, xp):
     return n2
 
 
+class FullState(NamedTuple):
+    """Algorithm 2's state (internal units, intercept last; D columns, H heads).
+
+    P : ndarray of shape (D, D)
+        S^dagger, exactly symmetric (every update is written symmetrically).
+    U : ndarray of shape (D, D)
+        Orthonormal basis of range(S) in its first ``rank[0]`` columns.
+    rank : ndarray of shape (1,), int64
+    h : ndarray of shape (H, D)
+        h = -sum g x per head.
+    Ph : ndarray of shape (H, D)
+        P h per head, updated with P and h (O(D) per row and head instead of a D x D product)
+        and recomputed from them every ``PH_REFRESH`` rows of the stream and after each new
+        direction.
+    gamma : ndarray of shape (H,)
+        Gamma = sum g^2 x' S^dagger x per head.
+    """
+
+    P: np.ndarray
+    U: np.ndarray
+    rank: np.ndarray
+    h: np.ndarray
+    Ph: np.ndarray
+    gamma: np.ndarray
+
+
+#: Algorithm 2: a row with 1 + x'S^dagger x above this (2^46 ~ 7e13: the update P - u u' / beta
+#: would keep about 1 % of the precision of P in the row's direction, less beyond) is rejected:
+#: float64 cannot represent that update (one value many orders of magnitude beyond the rows before
+#: it); the full pass returns -2 - i for row i
+BETA_MAX = 2.0**46
+#: rows of the stream between two recomputations of ``FullState.Ph`` from P and h (at absolute
+#: row positions: the same for any chunking), so that its rounding drift stays bounded
+PH_REFRESH = 1024
+
+
+@njit(inline="always")
+def _refresh_ph(P, h, Ph):
+    """Ph[k] = P h[k] (P symmetric: a sum of the rows of P, vectorised)."""
+    D = P.shape[0]
+    for k in range(h.shape[0]):
+        for a in range(D):
+            Ph[k, a] = 0.0
+        for b in range(D):
+            hb = h[k, b]
+            if hb != 0.0:
+                for a in range(D):
+                    Ph[k, a] += hb * P[b, a]
+
+
 @njit
-def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, loss, lip, rank_tol,
-              P, U, rank, h, gamma, scale, out, clamped, loss_acc, work):
+def full_pass(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss, lip, rank_tol, st, scale,
+              out, clamped, loss_acc, work):
     """Algorithm 2 with the O(d^2) pseudo-inverse update (paper App. E).
 
-    State: ``P`` = S^dagger (D x D), ``U[:, :rank[0]]`` an orthonormal basis of range(S),
-    ``h`` (n_heads x D) = -sum g x, ``gamma`` (n_heads,) = sum g^2 x'S^dagger x. ``work``: a
-    scratch array of ``3 D + n_heads`` entries (allocated by the caller: nothing to compile here).
+    ``st`` is the :class:`FullState`. A row in range(S) costs what a bare Sherman-Morrison update
+    of P costs: u = P z (a sum of rows of P, vectorised), the rank-one update, and O(D) per head
+    for x'S^dagger h, h'S^dagger h (read from ``st.Ph``) and the update of ``st.Ph``:
+    P' h' = (P - u u' / beta)(h - g z) = P h - ((z'P h + g) / beta) u. ``work``: a scratch array
+    of ``3 D + 2 n_heads + n_features`` entries (allocated by the caller: nothing to compile here).
     """
     n, d = X.shape
+    P, U, rank, h, Ph, gamma = st.P, st.U, st.rank, st.h, st.Ph, st.gamma
     D = P.shape[0]
     n_heads = h.shape[0]
     z = work[:D]
     u = work[D:2 * D]
     xp = work[2 * D:3 * D]
     g = work[3 * D:3 * D + n_heads]
+    cs = work[3 * D + n_heads:3 * D + 2 * n_heads]
     two_a = 2.0 * alpha
+    # internal units: x / scale as x * (1 / scale), the inverses computed once (a subnormal scale,
+    # whose inverse overflows, divides); features without a scale yet are checked row by row
+    inv_scale = work[3 * D + 2 * n_heads:3 * D + 2 * n_heads + d]
+    n_unset = 0
+    for j in range(d):
+        inv_scale[j] = 1.0
+        if use_scaling:
+            if scale[j] > 0.0:
+                inv_scale[j] = 1.0 / scale[j]
+            else:
+                n_unset += 1
     for i in range(n):
         # internal (scaled) instance
-        zz = 0.0
+        if n_unset > 0:
+            for j in range(d):
+                x = X[i, j]
+                if x != 0.0 and scale[j] == 0.0:
+                    scale[j] = abs(x)
+                    inv_scale[j] = 1.0 / scale[j]
+                    n_unset -= 1
         for j in range(d):
             x = X[i, j]
-            if x != 0.0 and use_scaling:
-                if scale[j] == 0.0:
-                    scale[j] = abs(x)
-                x = _unscale(x, scale[j])
-            z[j] = x
-            zz += x * x
+            iv = inv_scale[j]
+            z[j] = x * iv if iv < math.inf else x / scale[j]
         if fit_intercept:
             z[D - 1] = 1.0
-            zz += 1.0
+        zz = fast_dot(z, z, D)
         # x_t = 0: every head predicts 0 and nothing is learned (g * x = 0)
         skip = zz == 0.0
         beta = 1.0
@@ -287,13 +434,17 @@ def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, loss, lip, rank_tol,
         n2 = 0.0
         new = False
         if not skip:
-            # u = P z, beta = 1 + z'u
+            # u = P z = sum_b z_b P[b, :] (P symmetric), beta = 1 + z'u
             for a in range(D):
-                s = 0.0
-                for b in range(D):
-                    s += P[a, b] * z[b]
-                u[a] = s
-                beta += z[a] * s
+                u[a] = 0.0
+            for b in range(D):
+                zb = z[b]
+                if zb != 0.0:
+                    for a in range(D):
+                        u[a] += zb * P[b, a]
+            beta += fast_dot(z, u, D)
+            if beta > BETA_MAX:  # P - u u' / beta would cancel to rounding noise: reject the row
+                return -2 - i
             # x_perp = (I - U U') z, twice for re-orthogonalisation (once S has full rank, no row
             # can bring a new direction and the projection is skipped)
             if r < D:
@@ -302,18 +453,14 @@ def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, loss, lip, rank_tol,
             new = r < D and n2 > rank_tol * rank_tol * zz
         for k in range(n_heads):
             p = 0.0  # x_t = 0, or x_t outside range(S_{t-1}): x_t' S_t^dagger h_{t-1} = 0
+            c = 0.0
             if not (skip or new):
-                # coef = P h_k; rho = h'Ph; c = u'h = z'P h
-                rho = 0.0
-                c = 0.0
-                for a in range(D):
-                    s = 0.0
-                    for b in range(D):
-                        s += P[a, b] * h[k, b]
-                    rho += h[k, a] * s
-                    c += z[a] * s
+                # rho = h'P h; c = z'P h = u'h
+                rho = fast_dot(h[k], Ph[k], D)
+                c = fast_dot(z, Ph[k], D)
                 e = _clamp((rho - c * c / beta - gamma[k]) / two_a, clamped)
                 p = math.exp(e) * c / (alpha * beta)
+            cs[k] = c
             out[i, k] = p
             if not math.isfinite(p):
                 return i
@@ -327,24 +474,33 @@ def full_pass(X, Y, sw, fit_intercept, use_scaling, alpha, loss, lip, rank_tol,
             bb = beta * inv_n2 * inv_n2
             for a in range(D):
                 for b in range(D):
-                    P[a, b] += -(u[a] * xp[b] + xp[a] * u[b]) * inv_n2 + bb * xp[a] * xp[b]
+                    P[a, b] += -(u[a] * xp[b] + xp[a] * u[b]) * inv_n2 + bb * (xp[a] * xp[b])
             nrm = math.sqrt(n2)
             for a in range(D):
                 U[a, r] = xp[a] / nrm
             rank[0] = r + 1
             lev = 1.0
         else:
-            ib = 1.0 / beta
+            # P <- P - u u' / beta, as P - w w' with w = u / sqrt(beta): symmetric bit for bit
+            sb = 1.0 / math.sqrt(beta)
             for a in range(D):
-                ua = u[a] * ib
+                xp[a] = u[a] * sb
+            for a in range(D):
+                wa = xp[a]
                 for b in range(D):
-                    P[a, b] -= ua * u[b]
+                    P[a, b] -= wa * xp[b]
             lev = (beta - 1.0) / beta
+            for k in range(n_heads):
+                f = (cs[k] + g[k]) / beta
+                for a in range(D):
+                    Ph[k, a] -= f * u[a]
         for k in range(n_heads):
             gamma[k] += g[k] * g[k] * lev
             if g[k] != 0.0:
                 for a in range(D):
                     h[k, a] -= g[k] * z[a]
+        if new or (t0 + i + 1) % PH_REFRESH == 0:
+            _refresh_ph(P, h, Ph)
     return -1
 
 

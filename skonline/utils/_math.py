@@ -7,7 +7,7 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
-from ._jit import njit
+from ._jit import compiled_only, njit
 
 #: inputs of :func:`exp_buffer` are clamped to this range (2^k stays a normal float64)
 EXP_MIN = -708.0
@@ -23,6 +23,18 @@ def _int64_bits_as_float64(typingctx, bits):
         return builder.bitcast(args[0], ir.DoubleType())
 
     return sig, codegen
+
+
+@compiled_only(fastmath={"reassoc", "contract"})
+def fast_dot(a, b, n):
+    """``sum_j a[j] b[j]`` over the first ``n`` entries, vectorised: the compiler may reorder the sum
+    and fuse the products (fastmath reassoc and contract on this function only). The order is the
+    compiled code's, fixed: the same for every chunking of a stream. A function of its own: inlined,
+    it would take its caller's flags."""
+    acc = 0.0
+    for j in range(n):
+        acc += a[j] * b[j]
+    return acc
 
 
 @njit(inline="always")

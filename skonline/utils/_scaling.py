@@ -153,6 +153,28 @@ def scale_csr(indptr, indices, data, count, sumsq, clip, learn, out_data, min_co
     count[0] = c
 
 
+#: a stream with more features than this is wide (see :func:`as_stream_container`)
+WIDE_FEATURES = 4096
+
+
+def as_stream_container(X, wide_features=WIDE_FEATURES):
+    """The rows of a validated chunk in the container their width calls for, whatever the caller
+    passed: dense (CSR densified) up to ``wide_features`` features, CSR (dense rows made sparse)
+    beyond.
+
+    :func:`learn_transform` and :func:`frozen_transform` centre and scale dense rows but only
+    scale CSR rows (centring would fill them), so a standardising estimator that decided from
+    the container would learn another model from the same rows given as CSR, and a stream mixing
+    both would be standardised two ways. Normalising every chunk (and every ``predict`` input)
+    with this function first makes the choice depend on the number of features only: narrow
+    rows are centred and scaled, wide ones (where a dense row would be costly and mostly zeros)
+    only scaled; the same rows then give the same model in either container, bit for bit.
+    """
+    if X.shape[1] > wide_features:
+        return X if sp.issparse(X) else sp.csr_matrix(X)
+    return _readonly_c(X.toarray()) if sp.issparse(X) else X
+
+
 def _readonly_c(X):
     """``X`` as a read-only C-ordered float64 view (a copy only if the layout or dtype differs):
     features, targets and frozen transforms then share one compiled specialisation."""

@@ -76,9 +76,9 @@ def test_online_metrics_count_the_reported_predictions():
 
 
 def test_the_mixture_beats_the_sampled_kernel_online():
-    # the point of the default: the reported mixture is what the learner knows, the sampled
-    # kernel's value carries the exploration draw
+    # the point of the default under bandit feedback: the reported mixture is what the learner
+    # knows, the sampled kernel's value carries the exploration draw
     X, yc, _ = _data(3, n=1500)
-    errors = {m: KernelSelectionClassifier(predict_mode=m, random_state=0).fit(X, yc).mistake_rate_
-              for m in MODES}
+    errors = {m: KernelSelectionClassifier(predict_mode=m, feedback="bandit", n_components=None,
+                                           random_state=0).fit(X, yc).mistake_rate_ for m in MODES}
     assert errors["mixture"] < errors["sampled"]
