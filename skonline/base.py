@@ -575,10 +575,9 @@ class OnlineMixin:
         """The working copy's ``name`` (hook: :class:`~skonline.utils._growing.GrowingStateMixin`
         shares the append-only buffers; the ensembles keep frozen experts by reference;
         ``_recycled_state`` is copied into the spare the previous call left)."""
-        if context and name in context:
-            spare = _recycle.reuse(context, name, value)
-            if spare is not None:
-                return spare
+        if name in self._recycled_state and isinstance(value, np.ndarray):
+            spare = _recycle.reuse(context, name, value) if context else None
+            return _recycle.copied(_copied(value) if spare is None else spare)
         return _copied(value)
 
     def _discard_attempt(self):

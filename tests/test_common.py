@@ -258,13 +258,16 @@ def _call_interrupted_at(call, k):
     return trace.lines >= k
 
 
-def _assert_atomic_under_interrupts(est, call, then):
-    """Interrupt ``call(e)`` (on a fresh copy ``e`` of ``est``) at each of its Python lines in turn:
-    ``e`` must be exactly as before the call or exactly as after it (pickle bytes), and go on
-    learning: ``then(e)`` (after the call is repeated if it did not happen) ends as it does for an
-    estimator never interrupted."""
+def _assert_atomic_under_interrupts(est, call, then, make=None):
+    """Interrupt ``call(e)`` (on a fresh copy ``e`` of ``est``, or ``make()``) at each of its Python
+    lines in turn: ``e`` must be exactly as before the call or exactly as after it (pickle bytes),
+    and go on learning: ``then(e)`` (after the call is repeated if it did not happen) ends as it
+    does for an estimator never interrupted."""
     before = pickle.dumps(pickle.loads(pickle.dumps(est)))  # the bytes of a loaded estimator
-    ref = pickle.loads(before)
+    if make is None:
+        def make():
+            return pickle.loads(before)
+    ref = make()
     call(ref)
     after = pickle.dumps(ref)
     then(ref)
@@ -274,7 +277,8 @@ def _assert_atomic_under_interrupts(est, call, then):
     k = 0
     while True:
         k += 1
-        e = pickle.loads(before)
+        e = make()
+        assert pickle.dumps(e) == before
         fired = _call_interrupted_at(lambda: call(e), k)
         got = pickle.dumps(e)
         assert got in (before, after), f"interrupted at its line event {k}, the call left a state between"
@@ -303,6 +307,30 @@ def test_partial_fit_interrupted_at_any_line_is_all_or_nothing(est):
     chunk, rest = slice(20, 30), slice(30, 40)
     _assert_atomic_under_interrupts(
         e, lambda f: f.partial_fit(X[chunk], _sub(y, chunk)), lambda f: f.partial_fit(X[rest], _sub(y, rest))
+    )
+
+
+def test_partial_fit_interrupted_with_recycled_state_is_all_or_nothing():
+    """The same where the working copy reuses the previous call's arrays (skonline.utils._recycle:
+    scale-invariant Algorithm 1 on a wide sparse stream): the estimator is made by its calls, not
+    loaded from a pickle, so that it holds spares when the interrupted call starts."""
+    import scipy.sparse as sp
+
+    from skonline.linear_model import ScaleInvariantClassifier
+    from skonline.utils import _recycle
+
+    rng = np.random.default_rng(3)
+    X = sp.random(40, 3000, density=0.01, format="csr", random_state=4) * 10.0
+    y = rng.integers(0, 2, 40)
+
+    def make():
+        e = ScaleInvariantClassifier().partial_fit(X[:10], y[:10], classes=[0, 1])
+        e.partial_fit(X[10:20], y[10:20])
+        assert _recycle._SPARES.get(e)
+        return e
+
+    _assert_atomic_under_interrupts(
+        make(), lambda f: f.partial_fit(X[20:30], y[20:30]), lambda f: f.partial_fit(X[30:], y[30:]), make=make
     )
 
 

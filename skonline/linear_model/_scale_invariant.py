@@ -20,6 +20,7 @@ from ..base import (
 from ..losses import get_loss
 from ..utils import _recycle
 from ..utils._jit import njit
+from ..utils._math import distinct_columns
 from ..utils.validation import readonly, validate_X_predict
 from . import _scale_invariant_core as core
 
@@ -265,7 +266,10 @@ class _ScaleInvariantBase:
         to_check = self.__dict__.pop("_to_check", None)
         if to_check is None or any(c is None for c in to_check):
             return None
-        return np.unique(np.concatenate(to_check)) if to_check else _NO_COLUMNS
+        if not to_check:
+            return _NO_COLUMNS
+        cols = np.concatenate(to_check) if len(to_check) > 1 else to_check[0]
+        return distinct_columns(cols, self.neg_cum_grad_.shape[1])
 
     @property
     def _nonfinite_state_ok(self):

@@ -89,3 +89,37 @@ def logsumexp_1d(a):
     for v in a:
         s += math.exp(v - m)
     return m + math.log(s)
+
+
+@njit
+def distinct_columns(cols, n_columns):
+    """The distinct values of ``cols`` (int64, each in ``[0, n_columns)``), sorted: one pass over
+    ``cols`` and one sequential scan of ``n_columns`` flags (``np.unique`` sorts ``cols``, and costs
+    more than the pass that logged them); sorted columns make the copies that use them sequential."""
+    seen = np.zeros(n_columns, dtype=np.bool_)
+    for j in cols:
+        seen[j] = True
+    out = np.empty(min(cols.shape[0], n_columns), dtype=np.int64)
+    m = 0
+    for j in range(n_columns):
+        if seen[j]:
+            out[m] = j
+            m += 1
+    return out[:m]
+
+
+@njit
+def copy_columns(dst, src, cols):
+    """``dst[..., cols] = src[..., cols]`` for 1-D and 2-D arrays (columns beyond ``dst``'s last
+    axis skipped), without the temporaries of fancy indexing."""
+    n = dst.shape[-1]
+    if dst.ndim == 1:
+        d1 = dst.reshape((1, n))
+        s1 = src.reshape((1, n))
+    else:
+        d1 = dst.reshape((-1, n))
+        s1 = src.reshape((-1, n))
+    for j in cols:
+        if j < n:
+            for k in range(d1.shape[0]):
+                d1[k, j] = s1[k, j]

@@ -24,6 +24,8 @@ import weakref
 
 import numpy as np
 
+from ._math import copy_columns, distinct_columns
+
 #: estimator -> {name: (spare array, columns behind or None for all, weakref to the array it mirrors)}
 _SPARES = weakref.WeakKeyDictionary()
 #: working copy -> list of the columns its passes wrote (arrays; None: all)
@@ -67,8 +69,7 @@ def reuse(spares, name, value):
     if behind is None:
         np.copyto(spare, value)
     elif behind.shape[0]:
-        cols = behind[: np.searchsorted(behind, spare.shape[-1])]
-        spare[..., cols] = value[..., cols]
+        copy_columns(spare, value, behind)
     return spare
 
 
@@ -78,19 +79,34 @@ def note_written(work, columns):
     _WRITTEN.setdefault(work, []).append(columns)
 
 
+def copied(array):
+    """Mark ``array`` as a working copy's copy of a committed array (made by
+    :meth:`~skonline.base.OnlineMixin._copy_state`): only then is it behind the array it replaces
+    in the columns the passes wrote alone."""
+    _COPIES[id(array)] = array
+    return array
+
+
+#: id -> the working copies' copies of committed arrays (weakly: they die with their state)
+_COPIES = weakref.WeakValueDictionary()
+
+
 def keep(estimator, old_state, work, names):
     """After ``estimator`` committed ``work``'s state: keep the arrays of ``old_state`` (the dict it
-    replaced) that the commit replaced as spares, behind in the columns ``work``'s passes wrote."""
+    replaced) that the commit replaced as spares, behind in the columns ``work``'s passes wrote (in
+    every column if the new array was not copied from the old one: ``fit`` starts afresh)."""
     written = _WRITTEN.pop(work, None)
     if not written or any(c is None for c in written):
-        behind = None
+        written = None
     else:
-        behind = np.unique(np.concatenate(written))
+        cols = np.concatenate(written) if len(written) > 1 else written[0]
+        written = distinct_columns(cols, int(cols.max()) + 1) if cols.shape[0] else cols
     new_state = estimator.__dict__
     spares = {}
     for name in names:
         a, b = old_state.get(name), new_state.get(name)
         if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a is not b:
+            behind = written if _COPIES.pop(id(b), None) is b else None
             spares[name] = (a, behind, weakref.ref(b))
     if spares:
         _SPARES[estimator] = spares

@@ -267,3 +267,16 @@ def test_warnings_unchanged_by_the_container():
             warnings.simplefilter("always")
             ScaleInvariantClassifier().fit(data, y)
         assert sum("nearly collinear" in str(w.message) for w in rec) == 1
+
+
+def test_fit_after_partial_fit_leaves_no_stale_spare():
+    """``fit`` starts from fresh arrays: the arrays it replaced are not behind in the columns it
+    wrote only, so the next call must not refresh them in those columns only."""
+    X, y = _sparse_stream(11, 400, 20000, 0.001)
+    Xs = sp.csr_matrix(X)
+    est = ScaleInvariantClassifier().partial_fit(Xs[:100], y[:100], classes=[0, 1])
+    est.partial_fit(Xs[100:200], y[100:200])
+    est.fit(Xs[200:300], y[200:300])
+    est.partial_fit(Xs[300:], y[300:])
+    ref = ScaleInvariantClassifier().fit(Xs[200:300], y[200:300]).partial_fit(Xs[300:], y[300:])
+    assert pickle.dumps(est) == pickle.dumps(ref)
