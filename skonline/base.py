@@ -57,7 +57,6 @@ import functools
 import itertools
 import numbers
 import operator
-import time
 import warnings
 
 import numpy as np
@@ -66,7 +65,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .utils import _calibration, _recycle, _scaling
+from .utils import _calibration, _progress, _recycle, _scaling
 from .utils._jit import njit
 from .utils.validation import readonly, validate_X_chunk, validate_X_predict
 
@@ -641,24 +640,20 @@ class OnlineMixin:
 
     def _learn_blocks(self, chunk, verbose):
         """Run the pass over the chunk: in one block, or (``verbose > 0``) in blocks of rows,
-        printing progress after each, like SGD's verbose.
+        printing progress after each (:mod:`skonline.utils._progress`), like SGD's verbose.
 
         Splitting a chunk into blocks gives the same result bit for bit (chunking invariance).
         """
         n = chunk["n_samples"]
-        block = n if verbose <= 0 else (100_000 if verbose == 1 else 10_000)
+        block = _progress.block_rows(verbose, n)
         raws = []
-        start_time = time.perf_counter()
+        interval = _progress.Interval()
         for a in range(0, n, block):
             b = min(n, a + block)
             if b - a == n:
                 sub = chunk
             else:
-                sub = {
-                    k: (v[a:b] if hasattr(v, "shape") and len(v.shape) and v.shape[0] == n else v)
-                    for k, v in chunk.items()
-                }
-                sub["n_samples"] = b - a
+                sub = self._chunk_rows(chunk, a, b)
             loss0 = getattr(self, "cumulative_loss_", 0.0)
             raw = self._learn(sub)
             if "y_shift" in sub:
@@ -667,19 +662,34 @@ class OnlineMixin:
             self.n_samples_seen_ += b - a
             raws.append(raw)
             if verbose > 0:
-                self._print_progress(b / max(time.perf_counter() - start_time, 1e-12))
+                self._print_progress(b - a, interval.lap())
         return raws[0] if len(raws) == 1 else self._concat(raws)
+
+    def _chunk_rows(self, chunk, a, b):
+        """Rows ``a:b`` of a validated chunk (hook: chunks that hold more than arrays of rows)."""
+        n = chunk["n_samples"]
+        sub = {k: (v[a:b] if hasattr(v, "shape") and len(v.shape) and v.shape[0] == n else v)
+               for k, v in chunk.items()}
+        sub["n_samples"] = b - a
+        return sub
 
     def _concat(self, raws):
         return np.concatenate(raws)
 
-    def _print_progress(self, rows_per_s):
-        line = f"[{type(self).__name__}] rows seen {self.n_samples_seen_:,}, {rows_per_s:,.0f} rows/s"
-        if self.n_samples_seen_ and hasattr(self, "cumulative_loss_"):
-            line += f", average online loss {self.cumulative_loss_ / self.n_samples_seen_:.6g}"
-        if hasattr(self, "n_mistakes_"):
-            line += f", mistake rate {self.n_mistakes_ / self.n_samples_seen_:.4f}"
-        print(line, flush=True)
+    def _progress_metrics(self):
+        """``(label, value)`` pairs of the progress line: the online metrics (hook)."""
+        n = self.n_samples_seen_
+        metrics = []
+        if n and hasattr(self, "cumulative_loss_"):
+            metrics.append(("online loss", self.cumulative_loss_ / n))
+        if n and hasattr(self, "n_mistakes_"):
+            metrics.append(("mistake rate", self.n_mistakes_ / n))
+        return metrics
+
+    def _print_progress(self, interval_rows, seconds):
+        _progress.print_progress(type(self).__name__, rows=self.n_samples_seen_,
+                                 interval_rows=interval_rows, seconds=seconds,
+                                 metrics=self._progress_metrics())
 
     def __getstate__(self):
         # the cache of validated parameters is not learned state: it is rebuilt on demand

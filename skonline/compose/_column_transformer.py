@@ -162,13 +162,16 @@ class OnlineColumnTransformer(OnlineTransformerMixin, TransformerMixin, _BaseCom
                       HasMethods(["partial_fit_transform"])],
         "transformer_weights": [dict, None],
         "verbose_feature_names_out": ["boolean"],
+        "verbose": ["verbose"],
     }
 
-    def __init__(self, transformers, *, remainder="drop", transformer_weights=None, verbose_feature_names_out=True):
+    def __init__(self, transformers, *, remainder="drop", transformer_weights=None, verbose_feature_names_out=True,
+                 verbose=0):
         self.transformers = transformers
         self.remainder = remainder
         self.transformer_weights = transformer_weights
         self.verbose_feature_names_out = verbose_feature_names_out
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ parameters (nested)
     @property
@@ -353,6 +356,10 @@ class OnlineColumnTransformer(OnlineTransformerMixin, TransformerMixin, _BaseCom
         out = pd.concat(frames, axis=1)
         out.columns = list(self.get_feature_names_out())
         return out
+
+    def _chunk_rows(self, chunk, a, b):
+        X = chunk["X"]
+        return {"X": X.iloc[a:b] if _is_dataframe(X) else X[a:b], "n_samples": b - a}
 
     def _learn(self, chunk):
         X = chunk["X"]

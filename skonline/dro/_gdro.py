@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite, state_scalar
 from ..losses import get_loss
+from ..utils import _progress
 from ..utils._warnings import warn
 from . import _gdro_core as core
 
@@ -59,6 +60,7 @@ class _BaseGroupDRO:
         "record_every": [None, Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.Generator],
         "standardize": ["boolean"],
+        "verbose": ["verbose"],
     }
 
     #: NaN marks a group with no draw yet (its risk is unknown), and then the objective
@@ -354,6 +356,31 @@ class _BaseGroupDRO:
     def _inv_b(self):
         return 1.0 if self.loss_bound is None else 1.0 / float(self.loss_bound)
 
+    def _learn_blocks(self, chunk, verbose):
+        if not chunk["pool"]:
+            return super()._learn_blocks(chunk, verbose)
+        # a pooled fit resamples the whole table: one block; it reports each epoch (_epoch_progress)
+        return super()._learn_blocks(chunk, 0)
+
+    def _epoch_progress(self):
+        """``report(objective, epoch=None)`` printing a pooled fit's progress line after an epoch:
+        the rows drawn so far, the rate over the epoch, the objective of the model fit would return
+        on the training rows; ``None`` when quiet."""
+        if not self.verbose:
+            return None
+        interval, last = _progress.Interval(), {"drawn": int(self.group_draws_.sum()), "epoch": 0}
+
+        def report(objective, epoch=None):
+            drawn = int(self.group_draws_.sum())
+            last["epoch"] += 1
+            _progress.print_progress(
+                type(self).__name__, epoch=last["epoch"] if epoch is None else epoch, rows=drawn,
+                interval_rows=drawn - last["drawn"], seconds=interval.lap(), metrics=[("objective", objective)],
+            )
+            last["drawn"] = drawn
+
+        return report
+
     def _learn(self, chunk):
         before = self.n_iter_
         if chunk["pool"]:
@@ -468,6 +495,7 @@ class _BaseGroupDRO:
         counts = np.bincount(G, minlength=m)
         rec = self.record_every
         history = []  # the History records of each block of rounds
+        report = self._epoch_progress()
         if alg in (core.SMD_WEIGHTED, core.MIRROR_PROX):
             # budgets read without replacement: each pool is a few independent permutations
             n_perm = int(math.ceil(self._epochs())) + 1
@@ -486,6 +514,7 @@ class _BaseGroupDRO:
         p = self.weights_ if alg in (core.SMD_WEIGHTED, core.MIRROR_PROX) else np.ones(m)
         pools = core.Pools(ptr=pool_ptr, rows=pool_rows, position=np.zeros(m, dtype=np.int64), p=p)
         settings, state, _ = self._records(H)
+        converging = False
         if alg == core.MIRROR_PROX:
             history.append(self._history(0, T, H))
             status = self._run_mirror_prox(settings, state, X, YW, pools, counts, T, Gl, x_norm,
@@ -512,10 +541,11 @@ class _BaseGroupDRO:
                     done += nb
                 return -1
 
+            converging = T is None
             if T is not None:
                 status = rounds(T)
             else:
-                status = self._rounds_until_converged(rounds, X, Y, G, sw, loss, chunk)
+                status = self._rounds_until_converged(rounds, X, Y, G, sw, loss, chunk, report)
         if status >= 0:
             raise FloatingPointError(
                 f"Round {status} produced a non-finite loss; the fit was rejected and the estimator "
@@ -533,6 +563,8 @@ class _BaseGroupDRO:
         raw = self._decision_raw(X)
         vals, risks = self._training_risks(raw, Y, G, sw, loss)
         self.cumulative_loss_ = float(vals.sum())
+        if report is not None and not converging:  # a fixed horizon: one line, after the last round
+            report(self._objective(risks), epoch=f"{self.n_epochs_:.3g}")
         return raw, risks
 
     def _training_risks(self, raw, Y, G, sw, loss):
@@ -553,10 +585,11 @@ class _BaseGroupDRO:
                             W=np.zeros((n, n_heads, self._w_.shape[1])), q=np.zeros((n, self.n_groups_)),
                             t=np.zeros(n, dtype=np.int64), n=np.zeros(1, dtype=np.int64))
 
-    def _rounds_until_converged(self, rounds, X, Y, G, sw, loss, chunk):
+    def _rounds_until_converged(self, rounds, X, Y, G, sw, loss, chunk, report=None):
         """Epochs of rounds (``n_samples`` samples each) until the objective of the fitted model on
         the training rows has not improved by ``tol`` for ``n_iter_no_change`` epochs in a row, at
-        most ``n_epochs`` epochs (scikit-learn's SGD rule). Returns as ``rounds`` does."""
+        most ``n_epochs`` epochs (scikit-learn's SGD rule). Returns as ``rounds`` does. ``report``:
+        called with each epoch's objective (``verbose``, :meth:`_epoch_progress`)."""
         n, m = X.shape[0], self.n_groups_
         per_epoch = max(1, int(math.ceil(n / self._samples_per_round(m))))
         max_rounds = self._pool_horizon(chunk)
@@ -573,6 +606,8 @@ class _BaseGroupDRO:
             intercept = W[:, d].copy() if fi else np.zeros(W.shape[0])
             raw = np.asarray(X @ np.ascontiguousarray(W[:, :d]).T) + intercept
             objective = self._objective(self._training_risks(raw, Y, G, sw, loss)[1])
+            if report is not None:
+                report(objective)
             stale = stale + 1 if objective > best - self.tol else 0
             best = min(best, objective)
             if stale >= self.n_iter_no_change:
@@ -1049,6 +1084,7 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
         record_every=None,
         standardize=True,
         random_state=None,
+        verbose=0,
     ):
         self.standardize = standardize
         self.loss = loss
@@ -1070,6 +1106,7 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
         self.max_buffer = max_buffer
         self.record_every = record_every
         self.random_state = random_state
+        self.verbose = verbose
 
     def fit(self, X, y, groups=None, classes=None, group_labels=None, sample_weight=None):
         """Fit the model from scratch (by default resampling each group's rows: ``sampling``).
@@ -1224,6 +1261,7 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         record_every=None,
         standardize=True,
         random_state=None,
+        verbose=0,
     ):
         self.standardize = standardize
         self.loss = loss
@@ -1245,6 +1283,7 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         self.max_buffer = max_buffer
         self.record_every = record_every
         self.random_state = random_state
+        self.verbose = verbose
 
     def fit(self, X, y, groups=None, group_labels=None, sample_weight=None):
         """Fit the model from scratch (by default resampling each group's rows: ``sampling``).

@@ -43,6 +43,7 @@ from ..base import (
     running_sum,
     state_scalar,
 )
+from ..utils import _progress
 from ..utils.validation import validate_X_predict
 from . import _ensemble_core as core
 from ._rules import FixedShare, _BaseRule
@@ -370,6 +371,13 @@ class _OnlineEnsembleBase:
         return hasattr(est, self._PREQUENTIAL_METHOD)
 
     def _learn_blocks(self, chunk, verbose):
+        if verbose > 0 and self._chunk_dependent:
+            # blocks would change what experts that follow the chunk protocol learn: one block,
+            # one progress line (the experts stay quiet unless they were given verbose themselves)
+            interval = _progress.Interval()
+            raw = self._learn_blocks(chunk, 0)
+            self._print_progress(chunk["n_samples"], interval.lap())
+            return raw
         if self.estimators is not None:
             return super()._learn_blocks(chunk, verbose)
         with warnings.catch_warnings():
@@ -627,6 +635,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         "clip_predictions": ["boolean"],
         "update_experts": [StrOptions({"auto"}), "boolean"],
         "random_state": ["random_state", np.random.Generator],
+        "verbose": ["verbose"],
     }
 
     _test_param_keys = ()
@@ -634,7 +643,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
     _TASK = "regressor"
 
     def __init__(self, estimators=None, rule=None, *, loss="squared_error", quantile=0.5, loss_bound="auto",
-                 clip_predictions=True, update_experts="auto", random_state=None):
+                 clip_predictions=True, update_experts="auto", random_state=None, verbose=0):
         self.estimators = estimators
         self.random_state = random_state
         self.rule = rule
@@ -643,6 +652,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         self.loss_bound = loss_bound
         self.clip_predictions = clip_predictions
         self.update_experts = update_experts
+        self.verbose = verbose
 
     _LOSS_CODES = {"squared_error": core.SQUARED, "absolute_error": core.ABSOLUTE, "quantile": core.PINBALL}
     #: accepted aliases of the loss names
@@ -785,6 +795,7 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
         "loss_bound": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
         "update_experts": [StrOptions({"auto"}), "boolean"],
         "random_state": ["random_state", np.random.Generator],
+        "verbose": ["verbose"],
     }
 
     _test_param_keys = ()
@@ -792,13 +803,14 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
     _TASK = "classifier"
 
     def __init__(self, estimators=None, rule=None, *, loss="log_loss", loss_bound="auto", update_experts="auto",
-                 random_state=None):
+                 random_state=None, verbose=0):
         self.estimators = estimators
         self.random_state = random_state
         self.rule = rule
         self.loss = loss
         self.loss_bound = loss_bound
         self.update_experts = update_experts
+        self.verbose = verbose
 
     def _allocate(self, chunk):
         super()._allocate(chunk)

@@ -102,16 +102,18 @@ class PCSP(OnlineMixin, BaseEstimator):
         "horizon": [None, Interval(Integral, 1, None, closed="left")],
         "min_weight": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="both")],
         "loss_bound": [Interval(Real, 0, None, closed="neither")],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, eta="auto", *, m2_bound=None, n_segments=1, horizon=None, min_weight="auto",
-                 loss_bound=1.0):
+                 loss_bound=1.0, verbose=0):
         self.eta = eta
         self.m2_bound = m2_bound
         self.n_segments = n_segments
         self.horizon = horizon
         self.min_weight = min_weight
         self.loss_bound = loss_bound
+        self.verbose = verbose
 
     def _check_params(self):
         if self.horizon is not None and self.n_segments > self.horizon:

@@ -142,6 +142,7 @@ class _BaseRule(OnlineMixin, BaseEstimator):
 
     _parameter_constraints = {
         "loss_range": [tuple, list],
+        "verbose": ["verbose"],
     }
 
     def _check_params(self):
@@ -410,10 +411,11 @@ class Hedge(_TunedRule):
         "horizon": [None, Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, eta="auto", *, horizon=None, loss_range=(0.0, 1.0)):
+    def __init__(self, eta="auto", *, horizon=None, loss_range=(0.0, 1.0), verbose=0):
         self.eta = eta
         self.horizon = horizon
         self.loss_range = loss_range
+        self.verbose = verbose
 
 
 class FixedShare(_TunedRule):
@@ -487,12 +489,13 @@ class FixedShare(_TunedRule):
         "horizon": [None, Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, eta="auto", *, alpha="auto", n_segments=1, horizon=None, loss_range=(0.0, 1.0)):
+    def __init__(self, eta="auto", *, alpha="auto", n_segments=1, horizon=None, loss_range=(0.0, 1.0), verbose=0):
         self.eta = eta
         self.alpha = alpha
         self.n_segments = n_segments
         self.horizon = horizon
         self.loss_range = loss_range
+        self.verbose = verbose
 
     def _allocate_rule(self, K):
         super()._allocate_rule(K)
@@ -578,12 +581,13 @@ class ClippedHedge(_ClippedRule):
         "eta": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, eta="auto", *, n_segments=1, horizon=None, min_weight="auto", loss_range=(0.0, 1.0)):
+    def __init__(self, eta="auto", *, n_segments=1, horizon=None, min_weight="auto", loss_range=(0.0, 1.0), verbose=0):
         self.eta = eta
         self.n_segments = n_segments
         self.horizon = horizon
         self.min_weight = min_weight
         self.loss_range = loss_range
+        self.verbose = verbose
 
 
 class PCS(_ClippedRule):
@@ -642,13 +646,14 @@ class PCS(_ClippedRule):
     }
 
     def __init__(self, eta="auto", *, l2_bound=None, n_segments=1, horizon=None, min_weight="auto",
-                 loss_range=(0.0, 1.0)):
+                 loss_range=(0.0, 1.0), verbose=0):
         self.eta = eta
         self.l2_bound = l2_bound
         self.n_segments = n_segments
         self.horizon = horizon
         self.min_weight = min_weight
         self.loss_range = loss_range
+        self.verbose = verbose
 
     def _check_params(self):
         super()._check_params()
@@ -746,13 +751,14 @@ class OCS(_OptimisticRule):
     }
 
     def __init__(self, eta="auto", *, path_length_bound=None, n_segments=1, horizon=None,
-                 min_weight="auto", loss_range=(0.0, 1.0)):
+                 min_weight="auto", loss_range=(0.0, 1.0), verbose=0):
         self.eta = eta
         self.path_length_bound = path_length_bound
         self.n_segments = n_segments
         self.horizon = horizon
         self.min_weight = min_weight
         self.loss_range = loss_range
+        self.verbose = verbose
 
 
 class OCSPlus(_OptimisticRule):
@@ -803,11 +809,12 @@ class OCSPlus(_OptimisticRule):
     _rule_code = core.OCS_PLUS
     _parameter_constraints = {**_ClippedRule._parameter_constraints}
 
-    def __init__(self, *, n_segments=1, horizon=None, min_weight="auto", loss_range=(0.0, 1.0)):
+    def __init__(self, *, n_segments=1, horizon=None, min_weight="auto", loss_range=(0.0, 1.0), verbose=0):
         self.n_segments = n_segments
         self.horizon = horizon
         self.min_weight = min_weight
         self.loss_range = loss_range
+        self.verbose = verbose
 
     def _allocate_rule(self, K):
         super()._allocate_rule(K)
@@ -864,8 +871,9 @@ class MLPoly(_BaseRule):
 
     _rule_code = core.ML_POLY
 
-    def __init__(self, *, loss_range=(0.0, 1.0)):
+    def __init__(self, *, loss_range=(0.0, 1.0), verbose=0):
         self.loss_range = loss_range
+        self.verbose = verbose
 
     def _allocate_rule(self, K):
         self.regrets_ = np.zeros(K)
@@ -933,9 +941,10 @@ class BOA(_BaseRule):
 
     _rule_code = core.BOA
 
-    def __init__(self, *, prior=None, loss_range=(0.0, 1.0)):
+    def __init__(self, *, prior=None, loss_range=(0.0, 1.0), verbose=0):
         self.prior = prior
         self.loss_range = loss_range
+        self.verbose = verbose
 
     def _allocate_rule(self, K):
         if self.prior is None:
@@ -998,8 +1007,9 @@ class AdaHedge(_BaseRule):
 
     _rule_code = core.ADAHEDGE
 
-    def __init__(self, *, loss_range=(0.0, 1.0)):
+    def __init__(self, *, loss_range=(0.0, 1.0), verbose=0):
         self.loss_range = loss_range
+        self.verbose = verbose
 
     def _allocate_rule(self, K):
         self._cum_scaled_ = np.zeros(K)

@@ -212,10 +212,11 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         "kors_weighting": [StrOptions({"inverse_p", "inverse_sqrt_p"})],
         "max_components": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state", np.random.Generator],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, sigma=1.0, *, mu=1.0, beta=1.0, eps=0.5, kors_weighting="inverse_p", max_components=192,
-                 random_state=None):
+                 random_state=None, verbose=0):
         self.sigma = sigma
         self.mu = mu
         self.beta = beta
@@ -223,6 +224,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         self.kors_weighting = kors_weighting
         self.max_components = max_components
         self.random_state = random_state
+        self.verbose = verbose
 
     def _gamma(self):
         return 1.0 / (2.0 * float(self.sigma) ** 2)

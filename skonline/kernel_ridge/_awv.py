@@ -129,13 +129,14 @@ class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, Bas
     _bounded_inputs = True
 
     def __init__(self, alpha=1.0, *, transformer=None, algorithm="awv", clip=None, standardize=True,
-                 forgetting=0.999):
+                 forgetting=0.999, verbose=0):
         self.alpha = alpha
         self.forgetting = forgetting
         self.transformer = transformer
         self.algorithm = algorithm
         self.clip = clip
         self.standardize = standardize
+        self.verbose = verbose
 
     def _expected_failed_checks(self):
         return dict(STANDARDIZE_SAMPLE_WEIGHT_XFAIL) if self.standardize else {}

@@ -142,6 +142,7 @@ class _LinearAWVMixin:
         "clip": [Interval(Real, 0, None, closed="neither"), None],
         "standardize": ["boolean"],
         "forgetting": [Interval(Real, 0, 1, closed="right")],
+        "verbose": ["verbose"],
     }
 
     def _clip_value(self):

@@ -167,10 +167,11 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         "algorithm": [StrOptions({"awv", "ridge"})],
         "clip": [Interval(Real, 0, None, closed="neither"), None],
         "standardize": ["boolean"],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, alpha=1.0, *, kernel="rbf", sigma="auto", max_rows=1024, n_components=192, algorithm="awv",
-                 clip=None, standardize=True):
+                 clip=None, standardize=True, verbose=0):
         self.alpha = alpha
         self.kernel = kernel
         self.sigma = sigma
@@ -179,6 +180,7 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         self.algorithm = algorithm
         self.clip = clip
         self.standardize = standardize
+        self.verbose = verbose
 
     # the second: past its budget within the shared checks' streams (the switch to the projection)
     _test_params = [{}, {"max_rows": 20, "n_components": 8}]

@@ -725,7 +725,7 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
 
     def __init__(self, features="auto", *, alpha="auto", sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
                  kors_weighting="inverse_p", max_components=192, max_history=4096, algorithm="awv", clip=None,
-                 standardize=True, forgetting=0.999, random_state=None):
+                 standardize=True, forgetting=0.999, random_state=None, verbose=0):
         self.features = features
         self.forgetting = forgetting
         self.standardize = standardize
@@ -741,6 +741,7 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
         self.algorithm = algorithm
         self.clip = clip
         self.random_state = random_state
+        self.verbose = verbose
 
     # the third: a dictionary frozen early and a history compacted, within the shared checks' streams
     _test_params = [{}, {"features": "nystrom"}, {"features": "nystrom", "max_components": 6, "max_history": 10},
@@ -826,7 +827,7 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
 
     def __init__(self, features="auto", *, alpha="auto", sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
                  kors_weighting="inverse_p", max_components=192, max_history=4096, algorithm="awv", clip=None,
-                 standardize=True, forgetting=0.999, random_state=None):
+                 standardize=True, forgetting=0.999, random_state=None, verbose=0):
         self.features = features
         self.forgetting = forgetting
         self.standardize = standardize
@@ -842,6 +843,7 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
         self.algorithm = algorithm
         self.clip = clip
         self.random_state = random_state
+        self.verbose = verbose
 
     _test_params = [{}, {"features": "nystrom"}, {"features": "nystrom", "max_components": 6, "max_history": 10}]
 

@@ -71,11 +71,13 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
     _parameter_constraints = {
         "estimator": [_KernelSelectionBase, None],
         "random_state": ["random_state", np.random.Generator],
+        "verbose": ["verbose"],
     }
 
-    def __init__(self, estimator=None, *, random_state=None):
+    def __init__(self, estimator=None, *, random_state=None, verbose=0):
         self.estimator = estimator
         self.random_state = random_state
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ streaming hooks
     def _validate_chunk(self, X, y, *, reset, from_fit, classes=None):

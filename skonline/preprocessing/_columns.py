@@ -81,6 +81,12 @@ class Table:
     def n_columns(self):
         return len(self._columns)
 
+    def rows(self, a, b):
+        """Rows ``a:b`` as a :class:`Table` (a verbose pass learns a chunk in blocks of rows)."""
+        columns = [None if c is None else c[a:b] for c in self._columns]
+        frame = None if self._frame is None else self._frame.iloc[a:b]
+        return Table(columns, b - a, self.float32, frame)
+
 
 def _series_to_array(s):
     """A pandas column as int64, float64 (missing as NaN) or object (missing kept as given)."""

@@ -63,6 +63,9 @@ class _TableEncoderMixin:
         table = validate_table(self, X, reset=reset)
         return {"table": table, "n_samples": table.n_samples}
 
+    def _chunk_rows(self, chunk, a, b):
+        return {"table": chunk["table"].rows(a, b), "n_samples": b - a}
+
     def _concat(self, raws):
         return sp.vstack(raws, format="csr") if sp.issparse(raws[0]) else np.concatenate(raws)
 
@@ -179,15 +182,17 @@ class OnlineOneHotEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transforme
         "handle_unknown": [StrOptions({"infrequent_if_exist", "ignore"})],
         "sparse_output": ["boolean"],
         "dtype": "no_validation",  # a numpy dtype or None (checked when used)
+        "verbose": ["verbose"],
     }
 
     def __init__(self, *, categories="auto", max_categories=16, handle_unknown="infrequent_if_exist",
-                 sparse_output=False, dtype=None):
+                 sparse_output=False, dtype=None, verbose=0):
         self.categories = categories
         self.max_categories = max_categories
         self.handle_unknown = handle_unknown
         self.sparse_output = sparse_output
         self.dtype = dtype
+        self.verbose = verbose
 
     _test_params = [{}, {"max_categories": 3}, {"max_categories": 2, "handle_unknown": "ignore"}]
     _test_param_keys = ("max_categories", "handle_unknown")
@@ -416,13 +421,15 @@ class OnlineHashingEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transform
         "alternate_sign": ["boolean"],
         "sparse_output": ["boolean"],
         "dtype": "no_validation",  # a numpy dtype or None (checked when used)
+        "verbose": ["verbose"],
     }
 
-    def __init__(self, *, n_features=128, alternate_sign=True, sparse_output=False, dtype=None):
+    def __init__(self, *, n_features=128, alternate_sign=True, sparse_output=False, dtype=None, verbose=0):
         self.n_features = n_features
         self.alternate_sign = alternate_sign
         self.sparse_output = sparse_output
         self.dtype = dtype
+        self.verbose = verbose
 
     def _allocate(self, chunk):
         pass  # no state: n_features_in_ and feature_names_in_ are recorded by the validation

@@ -106,15 +106,17 @@ class OnlineImputer(OnlineTransformerMixin, TransformerMixin, BaseEstimator):
         "fill_value": "no_validation",
         "add_indicator": ["boolean"],
         "max_categories": [Interval(Integral, 1, None, closed="left")],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, *, missing_values=np.nan, strategy="mean", fill_value=None, add_indicator=False,
-                 max_categories=64):
+                 max_categories=64, verbose=0):
         self.missing_values = missing_values
         self.strategy = strategy
         self.fill_value = fill_value
         self.add_indicator = add_indicator
         self.max_categories = max_categories
+        self.verbose = verbose
 
     _allows_nan = True  # tests/test_common.py: NaN is what it imputes
     _test_params = [{}, {"strategy": "median", "add_indicator": True},
@@ -141,6 +143,10 @@ class OnlineImputer(OnlineTransformerMixin, TransformerMixin, BaseEstimator):
             numeric.append(is_num)
         return {"columns": cols, "missing": masks, "numeric": numeric, "n_samples": table.n_samples,
                 "float32": table.float32}
+
+    def _chunk_rows(self, chunk, a, b):
+        return dict(chunk, columns=[c[a:b] for c in chunk["columns"]], missing=[m[a:b] for m in chunk["missing"]],
+                    n_samples=b - a)
 
     def _missing(self, values):
         m = missing_mask(values)

@@ -100,11 +100,13 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
     _parameter_constraints = {
         "with_mean": ["boolean"],
         "clip": [Interval(Real, 0, None, closed="right")],
+        "verbose": ["verbose"],
     }
 
-    def __init__(self, *, with_mean=True, clip=5.0):
+    def __init__(self, *, with_mean=True, clip=5.0, verbose=0):
         self.with_mean = with_mean
         self.clip = clip
+        self.verbose = verbose
 
     _accept_sparse = True
 
@@ -228,11 +230,13 @@ class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerM
     _parameter_constraints = {
         "feature_range": [tuple],
         "clip": ["boolean"],
+        "verbose": ["verbose"],
     }
 
-    def __init__(self, feature_range=(0, 1), *, clip=True):
+    def __init__(self, feature_range=(0, 1), *, clip=True, verbose=0):
         self.feature_range = feature_range
         self.clip = clip
+        self.verbose = verbose
 
     def _check_params(self):
         lo, hi = self.feature_range
