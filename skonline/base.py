@@ -674,7 +674,7 @@ class OnlineMixin:
         return sub
 
     def _concat(self, raws):
-        return np.concatenate(raws)
+        return None if raws[0] is None else np.concatenate(raws)
 
     def _progress_metrics(self):
         """``(label, value)`` pairs of the progress line: the online metrics (hook)."""

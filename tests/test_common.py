@@ -13,6 +13,7 @@ An estimator takes part through its private hook ``_online_test_stream(rng, n_sa
 """
 
 import pickle
+import re
 import sys
 
 import numpy as np
@@ -20,7 +21,7 @@ import pytest
 from sklearn.base import clone, is_classifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skonline.utils import all_estimators
+from skonline.utils import _progress, all_estimators
 
 from _helpers import assert_same_state, learned_state
 
@@ -506,3 +507,60 @@ def test_sample_weight_contract(est):
         requests = routing.get_metadata_routing()
         assert requests.fit.requests["sample_weight"] is True
         assert requests.partial_fit.requests["sample_weight"] is True
+
+
+# --------------------------------------------------------------------------- progress (issue 23)
+_PROGRESS_LINE = re.compile(
+    r"^\[(?P<name>\w+)\] (epoch \S+ \| )?rows (?P<rows>[\d,]+) \| [\d,]+ rows/s \(last (?P<last>[\d,]+) rows\)"
+    r"( \| [a-z ]+ \S+)*$"
+)
+
+
+def _check_progress(lines, name):
+    """Every line is in the shared format, names the estimator, and its rate is over the rows
+    learned since the previous line (of one call starting from no rows)."""
+    assert lines
+    before = 0
+    for line in lines:
+        m = _PROGRESS_LINE.match(line)
+        assert m and m["name"] == name, line
+        rows, last = (int(m[k].replace(",", "")) for k in ("rows", "last"))
+        assert last == rows - before > 0, lines
+        before = rows
+
+
+def test_every_online_estimator_takes_verbose():
+    """``verbose=0`` (quiet) on every estimator that learns from a stream; the online pipeline keeps
+    scikit-learn's boolean ``verbose``."""
+    missing = [type(e).__name__ for e in ONLINE if e.get_params(deep=False).get("verbose", None) is None]
+    assert not missing
+    assert all(e.get_params(deep=False)["verbose"] in (0, False) for e in ONLINE)
+
+
+@pytest.mark.parametrize("est", [e for e in ONE_PER_CLASS if not hasattr(e, "steps")], ids=_id)
+def test_verbose_prints_the_shared_format_and_changes_nothing(est, capsys, monkeypatch):
+    """verbose=2 learns in blocks of rows (7 here) and prints one line per block in the shared
+    format; the model, its predictions and the prequential outputs are those of verbose=0 bit for
+    bit (fit and partial_fit)."""
+    monkeypatch.setattr(_progress, "BLOCK_ROWS", (25, 7))
+    X, y, first = _stream(est)
+    quiet = clone(est).set_params(**_rs(est))
+    loud = clone(quiet).set_params(verbose=2)
+    pred_quiet, pred_loud = _pfp(quiet, X, y, **first), _pfp(loud, X, y, **first)
+    if pred_quiet is not None:
+        np.testing.assert_array_equal(pred_loud, pred_quiet)
+    assert_same_state(loud, quiet)
+    lines = capsys.readouterr().out.splitlines()
+    # an ensemble whose experts follow the chunk protocol learns the chunk in one block
+    one_block = getattr(est, "_chunk_dependent", False) and hasattr(est, "estimators")
+    n_lines = 1 if one_block else -(-X.shape[0] // 7)
+    assert len(lines) == n_lines, lines
+    _check_progress(lines, type(est).__name__)
+    quiet.fit(X, y, **first)
+    loud.fit(X, y, **first)
+    assert_same_state(loud, quiet)
+    for k, v in _responses(quiet, X).items():
+        np.testing.assert_array_equal(_responses(loud, X)[k], v, err_msg=k)
+    _check_progress(capsys.readouterr().out.splitlines(), type(est).__name__)
+    quiet.partial_fit(X[:5], _sub(y, slice(0, 5)))
+    assert capsys.readouterr().out == ""  # quiet by default

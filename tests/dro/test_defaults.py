@@ -224,3 +224,25 @@ def test_adult_worst_group_log_loss_within_001_of_logistic_regression():
     assert worst(gdro.decision_function(Xt)) <= erm + 0.01
     one = GroupDROClassifier(random_state=0, tol=None).fit(X, y, groups=g)
     assert worst(one.decision_function(Xt)) > erm + 0.03
+
+
+def test_fit_verbose_prints_each_epoch_and_changes_nothing(capsys):
+    """verbose: a pooled fit prints one line per epoch (rows drawn, the rate over the epoch, the
+    objective its stopping rule checks), the shared progress format; the model is the quiet one.
+    With a fixed horizon (tol=None, the paper's one pass): one line after the last round."""
+    X, y, g = _gdro_blobs(2000)
+    quiet = GroupDROClassifier(random_state=0).fit(X, y, groups=g)
+    assert capsys.readouterr().out == ""
+    loud = GroupDROClassifier(random_state=0, verbose=1).fit(X, y, groups=g)
+    np.testing.assert_array_equal(loud.coef_, quiet.coef_)
+    np.testing.assert_array_equal(loud.q_, quiet.q_)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == quiet.n_epochs_ > 1
+    for k, line in enumerate(lines, 1):
+        assert line.startswith(f"[GroupDROClassifier] epoch {k} | rows {k * 2000:,} | "), line
+        assert "rows/s (last 2,000 rows) | objective " in line, line
+    assert lines[-1].endswith(f"objective {quiet.objective_value_:.4g}")
+    one = GroupDROClassifier(random_state=0, tol=None, verbose=1).fit(X, y, groups=g)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("[GroupDROClassifier] epoch 1 | rows 2,000 | ")
+    assert lines[0].endswith(f"objective {one.objective_value_:.4g}")

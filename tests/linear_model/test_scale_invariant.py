@@ -529,7 +529,8 @@ def test_verbose_prints_progress_and_changes_nothing(capsys):
     out = loud.partial_fit_decision_function(X, y, classes=[0, 1])
     assert np.array_equal(out, quiet)
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 3 and "rows seen 25,000" in lines[-1] and "average online loss" in lines[-1]
+    assert len(lines) == 3 and lines[-1].startswith("[ScaleInvariantClassifier] rows 25,000 | ")
+    assert "rows/s (last 5,000 rows) | online loss " in lines[-1] and "| mistake rate " in lines[-1]
 
 
 # --------------------------------------------------------------------------- rank decisions (issue 11)
