@@ -903,6 +903,12 @@ _DOC_PARAMS = """
         the datasets, 3 failing streams of 38 at 10, 1 at 5; the regressor 3 and 2 of 17).
     random_state : int, RandomState or Generator, default=None
         Seeds every random draw (groups, pool rows, DepRound coins).
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metrics (average online loss; mistake rate for the classifier). The result does not
+        change. A pooled ``fit`` (``sampling='pool'``) prints one line per epoch instead, with the
+        rows drawn and the objective its stopping rule checks (see ``tol``).
 """
 
 _DOC_ATTRS = """

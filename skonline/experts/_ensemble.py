@@ -583,6 +583,12 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         that range, it keeps one diverging expert from ruining the mixture (the clipped simplex
         gives every expert some weight), and with ``loss_bound='auto'`` it keeps the scaled losses
         in [0, 1] without clipping them, so that the rule's guarantee carries over to the mixture.{_DOC_COMMON}
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metrics (average online loss). The result does not change.
+        The ensemble's own progress; the experts stay quiet unless given ``verbose`` themselves.
+        With experts that follow the chunk protocol, one line per call.
 
     Attributes
     ----------
@@ -753,6 +759,12 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
         predicted label, or the Brier score ``sum_c (p_i(c) - 1[c = y])^2``. The log loss of the mixture
         is at most the mixture of the log losses (convexity), so the rule's bound transfers; for the
         0-1 loss it holds for the randomised prediction that draws an expert from the weights.{_DOC_COMMON}
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metrics (average online loss; mistake rate). The result does not change.
+        The ensemble's own progress; the experts stay quiet unless given ``verbose`` themselves.
+        With experts that follow the chunk protocol, one line per call.
 
     Attributes
     ----------

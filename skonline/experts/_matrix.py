@@ -50,6 +50,10 @@ class PCSP(OnlineMixin, BaseEstimator):
         The floor gamma on the eigenvalues; ``'auto'``: ``S / (T K)``.
     loss_bound : float, default=1.0
         Bound on the spectral norm of the loss matrices (they are divided by it internally).
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metric (average online loss). The result does not change.
 
     Attributes
     ----------

@@ -379,6 +379,10 @@ class Hedge(_TunedRule):
     eta : float or 'auto', default='auto'
         Learning rate. ``'auto'``: ``sqrt(8 log K / T)``, the minimax tuning
         (regret ``<= sqrt(T log K / 2)``).{_DOC_COMMON_PARAMS}
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metric (average online loss). The result does not change.
 
     Attributes
     ----------{_DOC_COMMON_ATTRS}
@@ -447,6 +451,10 @@ class FixedShare(_TunedRule):
         ``FixedShare(eta='adaptive', alpha='decreasing')`` is the online ensembles' default rule.
     n_segments : int, default=1
         The number S of segments of the comparator (S - 1 switches).{_DOC_COMMON_PARAMS}
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metric (average online loss). The result does not change.
 
     Attributes
     ----------{_DOC_COMMON_ATTRS}
@@ -550,6 +558,10 @@ class ClippedHedge(_ClippedRule):
     eta : float or 'auto', default='auto'
         Learning rate. ``'auto'``: ``sqrt(S log(K T / S) / T)`` (Theorem 1), giving
         ``TR <= 2 sqrt(S T log(K T / S)) + S``.{_DOC_CLIP_PARAMS}{_DOC_COMMON_PARAMS}
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metric (average online loss). The result does not change.
 
     Attributes
     ----------{_DOC_COMMON_ATTRS}
@@ -609,6 +621,10 @@ class PCS(_ClippedRule):
         An upper bound on ``L_2`` used by ``eta='auto'``; ``None``: the worst case ``L_2 <= T``. A
         parameter-free second-order tracking bound is an open problem (paper, Sec. 3.3).\
 {_DOC_CLIP_PARAMS}{_DOC_COMMON_PARAMS}
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metric (average online loss). The result does not change.
 
     Attributes
     ----------{_DOC_COMMON_ATTRS}
@@ -718,6 +734,10 @@ class OCS(_OptimisticRule):
     path_length_bound : float or None, default=None
         Upper bound on ``P_inf`` for ``eta='auto'``; ``None``: the worst case ``P_inf <= T``.\
 {_DOC_CLIP_PARAMS}{_DOC_COMMON_PARAMS}
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metric (average online loss). The result does not change.
 
     Attributes
     ----------{_DOC_COMMON_ATTRS}
@@ -773,6 +793,10 @@ class OCSPlus(_OptimisticRule):
 {_DOC_PROTOCOL}
     Parameters
     ----------{_DOC_CLIP_PARAMS}{_DOC_COMMON_PARAMS}
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metric (average online loss). The result does not change.
 
     Attributes
     ----------{_DOC_COMMON_ATTRS}
@@ -847,6 +871,10 @@ class MLPoly(_BaseRule):
     ----------
     loss_range : tuple (low, high), default=(0.0, 1.0)
         The declared range of the losses (the rule itself is scale-free).
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metric (average online loss). The result does not change.
 
     Attributes
     ----------{_DOC_COMMON_ATTRS}
@@ -913,6 +941,10 @@ class BOA(_BaseRule):
         Prior weights pi (normalised); ``None``: uniform.
     loss_range : tuple (low, high), default=(0.0, 1.0)
         The declared range of the losses.
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metric (average online loss). The result does not change.
 
     Attributes
     ----------{_DOC_COMMON_ATTRS}
@@ -984,6 +1016,10 @@ class AdaHedge(_BaseRule):
     ----------
     loss_range : tuple (low, high), default=(0.0, 1.0)
         The declared range of the losses.
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metric (average online loss). The result does not change.
 
     Attributes
     ----------{_DOC_COMMON_ATTRS}

@@ -16,6 +16,7 @@ from ._base import (
     _DOC_CLIP,
     _DOC_FORGETTING,
     _DOC_STANDARDIZE,
+    _DOC_VERBOSE_REGRESSOR,
     STANDARDIZE_SAMPLE_WEIGHT_XFAIL,
     _LinearAWVMixin,
 )
@@ -60,6 +61,7 @@ class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, Bas
         + _DOC_CLIP
         + _DOC_STANDARDIZE
         + _DOC_FORGETTING
+        + _DOC_VERBOSE_REGRESSOR
         + r"""
 
     Attributes

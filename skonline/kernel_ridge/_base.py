@@ -59,6 +59,14 @@ _DOC_FORGETTING = """
         benchmark's acceptance margin. Every row is discounted, whatever its
         ``sample_weight``."""
 
+_DOC_VERBOSE = """
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metrics (average online loss{}). The result does not change."""
+_DOC_VERBOSE_REGRESSOR = _DOC_VERBOSE.format("")
+_DOC_VERBOSE_CLASSIFIER = _DOC_VERBOSE.format("; mistake rate")
+
 _DOC_STANDARDIZE = """
     standardize : bool, default=True
         Standardise the features and the target online, prequentially: row :math:`t` is

@@ -18,6 +18,7 @@ from ._base import (
     _DOC_CLIP,
     _DOC_SIGMA,
     _DOC_STANDARDIZE,
+    _DOC_VERBOSE_REGRESSOR,
     STANDARDIZE_SAMPLE_WEIGHT_XFAIL,
     _GrowingStateMixin,
     awv_settings,
@@ -100,6 +101,7 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         + _DOC_ALGORITHM
         + _DOC_CLIP
         + _DOC_STANDARDIZE
+        + _DOC_VERBOSE_REGRESSOR
         + r"""
 
     Attributes

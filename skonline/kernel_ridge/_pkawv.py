@@ -31,6 +31,8 @@ from ._base import (
     _DOC_CLIP,
     _DOC_FORGETTING,
     _DOC_STANDARDIZE,
+    _DOC_VERBOSE_CLASSIFIER,
+    _DOC_VERBOSE_REGRESSOR,
     _GrowingStateMixin,
     _LinearAWVMixin,
     first_capacity,
@@ -684,7 +686,7 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
     Parameters
     ----------"""
         + _DOC_FEATURES + _DOC_ALPHA_PKAWV + _DOC_KERNEL + _DOC_ALGORITHM + _DOC_CLIP + _DOC_STANDARDIZE
-        + _DOC_FORGETTING
+        + _DOC_FORGETTING + _DOC_VERBOSE_REGRESSOR
         + """
 
     Attributes
@@ -792,7 +794,7 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
     Parameters
     ----------"""
         + _DOC_FEATURES + _DOC_ALPHA_PKAWV + _DOC_KERNEL + _DOC_ALGORITHM + _DOC_CLIP + _DOC_STANDARDIZE
-        + _DOC_FORGETTING
+        + _DOC_FORGETTING + _DOC_VERBOSE_CLASSIFIER
         + """
 
     Attributes

@@ -1038,7 +1038,9 @@ _DOC_PARAMS = """
         Seeds the kernel sampling and the random frequencies (drawn from a child stream, so the
         sampled kernels do not depend on ``n_components``).
     verbose : int, default=0
-        Print progress on long passes (the result does not change).
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metrics (average online loss; mistake rate for the classifier). The result does not change.
 """
 
 _DOC_ATTRS = """

@@ -31,6 +31,10 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
         first chunk are binary or multiclass labels, a regressor otherwise.
     random_state : int, RandomState instance, Generator or None, default=None
         If not None, seeds the learner (overriding its own ``random_state``).
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
+        does not change. The learner inside stays quiet unless given ``verbose`` itself.
 
     Notes
     -----

@@ -503,8 +503,9 @@ _DOC_COMMON = """
         ailerons) would swamp it; the default treats anything within a relative 1e-6 of the span as
         in it. (The default was 1e-10 before; it broke down on such data.)
     verbose : int, default=0
-        If positive, long passes print progress (rows seen, rows/s, average online loss) every
-        100,000 rows (every 10,000 rows for ``verbose >= 2``). The result does not change.
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metrics (average online loss; mistake rate for the classifier). The result does not change.
 """
 
 _DOC_ATTRS = """

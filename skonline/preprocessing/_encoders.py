@@ -127,6 +127,10 @@ class OnlineOneHotEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transforme
         the raw Adult stream (``benchmarks/results/encoders.md``, section *Sparse output*).
     dtype : numpy dtype, default=None
         Output dtype; ``None``: float32 for float32 input, float64 otherwise.
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
+        does not change.
 
     Attributes
     ----------
@@ -393,6 +397,10 @@ class OnlineHashingEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transform
         Return a CSR matrix instead of a dense array.
     dtype : numpy dtype, default=None
         Output dtype; ``None``: float32 for float32 input, float64 otherwise.
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
+        does not change.
 
     Attributes
     ----------

@@ -62,6 +62,10 @@ class OnlineImputer(OnlineTransformerMixin, TransformerMixin, BaseEstimator):
         for the stream; ``SimpleImputer`` only adds columns that had missing values in ``fit``).
     max_categories : int, default=64
         Space-saving counters per column for ``'most_frequent'`` (unused otherwise).
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
+        does not change.
 
     Attributes
     ----------

@@ -67,6 +67,10 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
         square of each column, keeping its structure).
     clip : float, default=5.0
         Output clip and winsorising threshold, in standard deviations.
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
+        does not change.
 
     Attributes
     ----------
@@ -204,6 +208,10 @@ class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerM
     feature_range : tuple (min, max), default=(0, 1)
     clip : bool, default=True
         Clip transformed values to ``feature_range``.
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
+        does not change.
 
     Attributes
     ----------
