@@ -15,7 +15,9 @@ A default estimator too slow for ``--rows`` rows within ``--budget`` seconds run
 a warm-up fit (compilation) on 2,000 rows, then a timed fit on 20,000 rows, gives its rate; the
 rows are cut to what that rate fits in the budget (a multiple of 100,000, at least 100,000), and
 the results table says so. Progress lines go to standard output as they come; the table goes to
-``benchmarks/results/progress.md``.
+``benchmarks/results/progress.md`` (and ``.json``). A run with ``--estimators`` updates those
+estimators' rows and keeps the others (each row names its run). The scalers' and the imputer's
+synthetic streams have 4 columns (in their own units).
 
     python benchmarks/progress.py [--rows 1000000] [--features 100] [--budget 15]
                                   [--estimators NAME ...]
@@ -26,6 +28,7 @@ import contextlib
 import gc
 import inspect
 import io
+import json
 import shlex
 import sys
 import time
@@ -114,7 +117,12 @@ def main(argv=None):
     started = time.perf_counter()
     for name, est in _estimators(args.estimators):
         features = args.table_features if name in WIDE_OUTPUT else args.features
+        try:
+            X, y, kw = _stream(est, args.rows, features)
+        except ValueError:  # a stream of 4 columns in their own units (the scalers, the imputer)
+            features = 4
         X, y, kw = _stream(est, args.rows, features)
+        features = X.shape[1]  # PCSP's stream: 3 x 3 loss matrices, whatever is asked
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             _fit(clone(est), X, y, kw, 2_000, 0)  # compile
@@ -134,28 +142,44 @@ def main(argv=None):
     total = time.perf_counter() - started
 
     cmd = "python benchmarks/progress.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
-    short = [r for r in rows_rows if r[1] < args.rows]
+    cmd = cmd.strip()
+    # a run with --estimators updates their rows of the results (the others keep theirs)
+    store = RESULTS / "progress.json"
+    results = json.loads(store.read_text()) if args.estimators and store.exists() else {"runs": [], "rows": {}}
+    if results.get("target_rows") not in (None, args.rows):
+        results = {"runs": [], "rows": {}}
+    results["target_rows"] = args.rows
+    results["runs"].append({"command": cmd, "header": run_header(), "seconds": round(total, 1)})
+    for name, rows, features, seconds, n_lines, last in rows_rows:
+        results["rows"][name] = {"rows": rows, "features": features, "seconds": round(seconds, 2),
+                                 "lines": n_lines, "last": last, "run": len(results["runs"])}
+    RESULTS.mkdir(exist_ok=True)
+    store.write_text(json.dumps(results, indent=1) + "\n")
+    table = results["rows"]
+    short = [n for n, r in table.items() if r["rows"] < args.rows]
     lines = [
         "# Progress on a long fit (`verbose=1`)",
         "",
-        f"Command: `{cmd.strip()}`. {run_header()}",
+        *[f"Run {k}: `{r['command']}` ({r['seconds']:.0f} s). {r['header']}" for k, r in
+          enumerate(results["runs"], 1)],
         "",
         f"Every estimator that takes `verbose`, at its defaults, fits its own synthetic stream of "
         f"{args.rows:,} rows with `verbose=1` (about {args.budget:g} s each at most: slower ones "
-        f"run on fewer rows, marked below). {sum(1 for r in rows_rows if r[4] > 0)} of "
-        f"{len(rows_rows)} printed progress; {len(short)} ran on fewer rows than {args.rows:,}. "
-        f"Total {total:.0f} s.",
+        f"run on fewer rows, marked below). {sum(1 for r in table.values() if r['lines'] > 0)} of "
+        f"{len(table)} printed progress; {len(short)} ran on fewer rows than {args.rows:,}"
+        + (f" ({', '.join(sorted(short))})" if short else "") + ".",
         "",
-        "| estimator | rows | features | fit seconds | progress lines | last line |",
-        "|---|---:|---:|---:|---:|---|",
+        "| estimator | rows | features | fit seconds | progress lines | last line | run |",
+        "|---|---:|---:|---:|---:|---|---:|",
     ]
-    for name, rows, features, seconds, n_lines, last in rows_rows:
-        mark = "" if rows == args.rows else " (fewer)"
-        lines.append(f"| {name} | {rows:,}{mark} | {features} | {seconds:.1f} | {n_lines} | `{last}` |")
-    RESULTS.mkdir(exist_ok=True)
+    for name in sorted(table):
+        r = table[name]
+        mark = "" if r["rows"] == args.rows else " (fewer)"
+        last = r["last"].replace("|", "\\|")  # a pipe inside a table cell
+        lines.append(f"| {name} | {r['rows']:,}{mark} | {r['features']} | {r['seconds']:.1f} | {r['lines']} | "
+                     f"`{last}` | {r['run']} |")
     (RESULTS / "progress.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines[4:6]))
-
+    print(lines[-len(table) - 4])
 
 if __name__ == "__main__":
     main()

@@ -126,6 +126,10 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
         self.estimator_.partial_fit(chunk["X"], chunk["y"], **kw)
         return None
 
+    def _progress_metrics(self):
+        """The progress line reports the learner's online metrics (the selector has no loss)."""
+        return self.estimator_._progress_metrics()
+
     def _online_test_stream(self, rng, n_samples=60, n_features=4):
         X = rng.uniform(-1, 1, size=(n_samples, n_features))
         y = (X[:, 0] + 0.3 * rng.standard_normal(n_samples) > 0).astype(int)
