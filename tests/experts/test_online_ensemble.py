@@ -248,3 +248,24 @@ def test_loss_names_are_scikit_learns_with_old_aliases():
         b = OnlineEnsembleRegressor(experts, loss=old, quantile=0.3)
         np.testing.assert_array_equal(a.partial_fit_predict(X, y), b.partial_fit_predict(X, y))
         assert a.cumulative_loss_ == b.cumulative_loss_
+
+
+def test_verbose_learns_a_chunk_dependent_ensemble_in_one_block(capsys, monkeypatch):
+    """Experts that follow the chunk protocol (scikit-learn's SGD) learn each call as one chunk:
+    verbose prints one line per call instead of splitting it into blocks, which would change
+    what they learn."""
+    from skonline.utils import _progress
+
+    monkeypatch.setattr(_progress, "BLOCK_ROWS", (25, 7))
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 3))
+    y = X @ [1.0, -2.0, 0.5] + 0.1 * rng.standard_normal(60)
+    experts = [("sgd", SGDRegressor(random_state=0)), ("sgd2", SGDRegressor(random_state=1, alpha=0.1))]
+    quiet = OnlineEnsembleRegressor(experts, random_state=0)
+    assert quiet._chunk_dependent
+    loud = clone(quiet).set_params(verbose=2)
+    np.testing.assert_array_equal(loud.partial_fit_predict(X, y), quiet.partial_fit_predict(X, y))
+    np.testing.assert_array_equal(loud.weights_, quiet.weights_)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("[OnlineEnsembleRegressor] rows 60 | ")
+    assert "(last 60 rows) | online loss " in lines[0]
