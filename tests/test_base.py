@@ -149,10 +149,10 @@ def test_a_two_column_target_names_the_multioutput_wrapper():
 
 def test_warnings_name_the_users_line():
     """A warning given deep inside a call points at the user's line, not skonline's (issue 23)."""
-    from skonline.kernel_ridge import KernelAWVRegressor
+    from skonline.kernel_selection import KernelSelectionRegressor
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((30, 2))
     with pytest.warns(UserWarning, match="reached the budget") as record:
-        KernelAWVRegressor(max_rows=10).fit(X, X[:, 0])  # the line the warning must name
+        KernelSelectionRegressor(n_components=None, max_support=10).fit(X, X[:, 0])  # the user's line
     assert record[0].filename == __file__
