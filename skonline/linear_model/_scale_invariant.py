@@ -1,7 +1,6 @@
 """Scale-invariant unconstrained online linear learners (Kotłowski, ALT 2017)."""
 
 import math
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -21,6 +20,7 @@ from ..losses import get_loss
 from ..utils import _recycle
 from ..utils._jit import njit
 from ..utils._math import distinct_columns
+from ..utils._warnings import warn
 from ..utils.validation import readonly, validate_X_predict
 from . import _scale_invariant_core as core
 
@@ -214,11 +214,10 @@ class _ScaleInvariantBase:
             self._warn_collinear(t0, t0 + X.shape[0])
         self.cumulative_loss_ = float(loss_acc[0])
         if self.n_clamped_[0] > clamped_before:
-            warnings.warn(
+            warn(
                 f"{type(self).__name__}: an exponent of the potential exceeded {core.E_MAX:g} and was "
                 "clamped; predictions are no longer exactly the paper's.",
                 RuntimeWarning,
-                stacklevel=4,
             )
         return out
 
@@ -326,7 +325,7 @@ class _ScaleInvariantBase:
             return
         names = getattr(self, "feature_names_in_", None)
         col = f"{names[j]!r}" if names is not None else str(j)
-        warnings.warn(
+        warn(
             f"{type(self).__name__} (invariance='full'): nearly collinear features (column {col} has "
             f"a variance inflation factor of {vif:.3g} > {_COLLINEAR_VIF:g}: the other columns predict "
             f"it almost exactly) on a short stream ({n_after} rows for {D} columns). Full invariance "
@@ -335,7 +334,6 @@ class _ScaleInvariantBase:
             "worse than those of a learner with a prior in standardised units. Drop or combine the "
             f"near-duplicate columns, or use such a learner: {self._collinear_alternative}",
             UserWarning,
-            stacklevel=4,
         )
 
     # --------------------------------------------------------------- prediction
