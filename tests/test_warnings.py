@@ -8,6 +8,7 @@ call inside skonline (``skonline.utils._warnings.warn`` walks the stack instead 
 through the same helper and are covered in tests/datasets and tests/test_compile_cache.py.
 """
 
+import re
 import warnings
 
 import numpy as np
@@ -107,3 +108,87 @@ def test_the_warning_names_this_file(case):
     assert hits, f"{case}: no {category.__name__} matching {match!r} (got {[str(w.message) for w in record]})"
     for w in hits:
         assert w.filename == __file__, f"{case}: the warning names {w.filename}:{w.lineno}"
+
+
+# ---------------------------------------------------------------- advice that runs as written
+#: a call as code shows it: ``Name(...)`` or ``module.Name(...)`` (CamelCase: not O(r^2))
+CALL = re.compile(r"(?<![\w.])(?:[a-z_]+\.)*[A-Z][a-z]\w*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
+
+
+def _namespace():
+    """What the advice may name: skonline's public estimators and subpackages, scikit-learn's."""
+    import importlib
+
+    import sklearn.multioutput
+
+    import skonline
+
+    ns = {"skonline": skonline, "sklearn": sklearn, "np": np}
+    for sub in ("dro", "experts", "kernel_approximation", "kernel_ridge", "kernel_selection",
+                "linear_model", "pipeline", "preprocessing", "compose"):
+        mod = importlib.import_module(f"skonline.{sub}")
+        ns.update({n: getattr(mod, n) for n in getattr(mod, "__all__", [])})
+    ns.update({n: getattr(sklearn.multioutput, n) for n in ("MultiOutputRegressor", "MultiOutputClassifier")})
+    return ns
+
+
+def _messages_with_code():
+    """Each warning of CASES and a few errors that advise code, with the code they advise."""
+    out = []
+    for case, (match, _category, call) in CASES.items():
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            call()
+        out += [(case, str(w.message)) for w in record if match in str(w.message)]
+    errors = {
+        "two-column target": lambda: ScaleInvariantRegressor().fit(X3, X3[:, :2]),
+        "radius=None": lambda: KernelSelectionClassifier("oks++", radius=None).fit(X3, Y3),
+    }
+    for case, call in errors.items():
+        with pytest.raises(ValueError) as info:
+            call()
+        out.append((case, str(info.value)))
+    return out
+
+
+def test_the_ensemble_advice_is_short_and_runs():
+    """The collinearity note advises the default ensemble, constructible as written (issue 22/23)."""
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        ScaleInvariantClassifier(invariance="full").fit(BC_X, BC_Y)
+    (message,) = [str(w.message) for w in record if "nearly collinear" in str(w.message)]
+    assert "skonline.experts.OnlineEnsembleClassifier()" in message
+    assert "benchmarks/" not in message and len(message) < 450
+    ens = eval("skonline.experts.OnlineEnsembleClassifier()", _namespace())  # noqa: S307
+    assert ens.fit(BC_X[:200], BC_Y[:200]).score(BC_X[200:], BC_Y[200:]) > 0.8
+
+
+def _fits(obj):
+    """An advised estimator is constructed and fitted (a wrong argument may only raise in fit)."""
+    from sklearn.base import is_classifier, is_regressor
+    from sklearn.multioutput import MultiOutputRegressor
+
+    if isinstance(obj, MultiOutputRegressor):
+        obj.fit(X3, X3[:, :2])
+    elif is_classifier(obj):
+        obj.fit(X3, Y3)
+    elif is_regressor(obj):
+        obj.fit(X3, X3[:, 0])
+    elif hasattr(obj, "fit"):
+        obj.fit(X3)
+
+
+def test_every_advised_call_runs_as_written():
+    """Every call a warning or error message shows (``Name(...)``) constructs as written, and fits, and no
+    message points at a file that is not installed (benchmarks/, docs/)."""
+    ns = _namespace()
+    snippets = []
+    for case, message in _messages_with_code():
+        assert "benchmarks/" not in message and ".py" not in message, (case, message)
+        for code in CALL.findall(message):
+            snippets.append((case, code))
+            _fits(eval(code, dict(ns)))  # noqa: S307 - any error is the failure we look for
+    codes = {code for _, code in snippets}
+    # the messages above advise these (a check that the extraction found them)
+    assert "skonline.experts.OnlineEnsembleClassifier()" in codes
+    assert "sklearn.multioutput.MultiOutputRegressor(ScaleInvariantRegressor())" in codes
