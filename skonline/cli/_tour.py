@@ -376,7 +376,7 @@ def run_linear_model(data, ctx):
     for variant, Xv in variants.items():
         ctx.progress.show(f"linear_model / {data.name} / SGDClassifier ({variant})")
         p = _baseline(SGDClassifier(loss="log_loss", random_state=0), Xv, y, "predict_proba")
-        curves["SGDClassifier", variant] = losses = _log_loss(p[:, -1], y1)
+        curves["SGDClassifier(loss='log_loss')", variant] = losses = _log_loss(p[:, -1], y1)
         sgd.append(float(losses.mean()))
     for invariance in ("coordinate", "full"):
         values, seconds = [], 0.0
@@ -388,7 +388,7 @@ def run_linear_model(data, ctx):
             (proba, _), sec = _timed(prequential_predictions, est, Xv, y,
                                      response_method="predict_proba", chunk_size=len(y))
             losses = _log_loss(proba[:, -1], y1)
-            curves[f"ScaleInvariant({invariance})", variant] = losses
+            curves[f"ScaleInvariantClassifier(invariance='{invariance}')", variant] = losses
             values.append(float(losses.mean()))
             seconds += sec
         rows.append(Row("linear_model", data.name, f"ScaleInvariantClassifier(invariance='{invariance}')",
@@ -769,8 +769,16 @@ def _number(value):
     return f"{value:.4g}"
 
 
+def _worse(row):
+    """Whether a row is worse than its baseline at all (a tie when not by more than ``TIE``)."""
+    values = row.value if isinstance(row.value, tuple) else (row.value,)
+    bases = row.baseline_value if isinstance(row.baseline_value, tuple) else (row.baseline_value,)
+    return any(v > b for v, b in zip(values, bases))
+
+
 def _cells(row, k=None):
-    note = "; ".join(x for x in (row.note, f"loses: see [{k}]" if k else "") if x)
+    tie = f"a tie: worse by at most {TIE:.1%}" if _worse(row) and not loses(row) else ""
+    note = "; ".join(x for x in (row.note, tie, f"loses: see [{k}]" if k else "") if x)
     return (row.family, row.dataset, row.learner, f"{row.rows:,}", row.metric, _number(row.value),
             row.baseline, _number(row.baseline_value), f"{row.seconds:.3f}", note)
 
