@@ -1363,8 +1363,7 @@ def main(argv=None):
 
         raw = dict(all_estimators())
         for ename, (_, ekind) in ests.items():
-            unseeded = {"OnlineEnsembleClassifier": _ensemble_classifier,
-                        "OnlineEnsembleRegressor": _ensemble_regressor}.get(ename, raw.get(ename))
+            unseeded = raw.get(ename)  # the class: its defaults (the ensembles' default experts included)
             if unseeded is None or not has_random_state(unseeded):
                 continue
             for sname in stream_names:

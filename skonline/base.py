@@ -809,13 +809,19 @@ class OnlineMixin:
         raise NotImplementedError
 
     def _predict_input(self, X, **kwargs):
-        """Validate ``X`` for prediction and apply the online standardisation (current statistics)."""
-        X = validate_X_predict(self, X, **kwargs)
+        """Validate ``X`` for prediction, put it in the stream's container (:meth:`_container`) and
+        apply the online standardisation (current statistics)."""
+        X = self._container(validate_X_predict(self, X, **kwargs))
         if self._standardizes() and hasattr(self, "_x_mean_"):
             count = np.array([float(self.n_samples_seen_)])
             Z = _scaling.frozen_transform(X, count, self._x_mean_, self._x_m2_, float(self._standardize_clip),
                                           min_count=float(self._standardize_min_count))
             X = readonly(Z)
+        return X
+
+    def _container(self, X):
+        """The validated rows in the container the estimator computes with (hook: kernel selection
+        decides it from the width of the stream); the rows as given by default."""
         return X
 
     def _predict_output(self, pred):

@@ -126,10 +126,13 @@ def _rs(est):
 
 @pytest.mark.parametrize("est", ONLINE, ids=_id)
 def test_pickle_mid_stream(est):
-    """Invariant 2: pickling mid-stream and continuing equals never stopping."""
+    """Invariant 2: pickling mid-stream and continuing equals never stopping. (And ``dir()`` of a
+    fitted estimator works: scikit-learn's ``__dir__`` probes every attribute with ``hasattr``, as
+    dask-ml does, so a property that is not available must raise AttributeError.)"""
     X, y, first = _stream(est)
     a = clone(est).set_params(**_rs(est))
     a.partial_fit(X[:25], _sub(y, slice(0, 25)), **first)
+    dir(a)
     b = pickle.loads(pickle.dumps(a))
     pa = _pfp(a, X[25:], _sub(y, slice(25, None)))
     pb = _pfp(b, X[25:], _sub(y, slice(25, None)))

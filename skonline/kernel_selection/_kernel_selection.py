@@ -17,7 +17,7 @@ from ..losses import get_loss
 from ..utils import _scaling
 from ..utils._growing import GrowingStateMixin, warn_growth
 from ..utils._warnings import warn
-from ..utils.validation import readonly, validate_X_predict
+from ..utils.validation import readonly
 from . import _core, _linear
 
 __all__ = ["KernelSelectionClassifier", "KernelSelectionRegressor"]
@@ -355,10 +355,6 @@ class _KernelSelectionBase(GrowingStateMixin):
         chunk = super()._validate_chunk(X, y, **kw)
         chunk["X"] = self._container(chunk["X"])
         return chunk
-
-    def _predict_input(self, X, **kwargs):
-        X = validate_X_predict(self, X, **kwargs)
-        return super()._predict_input(self._container(X), **kwargs)
 
     def _rf_rows(self, X):
         """The rows the random features read: the columns hashed onto HASH_BUCKETS buckets (with
@@ -815,7 +811,7 @@ class _KernelSelectionBase(GrowingStateMixin):
         from ..kernel_approximation import MultiBandwidthFourierFeatures
 
         m = MultiBandwidthFourierFeatures(
-            sigmas=tuple(self.sigmas_), n_components=int(self.n_components), shared_base=self.shared_base
+            sigmas=tuple(self.sigmas_), n_components=int(self._omega_.shape[2]), shared_base=self.shared_base
         )
         m.base_ = self._omega_.copy()
         m.n_features_in_ = self.n_features_in_

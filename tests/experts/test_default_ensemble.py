@@ -112,7 +112,7 @@ def test_default_expert_notes_are_silent():
     from skonline.kernel_selection import KernelSelectionClassifier
 
     with pytest.warns(UserWarning, match="short multiclass stream"):
-        OnlineEnsembleClassifier([("ks", KernelSelectionClassifier(random_state=0))]).partial_fit(
+        OnlineEnsembleClassifier([("ks", KernelSelectionClassifier(feedback="bandit", random_state=0))]).partial_fit(
             X, y, classes=[0, 1, 2])
 
 
