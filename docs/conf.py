@@ -48,6 +48,9 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax 3 shipped with the docs (_static/mathjax/) instead of loaded from a CDN: the maths
+    # renders offline (issue 23); the package sets mathjax_path to its local copy
+    "sphinx-mathjax-offline",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "mdtables",  # docs/_ext/mdtables.py: benchmark results (Markdown) included at build time

@@ -79,7 +79,7 @@ def test_tour_quick(tmp_path):
     assert {r[0] for r in rows} == set(FAMILIES)  # a row (or more) per family
     for r in rows:
         assert r[1].startswith("synthetic: "), r  # --quick never reads the data home
-        assert len(r) == 9 and r[3].replace(",", "").isdigit(), r
+        assert len(r) == 10 and r[3].replace(",", "").isdigit(), r
         for value in r[5].split(" / ") + r[7].split(" / "):
             assert np.isfinite(float(value)), r
     # the scale-invariant learners score the same on raw and rescaled features; SGD does not
@@ -90,6 +90,9 @@ def test_tour_quick(tmp_path):
             sgd_raw, sgd_rescaled = r[7].split(" / ")
             assert sgd_raw != sgd_rescaled, r
     assert "\r[" not in proc.stderr  # --no-progress
+    _labels_construct(rows)
+    _losing_rows_say_why(rows, proc.stdout)
+    assert rows[0][2] == "OnlineEnsembleClassifier(random_state=0)"  # the learner to start with
     if _have_matplotlib():
         for _family, png in PNGS.items():
             path = out / png
@@ -98,6 +101,54 @@ def test_tour_quick(tmp_path):
         assert (out / "results.md").read_text().count("| linear_model") >= 1
     else:
         assert "plots skipped" in proc.stdout
+
+
+def _labels_construct(rows):
+    """Every learner label is code that constructs the learner (the experts' list is the legend's
+    ``experts``); every baseline label, each part of a ``+`` chain."""
+    import importlib
+
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.linear_model import LogisticRegression, Ridge, SGDClassifier, SGDRegressor
+
+    ns = dict(SGDClassifier=SGDClassifier, SGDRegressor=SGDRegressor, LogisticRegression=LogisticRegression,
+              Nystroem=Nystroem)
+    for sub in ("dro", "experts", "kernel_ridge", "kernel_selection", "linear_model"):
+        mod = importlib.import_module(f"skonline.{sub}")
+        ns.update({n: getattr(mod, n) for n in mod.__all__})
+    ns["experts"] = [("sgd", SGDRegressor(random_state=0)), ("scale_invariant", ns["ScaleInvariantRegressor"]()),
+                     ("ridge_warmup", FrozenEstimator(Ridge())),
+                     ("hgb_warmup", FrozenEstimator(HistGradientBoostingRegressor(max_iter=50)))]
+    for r in rows:
+        assert hasattr(eval(r[2], dict(ns)), "fit"), r  # noqa: S307
+        if not r[6].startswith("best single expert"):
+            for part in r[6].split("+"):
+                assert hasattr(eval(part, dict(ns)), "fit"), r  # noqa: S307
+
+
+def _losing_rows_say_why(rows, stdout):
+    """A row worse than its baseline is numbered in its note, with a reason under the table that
+    is a reason (not the tour's fallback)."""
+    from skonline.cli._tour import TIE
+
+    for r in rows:
+        values = [float(v) for v in r[5].split(" / ")]
+        bases = [float(v) for v in r[7].split(" / ")]
+        if any(v > b * (1 + TIE) for v, b in zip(values, bases)):
+            (k,) = re.findall(r"loses: see \[(\d+)\]", r[9])
+            (why,) = [ln for ln in stdout.splitlines() if ln.startswith(f"[{k}] ")]
+            assert "no reason known" not in why, why
+
+
+def test_readme_quotes_no_typed_times():
+    """Times in the README are measured by the script that prints them (the tour prints its own),
+    never typed (issue 23: "about 30 s" for runs of 46 s and more)."""
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    if not readme.is_file():  # pragma: no cover - tests copied without the tree
+        pytest.skip("no README.md")
+    assert not re.search(r"\d+\s*(s|seconds|min|minutes)\b", readme.read_text(encoding="utf-8"))
 
 
 def test_families_filter_and_default_command(tmp_path):

@@ -7,6 +7,7 @@ writes nothing into the working tree. skonline is the one these tests import (th
 package under .ci/run).
 """
 
+import importlib.util
 import os
 import re
 import shutil
@@ -34,9 +35,27 @@ def _copy_sources(dest):
     return dest / "docs", dest / "examples"
 
 
+def _assert_mathjax_is_local(html):
+    """Every page that loads MathJax loads the copy in _static/mathjax/ and no http(s) URL of
+    MathJax appears anywhere in the built HTML."""
+    pages = sorted(html.rglob("*.html"))
+    with_math = []
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        remote = re.findall(r"https?://[^\"' ]*mathjax[^\"' ]*", text, flags=re.IGNORECASE)
+        assert not remote, f"{page.relative_to(html)} loads MathJax from {remote[0]}"
+        if re.search(r"<script[^>]*src=\"[^\"]*mathjax/tex-chtml\.js", text):
+            with_math.append(page)
+    assert with_math, "no page loads MathJax (the user guide has maths)"
+    assert (html / "_static" / "mathjax" / "tex-chtml.js").is_file()
+    assert any((html / "_static" / "mathjax" / "output" / "chtml" / "fonts").rglob("*.woff"))
+
+
 def test_docs_build_with_warnings_as_errors(tmp_path):
     for module in ("sphinx", "numpydoc", "sphinx_gallery", "pydata_sphinx_theme", "matplotlib"):
         pytest.importorskip(module)
+    if importlib.util.find_spec("sphinx-mathjax-offline") is None:
+        pytest.fail("the docs extra's sphinx-mathjax-offline is not installed (pip install '.[docs]')")
     docs, examples = _copy_sources(tmp_path / "src")
     html = tmp_path / "html"
     env = dict(os.environ)
@@ -49,6 +68,9 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
     )
     assert (html / "index.html").is_file()
     assert (html / "user_guide" / "linear_model.html").is_file()
+
+    # the maths renders offline: MathJax is a local file, never a CDN (issue 23)
+    _assert_mathjax_is_local(html)
 
     # API reference generated from __all__
     api = html / "generated" / "api"

@@ -26,10 +26,11 @@ N_SYNTHETIC = 4_000  # rows of each synthetic stand-in
 N_QUICK = 1_000  # rows with --quick
 CHUNK = 100  # chunk size of the scikit-learn baselines (predict the chunk, then learn it)
 
-FAMILIES = ("linear_model", "experts", "kernel_selection", "kernel_ridge", "dro")
+FAMILIES = ("start", "linear_model", "experts", "kernel_selection", "kernel_ridge", "dro")
 
 # the real datasets each family uses, with the synthetic stand-in used when a file is missing
 PLAN = {
+    "start": [("magic04", "bumps_binary"), ("casp", "bumps_regression")],
     "linear_model": [("magic04", "logistic"), ("phishing", "logistic"), ("ijcnn1", "logistic"),
                      ("cod-rna", "logistic")],
     "experts": [("casp", "drift")],
@@ -62,6 +63,20 @@ class Row:
     baseline: str
     baseline_value: float
     seconds: float
+    note: str = ""  # what the run found (the selected bandwidth, the dictionary size, ...)
+    why: str = ""  # why the row loses to its baseline (printed under the table); see loses()
+
+
+#: a row within this relative margin of its baseline is a tie, not a loss
+TIE = 0.005
+
+
+def loses(row):
+    """Whether a row is worse than its baseline (lower is better) by more than ``TIE``; for a
+    pair of values (raw / rescaled), whether either is."""
+    values = row.value if isinstance(row.value, tuple) else (row.value,)
+    bases = row.baseline_value if isinstance(row.baseline_value, tuple) else (row.baseline_value,)
+    return any(v > b * (1 + TIE) for v, b in zip(values, bases))
 
 
 @dataclass
@@ -314,6 +329,35 @@ def _nystroem_features(X, n_components=100):
 # --------------------------------------------------------------------------- families
 
 
+def run_start(data, ctx):
+    """The learner to start with: the default online ensemble vs StandardScaler + SGD."""
+    from sklearn.linear_model import SGDClassifier, SGDRegressor
+
+    from ..experts import OnlineEnsembleClassifier, OnlineEnsembleRegressor
+
+    X, n = data.X, len(data.y)
+    if data.task == "binary":
+        y, est, kw = data.y, OnlineEnsembleClassifier(random_state=0), {"classes": np.unique(data.y)}
+    else:
+        y, est, kw = data.y.astype(float), OnlineEnsembleRegressor(random_state=0), {}
+    label = f"{type(est).__name__}(random_state=0)"
+    ctx.progress.show(f"start / {data.name} / {label}")
+    _warm_up(est, X, y, **kw)
+    pred, sec = _timed(est.partial_fit_predict, X, y, **kw)
+    Z = (X - X[:1000].mean(axis=0)) / np.where(X[:1000].std(axis=0) > 0, X[:1000].std(axis=0), 1.0)
+    if data.task == "binary":
+        base = _baseline(SGDClassifier(loss="log_loss", random_state=0), Z, y)
+        metric, value, base_value = "error rate", float(np.mean(pred != y)), float(np.mean(base != y))
+        base_name = "SGDClassifier(loss='log_loss')"
+    else:
+        base = _baseline(SGDRegressor(random_state=0), Z, y)
+        metric, value, base_value = "MAE", float(np.mean(np.abs(pred - y))), float(np.mean(np.abs(base - y)))
+        base_name = "SGDRegressor()"
+    best = est.expert_names_[int(np.argmax(est.weights_))]
+    return [Row("start", data.name, label, n, metric, value, base_name, base_value, sec,
+                note=f"leading expert at the end: {best}")]
+
+
 def run_linear_model(data, ctx):
     """Scale-invariant linear learners vs SGDClassifier, on raw and rescaled features."""
     from sklearn.linear_model import SGDClassifier
@@ -332,7 +376,7 @@ def run_linear_model(data, ctx):
     for variant, Xv in variants.items():
         ctx.progress.show(f"linear_model / {data.name} / SGDClassifier ({variant})")
         p = _baseline(SGDClassifier(loss="log_loss", random_state=0), Xv, y, "predict_proba")
-        curves["SGDClassifier", variant] = losses = _log_loss(p[:, -1], y1)
+        curves["SGDClassifier(loss='log_loss')", variant] = losses = _log_loss(p[:, -1], y1)
         sgd.append(float(losses.mean()))
     for invariance in ("coordinate", "full"):
         values, seconds = [], 0.0
@@ -344,12 +388,23 @@ def run_linear_model(data, ctx):
             (proba, _), sec = _timed(prequential_predictions, est, Xv, y,
                                      response_method="predict_proba", chunk_size=len(y))
             losses = _log_loss(proba[:, -1], y1)
-            curves[f"ScaleInvariant({invariance})", variant] = losses
+            curves[f"ScaleInvariantClassifier(invariance='{invariance}')", variant] = losses
             values.append(float(losses.mean()))
             seconds += sec
-        rows.append(Row("linear_model", data.name, f"ScaleInvariantClassifier({invariance})",
+        rows.append(Row("linear_model", data.name, f"ScaleInvariantClassifier(invariance='{invariance}')",
                         len(y), "log-loss, raw / rescaled", tuple(values),
-                        "SGDClassifier(log_loss)", tuple(sgd), seconds))
+                        "SGDClassifier(loss='log_loss')", tuple(sgd), seconds))
+    full = rows[-1].value[0]
+    for row in rows:
+        if loses(row) and row.value[1] <= row.baseline_value[1]:
+            top = float(np.max(np.abs(X)))
+            why = (f"SGD wins on the raw features only: they lie within |x| <= {top:.3g}, "
+                   "the scale its default learning rate assumes; rescaled, its loss is "
+                   f"{row.baseline_value[1]:.4g} and this learner's unchanged.")
+            if row is not rows[-1] and full < row.baseline_value[0]:
+                why += (f" invariance='full' ({full:.4g}) also follows correlated features, which the "
+                        "per-feature invariance does not.")
+            row.why = why
     ctx.plot_data.setdefault("linear_model", (data.name, curves))
     return rows
 
@@ -384,6 +439,7 @@ def run_experts(data, ctx):
                                        .fit(Xw, yw))),
     ]
     names = [n for n, _ in experts]
+    frozen = np.array([n.endswith("_warmup") for n in names])
     T = len(ys)
     # the default rule (rule=None: Fixed Share with adaptive rates), then the paper's rules
     rules = [("", None), ("rule=PCS()", PCS()), ("rule=OCSPlus()", OCSPlus()),
@@ -408,9 +464,20 @@ def run_experts(data, ctx):
         n_pred = np.where(ens.online_ & ~prequential, T - min(CHUNK, T), T)
         expert_mse = ens.expert_cumulative_losses_ / np.maximum(n_pred, 1)
         best = int(np.argmin(expert_mse))
-        rows.append(Row("experts", name, f"OnlineEnsembleRegressor({rule_name})", T, "MSE", mse,
-                        f"best single expert ({names[best]})",
-                        float(expert_mse[best]), sec))
+        label = "OnlineEnsembleRegressor(experts" + (f", {rule_name})" if rule_name else ")")
+        row = Row("experts", name, label, T, "MSE", mse, f"best single expert: {names[best]}",
+                  float(expert_mse[best]), sec)
+        if loses(row) and weights is not None:  # the default rule (first) is the reference
+            on_frozen = float(np.vstack(W)[:, frozen].sum(axis=1).mean())
+            on_frozen_default = float(weights[:, frozen].sum(axis=1).mean())
+            scaled = float(expert_mse[best]) / float(ens.loss_scale_)
+            row.why = (f"{type(ens.rule_).__name__}'s default learning rate is set for losses spread over "
+                       f"[0, 1]; the ensemble divides the squared losses by a scale of {ens.loss_scale_:.3g} "
+                       f"(the squared target range), so the best expert's loss is about {scaled:.2g} per "
+                       "row and the weights move slowly: over the stream, the frozen warm-up experts "
+                       f"kept {on_frozen:.0%} of the weight on average (default rule, first row: "
+                       f"{on_frozen_default:.0%}), which adapts its rate to the losses themselves.")
+        rows.append(row)
         if weights is None:
             weights = np.vstack(W)
     ctx.plot_data.setdefault("experts", (name, names, weights, n_warm))
@@ -424,7 +491,9 @@ def run_kernel_selection(data, ctx):
     from ..kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor
 
     X, n = data.X, len(data.y)
-    chunk = max(CHUNK, n // 100)
+    # snapshots of q at geometrically spaced rows: the selection happens in the first hundreds
+    # of rows (the plot's rows axis is logarithmic); the result does not depend on the chunking
+    bounds = np.unique(np.r_[0, np.geomspace(10, n, 80).astype(np.int64), n])
     if data.task == "binary":
         y = data.y
         est = KernelSelectionClassifier(random_state=0)
@@ -439,8 +508,8 @@ def run_kernel_selection(data, ctx):
     _warm_up(est, X, y, **kw)
     qs, preds = [], []
     t0 = time.perf_counter()
-    for start in range(0, n, chunk):  # chunk by chunk, to record the kernel probabilities
-        rows_ = slice(start, start + chunk)
+    for start, stop in zip(bounds[:-1], bounds[1:]):  # chunk by chunk, to record q
+        rows_ = slice(start, stop)
         preds.append(est.partial_fit_predict(X[rows_], y[rows_], **(kw if start == 0 else {})))
         q = np.asarray(est.q_)
         qs.append(q if q.ndim == 1 else q.mean(axis=0))
@@ -452,18 +521,18 @@ def run_kernel_selection(data, ctx):
         value = float(np.mean(pred != y))
         base = _baseline(SGDClassifier(loss="log_loss", random_state=0), Z, y)
         base_value = float(np.mean(base != y))
-        base_name = "StandardScaler+Nystroem+SGDClassifier"
+        base_name = "Nystroem+SGDClassifier(loss='log_loss')"
     else:
         value = float(np.mean((pred - y) ** 2))
         base = _baseline(SGDRegressor(random_state=0), Z, y)
         base_value = float(np.mean((base - y) ** 2))
-        base_name = "StandardScaler+Nystroem+SGDRegressor"
-    learner = f"{type(est).__name__}({est.algorithm}), sigma={est.selected_sigma_:g}"
+        base_name = "Nystroem+SGDRegressor()"
+    learner = f"{type(est).__name__}(random_state=0)"
     if data.task == "binary" or "kernel_selection" not in ctx.plot_data:
         ctx.plot_data.setdefault("kernel_selection",
-                                 (data.name, est.sigmas_, np.array(qs), chunk, n))
+                                 (data.name, est.sigmas_, np.array(qs), bounds[1:]))
     return [Row("kernel_selection", data.name, learner, n, metric, value, base_name, base_value,
-                sec)]
+                sec, note=f"{est.algorithm}, selected sigma={est.selected_sigma_:.3g}")]
 
 
 def run_kernel_ridge(data, ctx):
@@ -478,19 +547,19 @@ def run_kernel_ridge(data, ctx):
     if data.task == "binary":
         y = data.y
         Est, metric = PKAWVClassifier, "error rate"
-        base_est, base_name = SGDClassifier(loss="log_loss", random_state=0), "StandardScaler+Nystroem+SGDClassifier"
+        base_est, base_name = SGDClassifier(loss="log_loss", random_state=0), "Nystroem+SGDClassifier(loss='log_loss')"
 
         def score(pred):
             return pred != y
     else:
         y = data.y.astype(float)
         Est, metric = PKAWVRegressor, "MSE"
-        base_est, base_name = SGDRegressor(random_state=0), "StandardScaler+Nystroem+SGDRegressor"
+        base_est, base_name = SGDRegressor(random_state=0), "Nystroem+SGDRegressor()"
 
         def score(pred):
             return (pred - y) ** 2
     learners = [(f"{Est.__name__}()", Est()),
-                (f"{Est.__name__}(features='nystrom')", Est(features="nystrom", random_state=0))]
+                (f"{Est.__name__}(features='nystrom', random_state=0)", Est(features="nystrom", random_state=0))]
     kw = {"classes": np.unique(y)} if data.task == "binary" else {}
     ctx.progress.show(f"kernel_ridge / {data.name} / Nystroem+SGD")
     base_losses = score(_baseline(base_est, _nystroem_features(X), y)).astype(float)
@@ -503,9 +572,14 @@ def run_kernel_ridge(data, ctx):
         losses = score(pred).astype(float)
         curves[name] = losses
         m = getattr(est, "n_components_", None)
-        label = name if m is None else f"{name}, m={m}"
-        rows.append(Row("kernel_ridge", data.name, label, n, metric, float(losses.mean()),
-                        base_name, float(base_losses.mean()), sec))
+        rows.append(Row("kernel_ridge", data.name, name, n, metric, float(losses.mean()),
+                        base_name, float(base_losses.mean()), sec,
+                        note=f"{est.features_} features, m={m}" if m is not None else ""))
+    taylor, nystrom = rows[0], rows[1]
+    if loses(taylor) and not loses(nystrom) and taylor.note.startswith("taylor"):
+        taylor.why = (f"the default feature map on {X.shape[1]} columns is a Taylor map of degree "
+                      f"{Est().degree} (m={getattr(learners[0][1], 'n_components_', '?')} features), too "
+                      "few for this target; with features='nystrom' (next row) PKAWV wins.")
     if data.task == "regression":
         ctx.plot_data.setdefault("kernel_ridge", (data.name, metric, curves))
     return rows
@@ -547,12 +621,13 @@ def run_dro(data, ctx):
     ctx.notes.append(f"dro on {data.name}: worst group {names[worst]} (GroupDROClassifier), "
                      f"{names[worst_erm]} (LogisticRegression); group weights q_ = "
                      f"{np.round(est.q_, 2).tolist()}.")
-    return [Row("dro", data.name, f"GroupDROClassifier({est.algorithm})", len(y),
-                "worst-group log-loss", float(r_dro[worst]), "LogisticRegression (ERM)",
-                float(r_erm[worst_erm]), sec)]
+    return [Row("dro", data.name, "GroupDROClassifier(random_state=0)", len(y),
+                "worst-group log-loss", float(r_dro[worst]), "LogisticRegression(max_iter=5000)",
+                float(r_erm[worst_erm]), sec, note=f"{est.algorithm}, fit(X, y, groups=g)")]
 
 
 RUNNERS = {
+    "start": run_start,
     "linear_model": run_linear_model,
     "experts": run_experts,
     "kernel_selection": run_kernel_selection,
@@ -562,6 +637,13 @@ RUNNERS = {
 
 
 # --------------------------------------------------------------------------- plots
+
+
+def _title(ax, text):
+    """A title wrapped to the figure's width (never cut off)."""
+    import textwrap
+
+    ax.set_title("\n".join(textwrap.wrap(text, 70)), fontsize=10)
 
 
 def _save(fig, path):
@@ -583,7 +665,7 @@ def _plot_linear_model(plt, payload, path):
                          "lw": 1.6 if variant == "raw" else 1.2}
     plot_progressive_loss(losses, styles=styles, ylim=(0, 2.0), ax=ax)
     ax.set_ylabel("running mean log-loss (clipped at 2)")
-    ax.set_title(f"{name}: raw features (solid) vs rescaled by 10^U(-3,3) (dashed)")
+    _title(ax, f"{name}: raw features (solid) vs rescaled by 10^U(-3,3) (dashed)")
     _save(fig, path)
     plt.close(fig)
 
@@ -594,20 +676,26 @@ def _plot_experts(plt, payload, path):
     name, names, W, n_warm = payload
     fig, ax = plt.subplots(figsize=(8, 4))
     plot_weights(W, expert_names=names, ax=ax)
-    ax.set_title(f"{name}: expert weights of OnlineEnsembleRegressor() (default rule)\n"
-                 f"(frozen experts fitted on a {n_warm}-row warm-up)", fontsize=10)
+    _title(ax, f"{name}: expert weights of OnlineEnsembleRegressor(experts) (default rule; "
+               f"frozen experts fitted on a {n_warm}-row warm-up)")
     _save(fig, path)
     plt.close(fig)
 
 
 def _plot_kernel_selection(plt, payload, path):
-    from ..plotting import plot_kernel_probabilities
-
-    name, sigmas, qs, chunk, n = payload
+    name, sigmas, qs, rows_seen = payload
     fig, ax = plt.subplots(figsize=(8, 4))
-    plot_kernel_probabilities(qs, sigmas, rows_seen=np.minimum(np.arange(1, len(qs) + 1) * chunk, n),
-                              ax=ax)
-    ax.set_title(f"{name}: OKS++ distribution over the Gaussian bandwidths")
+    # one line per bandwidth on a logarithmic rows axis: the selection happens in the first
+    # hundreds of rows, and a stacked area of a distribution that settles on one kernel is a
+    # solid block
+    for k, sigma in enumerate(sigmas):
+        ax.plot(rows_seen, qs[:, k], lw=1.6, label=f"sigma = {sigma:.3g}")
+    ax.set_xscale("log")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("rows seen (log scale)")
+    ax.set_ylabel("kernel probability q")
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small")
+    _title(ax, f"{name}: KernelSelectionClassifier's distribution q over the Gaussian bandwidths")
     _save(fig, path)
     plt.close(fig)
 
@@ -620,7 +708,7 @@ def _plot_kernel_ridge(plt, payload, path):
     top = max(np.mean(v) for v in curves.values())
     plot_progressive_loss(curves, ylim=(0, 2.5 * top), ax=ax)
     ax.set_ylabel(f"running {metric}")
-    ax.set_title(f"{name}: progressive loss of PKAWV and Nystroem+SGD")
+    _title(ax, f"{name}: progressive loss of PKAWV and Nystroem+SGD")
     _save(fig, path)
     plt.close(fig)
 
@@ -633,7 +721,7 @@ def _plot_dro(plt, payload, path):
     plot_group_risks({"GroupDROClassifier (worst group)": r_dro, "ERM LogisticRegression": r_erm},
                      names, ax=ax)
     ax.set_ylabel("held-out log-loss")
-    ax.set_title(f"{name}: per-group risk")
+    _title(ax, f"{name}: per-group risk")
     _save(fig, path)
     plt.close(fig)
 
@@ -672,7 +760,7 @@ def write_plots(plot_data, output_dir):
 
 
 COLUMNS = ("family", "dataset", "learner", "rows", "metric", "value", "baseline",
-           "baseline value", "seconds")
+           "baseline value", "seconds", "note")
 
 
 def _number(value):
@@ -681,14 +769,48 @@ def _number(value):
     return f"{value:.4g}"
 
 
-def _cells(row):
+def _worse(row):
+    """Whether a row is worse than its baseline at all (a tie when not by more than ``TIE``)."""
+    values = row.value if isinstance(row.value, tuple) else (row.value,)
+    bases = row.baseline_value if isinstance(row.baseline_value, tuple) else (row.baseline_value,)
+    return any(v > b for v, b in zip(values, bases))
+
+
+def _cells(row, k=None):
+    tie = f"a tie: worse by at most {TIE:.1%}" if _worse(row) and not loses(row) else ""
+    note = "; ".join(x for x in (row.note, tie, f"loses: see [{k}]" if k else "") if x)
     return (row.family, row.dataset, row.learner, f"{row.rows:,}", row.metric, _number(row.value),
-            row.baseline, _number(row.baseline_value), f"{row.seconds:.3f}")
+            row.baseline, _number(row.baseline_value), f"{row.seconds:.3f}", note)
+
+
+def explain(rows):
+    """Every row that loses to its baseline gets a reason: its runner's, or the tour says it has
+    none (it never drops a row quietly). Returns the numbered reasons."""
+    reasons = []
+    for row in rows:
+        if loses(row):
+            if not row.why:
+                row.why = "no reason known to the tour: this learner is worse than the baseline here."
+            reasons.append(row.why)
+    return reasons
+
+
+def format_reasons(rows):
+    lines, k = [], 0
+    for row in rows:
+        if loses(row):
+            k += 1
+            lines.append(f"[{k}] {row.learner} on {row.dataset}: {row.why}")
+    return "\n".join(lines)
 
 
 def format_table(rows):
     """A Markdown pipe table, padded for the terminal."""
-    cells = [COLUMNS] + [_cells(r) for r in rows]
+    numbers, k = [], 0
+    for r in rows:
+        k += loses(r)
+        numbers.append(k if loses(r) else None)
+    cells = [COLUMNS] + [_cells(r, j) for r, j in zip(rows, numbers)]
     widths = [max(len(c[j]) for c in cells) for j in range(len(COLUMNS))]
     right = {3, 5, 7, 8}
 
@@ -708,13 +830,19 @@ then learned, in one pass. Real datasets: a fixed random permutation, at most {m
 Every skonline learner runs with its default settings on the raw data. Baselines: what a
 scikit-learn user would pick instead, learned with partial_fit in chunks of 100 rows (each chunk
 is predicted with the current model, then learned; skonline.evaluation.prequential_predictions).
+- start: the learner to start with, the default online ensemble (skonline's families weighed
+  online); the baseline SGD sees features standardised with the first 1,000 rows.
 - linear_model: log-loss on the raw features / on features multiplied by 10^U(-3, 3).
-- experts: chunks of 100 rows; the experts (SGDRegressor among them) see features standardised
-  on the warm-up rows; the best single expert is chosen in hindsight (an oracle).
-- kernel_selection, kernel_ridge: the baseline is StandardScaler + Nystroem (100 components,
-  default gamma), both fitted on the first 1,000 rows, then SGD.
+- experts: chunks of 100 rows; experts = [("sgd", SGDRegressor(random_state=0)),
+  ("scale_invariant", ScaleInvariantRegressor()), ("ridge_warmup", FrozenEstimator(Ridge())),
+  ("hgb_warmup", FrozenEstimator(HistGradientBoostingRegressor(max_iter=50)))], the frozen ones
+  fitted on the warm-up rows; every expert sees features standardised on the warm-up rows; the
+  best single expert is chosen in hindsight (an oracle).
+- kernel_selection, kernel_ridge: the baseline's features are StandardScaler + Nystroem (100
+  components, default gamma), both fitted on the first 1,000 rows, then SGD.
 - dro: fitted on the training rows, log-loss per group on held-out rows (the worst group).
-seconds: the skonline learner (numba compilation excluded)."""
+seconds: the skonline learner (numba compilation excluded). A row more than {tie:.1%} worse than
+its baseline is numbered in the note column; the reason is printed below the table."""
 
 
 # --------------------------------------------------------------------------- driver
@@ -771,10 +899,14 @@ def run(*, data_home=None, output_dir="skonline_tour", quick=False, progress=Non
             ctx.progress.advance(f"{family} / {data.name} done")
     ctx.progress.close()
 
+    explain(rows)
+    reasons = format_reasons(rows)
     print("", file=out)
     print(format_table(rows), file=out)
+    if reasons:
+        print("\nWhy these rows lose to their baselines:\n" + reasons, file=out)
     print("", file=out)
-    print(LEGEND.format(max_rows=MAX_ROWS), file=out)
+    print(LEGEND.format(max_rows=MAX_ROWS, tie=TIE), file=out)
     for note in ctx.notes:
         print(note, file=out)
 
@@ -784,13 +916,13 @@ def run(*, data_home=None, output_dir="skonline_tour", quick=False, progress=Non
         print("matplotlib is not installed: plots skipped (pip install matplotlib).", file=out)
     else:
         table_path = Path(output_dir) / "results.md"
-        table_path.write_text(format_table(rows) + "\n\n" + LEGEND.format(max_rows=MAX_ROWS)
-                              + "\n", encoding="utf-8")
+        table_path.write_text(format_table(rows) + ("\n\n" + reasons if reasons else "") + "\n\n"
+                              + LEGEND.format(max_rows=MAX_ROWS, tie=TIE) + "\n", encoding="utf-8")
         print("plots and table written:", file=out)
         for p in paths + [table_path]:
             print(f"  {p}", file=out)
-    print(f"\ntotal time {time.perf_counter() - t_start:.1f} s (including numba compilation "
-          "on a first run)", file=out)
+    print(f"\ntotal time {time.perf_counter() - t_start:.1f} s, measured by this run (including "
+          "numba compilation on a first run)", file=out)
     out.flush()
     return 1 if failed else 0
 

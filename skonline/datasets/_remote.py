@@ -27,9 +27,10 @@ import os
 import socket
 import urllib.error
 import urllib.request
-import warnings
 from typing import NamedTuple
 from urllib.parse import urlsplit
+
+from ..utils._warnings import warn
 
 __all__ = []  # private module
 
@@ -260,12 +261,11 @@ def _download(url, dest, *, name, sha256=None, md5=None):
                 + _offline_hint(name)
             )
     if not sha256:
-        warnings.warn(
+        warn(
             f"{url} (dataset {name!r}) has no pinned SHA-256 and was downloaded "
             f"(opted in with {ALLOW_UNPINNED_ENV}); its SHA-256 is "
             f"{h_sha.hexdigest()}. Check it against another source.",
             UserWarning,
-            stacklevel=2,
         )
     return dest
 

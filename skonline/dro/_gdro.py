@@ -1,7 +1,6 @@
 """Group distributionally robust linear models by stochastic approximation (Zhang et al.)."""
 
 import math
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -133,14 +132,13 @@ class _BaseGroupDRO:
         if reset:
             labels = self._first_labels(groups, group_labels)
             if groups is None:
-                warnings.warn(
+                warn(
                     f"{type(self).__name__}.{'fit' if from_fit else 'partial_fit'} was called "
                     "without groups: it trains a single-group model (plain averaged SGD, not group "
                     "DRO). Pass groups=...; inside GridSearchCV, cross_validate or a Pipeline, "
                     "enable metadata routing (sklearn.set_config(enable_metadata_routing=True)) so "
                     "that groups reaches the estimator.",
                     UserWarning,
-                    stacklevel=5,
                 )
         else:
             if group_labels is not None and not np.array_equal(
@@ -390,13 +388,12 @@ class _BaseGroupDRO:
         self._finish(pool_risks)
         if (not self.anytime_ and self.T_ is not None and before <= self.T_ < self.n_iter_
                 and not chunk["pool"]):
-            warnings.warn(
+            warn(
                 f"{type(self).__name__}: {self.n_iter_} rounds exceed the horizon max_iter="
                 f"{self.T_} the fixed step sizes were set for; the steps stay fixed (the paper's "
                 "protocol) but the guarantee no longer applies. Use anytime=True for an open-ended "
                 "stream.",
                 RuntimeWarning,
-                stacklevel=4,
             )
         return raw
 

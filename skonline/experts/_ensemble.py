@@ -44,6 +44,7 @@ from ..base import (
     state_scalar,
 )
 from ..utils import _progress
+from ..utils._warnings import warn
 from ..utils.validation import validate_X_predict
 from . import _ensemble_core as core
 from ._rules import FixedShare, _BaseRule
@@ -705,13 +706,12 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         settings, state = self._loss_records()
         n_none = core.regression_losses(P, y, settings, state, LR, Ls)
         if self._n_wild_targets_[0] > wild_before:
-            warnings.warn(
+            warn(
                 f"{type(self).__name__}: {int(self._n_wild_targets_[0] - wild_before)} target(s) of this chunk "
                 f"lie more than {core.RANGE_GROWTH:g} times the range of the targets seen before them "
                 "outside it; they widen the range (the loss scale and the clipping of predictions) only "
                 "that far, so one extreme row cannot freeze the weights. Check the targets.",
                 UserWarning,
-                stacklevel=4,
             )
         W = self._aggregate(Ls, n_none)
         pred = np.empty(n)

@@ -1,7 +1,6 @@
 """Online matrix prediction with a tracking guarantee: PCSP (Lu & Zhang, Algorithm 5)."""
 
 import math
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -10,6 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import OnlineMixin, reads_state, state_scalar
+from ..utils._warnings import warn
 from ..utils.validation import readonly
 from . import _matrix_core as core
 from . import _rules_core as rules_core
@@ -125,9 +125,7 @@ class PCSP(OnlineMixin, BaseEstimator):
         if not math.isfinite(self.loss_bound):
             raise ValueError("loss_bound must be finite.")
         if self.eta != "auto" and self.eta > 0.5:
-            warnings.warn(
-                f"PCSP with eta={self.eta} > 1/2: Theorem 5 needs eta <= 1/2.", UserWarning, stacklevel=3
-            )
+            warn(f"PCSP with eta={self.eta} > 1/2: Theorem 5 needs eta <= 1/2.", UserWarning)
 
     # ------------------------------------------------------------------ validation
     def _as_matrices(self, X, reset):
@@ -199,9 +197,9 @@ class PCSP(OnlineMixin, BaseEstimator):
         Z = chunk["Z"]
         n, K, _ = Z.shape
         if self.horizon is not None and self.n_samples_seen_ + n > self.horizon:
-            warnings.warn(
+            warn(
                 f"PCSP: more rounds than horizon={self.horizon}; it keeps running with the same parameters.",
-                UserWarning, stacklevel=4,
+                UserWarning,
             )
         out = np.empty((n, K, K))
         cum_loss = np.array([self.cumulative_loss_])

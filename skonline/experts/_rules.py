@@ -9,7 +9,6 @@ expert *predictions* ``P`` (n, K) with the current weights.
 """
 
 import math
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -18,6 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import OnlineMixin, reads_state, state_scalar
+from ..utils._warnings import warn
 from ..utils.validation import readonly, validate_X_predict
 from . import _rules_core as core
 
@@ -178,12 +178,11 @@ class _BaseRule(OnlineMixin, BaseEstimator):
         L = chunk["L"]
         horizon = getattr(self, "horizon", None)
         if horizon is not None and self.n_samples_seen_ + L.shape[0] > horizon:
-            warnings.warn(
+            warn(
                 f"{type(self).__name__}: more rounds than horizon={horizon}; the rule keeps running "
                 "with the parameters tuned for the horizon, and its guarantee covers only the first "
                 "horizon rounds.",
                 UserWarning,
-                stacklevel=4,
             )
         out = np.empty(L.shape)
         cum_loss = np.array([self.cumulative_loss_])
@@ -674,11 +673,10 @@ class PCS(_ClippedRule):
     def _check_params(self):
         super()._check_params()
         if self.eta != "auto" and self.eta > 0.5:
-            warnings.warn(
+            warn(
                 f"PCS with eta={self.eta} > 1/2: Theorem 2 needs eta <= 1/2, so its bound does not "
                 "apply (the algorithm still runs: 1 - eta * loss > 0).",
                 UserWarning,
-                stacklevel=3,
             )
 
 

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import atomic, reads_state
 from ..utils._online_kernel import taylor_tables, taylor_transform
+from ..utils._warnings import warn
 from ..utils.validation import output_dtype, validate_X_predict
 
 __all__ = ["TaylorFeatures"]
@@ -126,13 +127,10 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
         d = X.shape[1]
         r = int(comb(self.degree + d, d, exact=True))
         if r > _WARN_N_OUTPUT:
-            import warnings
-
-            warnings.warn(
+            warn(
                 f"TaylorFeatures(degree={self.degree}) on {d} features gives {r} output features; "
                 "an AWV forecaster on top keeps an r x r matrix.",
                 UserWarning,
-                stacklevel=2,
             )
         self.powers_, self._parent, self._var, self._inv_sqrt = taylor_tables(d, int(self.degree))
         self.n_output_features_ = r

@@ -1,6 +1,5 @@
 """PKAWV: Kernel-AWV projected on Taylor features or on a Nyström dictionary grown by KORS."""
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,6 +21,7 @@ from ..utils._online_kernel import (
     taylor_tables,
     taylor_transform,
 )
+from ..utils._warnings import warn
 from ..utils.validation import canonical_csr, readonly, validate_X_predict
 from . import _core as core
 from ._base import (
@@ -142,11 +142,10 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
             self.features_ = self.features
         if self.features_ == "taylor":
             if r > _WARN_N_COMPONENTS:
-                warnings.warn(
+                warn(
                     f"{type(self).__name__}: degree={self.degree} on {d} features gives {r} Taylor "
                     f"features; the forecaster keeps an {r} x {r} matrix and costs O(r^2) per row.",
                     UserWarning,
-                    stacklevel=5,
                 )
             self.powers_, self._parent, self._var, self._inv_sqrt = taylor_tables(d, int(self.degree))
             self._init_linear_state(r, n_heads)

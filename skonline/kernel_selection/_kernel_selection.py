@@ -1,7 +1,6 @@
 """Online kernel selection under bandit feedback: OKS, OKS++, IOKS (Li & Liao, ECML-PKDD 2022)."""
 
 import math
-import warnings
 from numbers import Integral, Real
 from typing import NamedTuple
 
@@ -17,6 +16,7 @@ from ..kernel_approximation._random_fourier import hash_columns
 from ..losses import get_loss
 from ..utils import _scaling
 from ..utils._growing import GrowingStateMixin, warn_growth
+from ..utils._warnings import warn
 from ..utils.validation import readonly
 from . import _core, _linear
 
@@ -265,10 +265,9 @@ class _KernelSelectionBase(GrowingStateMixin):
                 "learns in the ball of radius U. Use radius='auto' or a positive float."
             )
         if self.horizon is not None and self.algorithm == "ioks" and self.horizon < 40:
-            warnings.warn(
+            warn(
                 f"horizon={self.horizon}: the IOKS guarantee (Theorem 4.1) assumes T >= 40.",
                 UserWarning,
-                stacklevel=5,
             )
 
     def _resolved(self):
@@ -1207,7 +1206,7 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
         K = self._sigmas().size
         if (isinstance(self.sigmas, str) and K > 1 and n_classes > 2 and n_seen < SHORT_ROWS_PER_CLASS * n_classes
                 and self._feedback() == "bandit"):
-            warnings.warn(
+            warn(
                 "KernelSelectionClassifier: a short multiclass stream so far (fewer than "
                 f"{SHORT_ROWS_PER_CLASS} rows per class, {n_classes} classes): under bandit feedback "
                 f"each class's {K} kernels (sigmas='auto') "
@@ -1216,7 +1215,6 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
                 "accuracy 0.85-0.88 against 0.92). For a stream "
                 "this short pass one bandwidth, sigmas=[sqrt(n_features)], which every row trains.",
                 UserWarning,
-                stacklevel=4,
             )
         return self._run_pass(chunk["X"], chunk["Y"], chunk["sample_weight"])
 
@@ -1326,12 +1324,11 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
         y = chunk["y"]
         c = self._resolved()
         if not self.standardize and c["radius"] > 0 and y.size and float(np.max(np.abs(y))) > c["radius"]:
-            warnings.warn(
+            warn(
                 f"Targets up to |y| = {float(np.max(np.abs(y))):.3g} exceed the radius U = "
                 f"{c['radius']:g}: the hypotheses stay in the U-ball (|f| <= U). Scale the targets "
                 "(the paper scales them to [0, 1]) or raise radius.",
                 UserWarning,
-                stacklevel=4,
             )
         return self._run_pass(chunk["X"], np.ascontiguousarray(y.reshape(-1, 1)), chunk["sample_weight"])
 

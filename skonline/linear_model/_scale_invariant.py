@@ -1,7 +1,6 @@
 """Scale-invariant unconstrained online linear learners (Kotłowski, ALT 2017)."""
 
 import math
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -21,6 +20,7 @@ from ..losses import get_loss
 from ..utils import _recycle
 from ..utils._jit import njit
 from ..utils._math import distinct_columns
+from ..utils._warnings import warn
 from ..utils.validation import readonly, validate_X_predict
 from . import _scale_invariant_core as core
 
@@ -214,11 +214,10 @@ class _ScaleInvariantBase:
             self._warn_collinear(t0, t0 + X.shape[0])
         self.cumulative_loss_ = float(loss_acc[0])
         if self.n_clamped_[0] > clamped_before:
-            warnings.warn(
+            warn(
                 f"{type(self).__name__}: an exponent of the potential exceeded {core.E_MAX:g} and was "
                 "clamped; predictions are no longer exactly the paper's.",
                 RuntimeWarning,
-                stacklevel=4,
             )
         return out
 
@@ -326,16 +325,13 @@ class _ScaleInvariantBase:
             return
         names = getattr(self, "feature_names_in_", None)
         col = f"{names[j]!r}" if names is not None else str(j)
-        warnings.warn(
-            f"{type(self).__name__} (invariance='full'): nearly collinear features (column {col} has "
-            f"a variance inflation factor of {vif:.3g} > {_COLLINEAR_VIF:g}: the other columns predict "
-            f"it almost exactly) on a short stream ({n_after} rows for {D} columns). Full invariance "
-            "weighs the near-null directions of such columns like every other direction, so until the "
-            f"stream has about {_COLLINEAR_MAX_ROWS} rows per column its predictions can be noticeably "
-            "worse than those of a learner with a prior in standardised units. Drop or combine the "
-            f"near-duplicate columns, or use such a learner: {self._collinear_alternative}",
+        warn(
+            f"{type(self).__name__} (invariance='full'): nearly collinear features on a short stream "
+            f"(column {col} has a variance inflation factor of {vif:.3g}; {n_after} rows for {D} columns): "
+            f"until about {_COLLINEAR_MAX_ROWS} rows per column, predictions can be worse than those of a "
+            "learner with a prior in standardised units. Drop the near-duplicate columns, or use "
+            f"{self._collinear_alternative}, which weighs this learner against skonline's other families.",
             UserWarning,
-            stacklevel=4,
         )
 
     # --------------------------------------------------------------- prediction
@@ -639,12 +635,7 @@ class ScaleInvariantClassifier(_ScaleInvariantBase, SampleWeightMixin, OnlineDec
         self.rank_tol = rank_tol
         self.verbose = verbose
 
-    _collinear_alternative = (
-        "OnlineEnsembleClassifier([ScaleInvariantClassifier(), GroupDROClassifier(), "
-        "SGDClassifier(loss='log_loss')]) keeps this learner as one expert (breast_cancer, 30 "
-        "nearly collinear columns, in the order of benchmarks/defaults.py: accuracy 0.960 against "
-        "0.902 for this learner alone)."
-    )
+    _collinear_alternative = "skonline.experts.OnlineEnsembleClassifier()"
 
     def _allocate(self, chunk):
         self._allocate_state(chunk["X"], self._n_heads)
@@ -756,10 +747,7 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, SampleWeightMixin, OnlineRegr
             return std, mean
         return 1.0, 0.0
 
-    _collinear_alternative = (
-        "OnlineEnsembleRegressor([ScaleInvariantRegressor(), AWVRegressor(), SGDRegressor()]) keeps "
-        "this learner as one expert."
-    )
+    _collinear_alternative = "skonline.experts.OnlineEnsembleRegressor()"
 
     def _allocate(self, chunk):
         self._allocate_state(chunk["X"], 1)
