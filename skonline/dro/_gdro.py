@@ -61,6 +61,11 @@ class _BaseGroupDRO:
         "standardize": ["boolean"],
     }
 
+    #: CSR rows accepted: dense up to 4,096 features, dense blocks of CSR rows beyond (see
+    #: ``OnlineMixin._row_container``): the same rows give the same model in either container
+    _accept_sparse = True
+    _row_container = "dense"
+
     #: NaN marks a group with no draw yet (its risk is unknown), and then the objective
     _nonfinite_state_ok = ("group_risks_", "objective_value_")
 

@@ -175,6 +175,31 @@ def as_stream_container(X, wide_features=WIDE_FEATURES):
     return _readonly_c(X.toarray()) if sp.issparse(X) else X
 
 
+#: a block of CSR rows densified for a dense algorithm holds at most this many bytes
+DENSIFY_BYTES = 1 << 22
+
+
+def dense_block_rows(n_features, max_bytes=DENSIFY_BYTES):
+    """Rows of ``n_features`` float64 values that fit in ``max_bytes`` (at least 1)."""
+    return max(1, int(max_bytes) // (8 * max(int(n_features), 1)))
+
+
+def dense_rows(X):
+    """Validated rows as a read-only C-ordered float64 array (CSR densified: the same values as
+    the dense rows, bit for bit)."""
+    return _readonly_c(X.toarray() if sp.issparse(X) else X)
+
+
+def dense_row_blocks(X, max_bytes=DENSIFY_BYTES):
+    """``(a, b, rows a:b of X as dense rows)`` over ``X``: one block for dense ``X``; blocks of at
+    most ``max_bytes`` for CSR ``X`` (for a dense computation that is row by row)."""
+    n = X.shape[0]
+    step = dense_block_rows(X.shape[1], max_bytes) if sp.issparse(X) else max(n, 1)
+    for a in range(0, n, step):
+        b = min(n, a + step)
+        yield a, b, dense_rows(X if b - a == n else X[a:b])
+
+
 def _readonly_c(X):
     """``X`` as a read-only C-ordered float64 view (a copy only if the layout or dtype differs):
     features, targets and frozen transforms then share one compiled specialisation."""
