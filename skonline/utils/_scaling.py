@@ -157,7 +157,7 @@ def scale_csr(indptr, indices, data, count, sumsq, clip, learn, out_data, min_co
 WIDE_FEATURES = 4096
 
 
-def as_stream_container(X, wide_features=WIDE_FEATURES):
+def as_stream_container(X, wide_features=None):
     """The rows of a validated chunk in the container their width calls for, whatever the caller
     passed: dense (CSR densified) up to ``wide_features`` features, CSR (dense rows made sparse)
     beyond.
@@ -169,8 +169,9 @@ def as_stream_container(X, wide_features=WIDE_FEATURES):
     with this function first makes the choice depend on the number of features only: narrow
     rows are centred and scaled, wide ones (where a dense row would be costly and mostly zeros)
     only scaled; the same rows then give the same model in either container, bit for bit.
+    ``wide_features``: default ``WIDE_FEATURES``.
     """
-    if X.shape[1] > wide_features:
+    if X.shape[1] > (WIDE_FEATURES if wide_features is None else wide_features):
         return X if sp.issparse(X) else sp.csr_matrix(X)
     return _readonly_c(X.toarray()) if sp.issparse(X) else X
 
@@ -179,8 +180,10 @@ def as_stream_container(X, wide_features=WIDE_FEATURES):
 DENSIFY_BYTES = 1 << 22
 
 
-def dense_block_rows(n_features, max_bytes=DENSIFY_BYTES):
-    """Rows of ``n_features`` float64 values that fit in ``max_bytes`` (at least 1)."""
+def dense_block_rows(n_features, max_bytes=None):
+    """Rows of ``n_features`` float64 values that fit in ``max_bytes`` (default ``DENSIFY_BYTES``;
+    at least 1)."""
+    max_bytes = DENSIFY_BYTES if max_bytes is None else max_bytes
     return max(1, int(max_bytes) // (8 * max(int(n_features), 1)))
 
 
@@ -190,7 +193,7 @@ def dense_rows(X):
     return _readonly_c(X.toarray() if sp.issparse(X) else X)
 
 
-def dense_row_blocks(X, max_bytes=DENSIFY_BYTES):
+def dense_row_blocks(X, max_bytes=None):
     """``(a, b, rows a:b of X as dense rows)`` over ``X``: one block for dense ``X``; blocks of at
     most ``max_bytes`` for CSR ``X`` (for a dense computation that is row by row)."""
     n = X.shape[0]
