@@ -9,8 +9,8 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import atomic, reads_state
-from ..utils._online_kernel import taylor_tables, taylor_transform
 from ..utils import _scaling
+from ..utils._online_kernel import taylor_tables, taylor_transform
 from ..utils.validation import output_dtype, validate_X_fit, validate_X_predict
 
 __all__ = ["TaylorFeatures"]
