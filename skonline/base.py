@@ -657,7 +657,7 @@ class OnlineMixin:
         n = chunk["n_samples"]
         block = n if verbose <= 0 else (100_000 if verbose == 1 else 10_000)
         densify = self._row_container == "dense" and sp.issparse(chunk.get("X"))
-        if densify and not (chunk.get("batch", False) or getattr(self, "_chunk_dependent", False)):
+        if densify and not chunk.get("batch", False):  # a batch chunk (GroupDRO's pooled fit): whole
             block = min(block, _scaling.dense_block_rows(chunk["X"].shape[1]))
         raws = []
         start_time = time.perf_counter()
