@@ -739,7 +739,8 @@ class _BaseGroupDRO:
         # as scikit-learn marks it for its own stochastic online learners (SGDClassifier)
         reason = ("sample_weight is not equivalent to removing/repeating samples: the rows are "
                   "sampled (pools or stream rounds), so repeated rows change the draws.")
-        return {"check_sample_weight_equivalence_on_dense_data": reason}
+        return {"check_sample_weight_equivalence_on_dense_data": reason,
+                "check_sample_weight_equivalence_on_sparse_data": reason}
 
     @property
     def _chunk_dependent(self):
