@@ -60,6 +60,7 @@ import operator
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
@@ -397,6 +398,12 @@ def reads_state(method):
 class OnlineMixin:
     """Mixin implementing the streaming contract (see the module docstring)."""
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if self._row_container is not None:  # CSR rows accepted (see _row_container)
+            tags.input_tags.sparse = True
+        return tags
+
     # ------------------------------------------------------------------ public API
     def fit(self, X, y=None, **fit_params):
         """Reset the state, then learn the rows of ``X`` in order, in one pass.
@@ -529,6 +536,8 @@ class OnlineMixin:
         if reset:
             self._reset()
         chunk = self._validate_chunk(X, y, reset=reset, from_fit=from_fit, **fit_params)
+        if "X" in chunk:
+            chunk["X"] = self._container(chunk["X"])
         if self._supports_sample_weight:  # ones when absent: the compiled pass always weighs
             chunk["sample_weight"] = _validate_sample_weight(self, sample_weight, chunk["n_samples"], from_fit)
         if reset:
@@ -646,6 +655,9 @@ class OnlineMixin:
         """
         n = chunk["n_samples"]
         block = _progress.block_rows(verbose, n)
+        densify = self._row_container == "dense" and sp.issparse(chunk.get("X"))
+        if densify and not chunk.get("batch", False):  # a batch chunk (GroupDRO's pooled fit): whole
+            block = min(block, _scaling.dense_block_rows(chunk["X"].shape[1]))
         raws = []
         interval = _progress.Interval()
         for a in range(0, n, block):
@@ -654,6 +666,8 @@ class OnlineMixin:
                 sub = chunk
             else:
                 sub = self._chunk_rows(chunk, a, b)
+            if densify:  # a dense algorithm: this block of CSR rows as dense rows (bit for bit)
+                sub = dict(sub, X=_scaling.dense_rows(sub["X"]))
             loss0 = getattr(self, "cumulative_loss_", 0.0)
             raw = self._learn(sub)
             if "y_shift" in sub:
@@ -820,19 +834,36 @@ class OnlineMixin:
 
     def _predict_input(self, X, **kwargs):
         """Validate ``X`` for prediction, put it in the stream's container (:meth:`_container`) and
-        apply the online standardisation (current statistics)."""
+        apply the online standardisation (current statistics); an estimator whose algorithm is
+        dense (``_row_container = 'dense'``) gets dense rows."""
+        if self._row_container is not None:
+            kwargs.setdefault("accept_sparse", "csr")
         X = self._container(validate_X_predict(self, X, **kwargs))
         if self._standardizes() and hasattr(self, "_x_mean_"):
             count = np.array([float(self.n_samples_seen_)])
             Z = _scaling.frozen_transform(X, count, self._x_mean_, self._x_m2_, float(self._standardize_clip),
                                           min_count=float(self._standardize_min_count))
             X = readonly(Z)
+        if self._row_container == "dense" and sp.issparse(X):
+            X = _scaling.dense_rows(X)
         return X
 
+    #: the container an estimator computes with, whatever the caller passed (one rule,
+    #: :func:`skonline.utils._scaling.as_stream_container`): ``None``: the rows as given (the
+    #: estimator handles CSR and dense rows alike itself); ``'stream'``: dense rows up to 4,096
+    #: features, CSR beyond, for every chunk and every prediction input, so that the same rows
+    #: give the same model in either container and a stream may mix them; ``'dense'``: the
+    #: same, for an algorithm that computes on dense rows: a CSR chunk (wide streams) reaches its
+    #: pass as dense blocks of at most ``_scaling.DENSIFY_BYTES`` (:meth:`_learn_blocks`; the
+    #: pass is row by row, so this is the pass over the dense rows, bit for bit)
+    _row_container = None
+
     def _container(self, X):
-        """The validated rows in the container the estimator computes with (hook: kernel selection
-        decides it from the width of the stream); the rows as given by default."""
-        return X
+        """The validated rows in the container the estimator computes with (see
+        ``_row_container``; hook: kernel selection decides from its own width)."""
+        if self._row_container is None:
+            return X
+        return _scaling.as_stream_container(X)
 
     def _predict_output(self, pred):
         """Map predictions made in standardised target units back to target units."""

@@ -567,3 +567,95 @@ def test_verbose_prints_the_shared_format_and_changes_nothing(est, capsys, monke
     _check_progress(capsys.readouterr().out.splitlines(), type(est).__name__)
     quiet.partial_fit(X[:5], _sub(y, slice(0, 5)))
     assert capsys.readouterr().out == ""  # quiet by default
+
+
+# --------------------------------------------------------------------------- CSR and dense rows
+# One model for the same rows whatever their container (issue 21): every estimator that takes rows
+# of numeric features accepts CSR, and the same rows as CSR or dense give the same model and the
+# same outputs (to round-off); a stream may mix both. Not feature rows: the expert rules and matrix
+# prediction (rows of expert losses, loss matrices) and the estimators that take tables of raw
+# columns (encoders, imputer, column transformer: they refuse CSR with a clear TypeError).
+def _feature_rows(est):
+    from skonline.experts._rules import _BaseRule
+
+    other = ("_matrix", "_encoders", "_imputer", "_column_transformer")
+    return not isinstance(est, _BaseRule) and type(est).__module__.rsplit(".", 1)[-1] not in other
+
+
+ROWS = [e for e in INSTANCES if _feature_rows(e)]
+
+
+def _sparse_stream(est):
+    """A stream of the estimator with about half of its feature values zero (dense ndarray)."""
+    if hasattr(est, "_online_test_stream"):
+        X, y, first = _stream(est)
+    else:
+        X, y, first = np.random.default_rng(0).standard_normal((60, 4)), None, {}
+    X = np.where(np.random.default_rng(1).random(X.shape) < 0.5, 0.0, X)
+    return np.ascontiguousarray(X), y, first
+
+
+def _outputs(est, X):
+    import scipy.sparse as sp
+
+    return {k: (v.toarray() if sp.issparse(v) else np.asarray(v, dtype=float)) for k, v in _responses(est, X).items()}
+
+
+def _assert_outputs_close(a, b):
+    assert a.keys() == b.keys()
+    for k in a:
+        np.testing.assert_allclose(a[k], b[k], rtol=1e-12, atol=1e-12, err_msg=k)
+
+
+@pytest.fixture(params=["narrow", "wide"])
+def row_width(request, monkeypatch):
+    """'wide': the container rule's width threshold lowered to 2 features and its densified blocks
+    to 7 rows of 4 features, so the small streams take the wide path (CSR rows, densified block by
+    block for the dense algorithms)."""
+    from skonline.utils import _scaling
+
+    if request.param == "wide":
+        monkeypatch.setattr(_scaling, "WIDE_FEATURES", 2)
+        monkeypatch.setattr(_scaling, "DENSIFY_BYTES", 7 * 8 * 4)
+    return request.param
+
+
+@pytest.mark.parametrize("est", ROWS, ids=_id)
+def test_csr_and_dense_rows_give_one_model(est, row_width):
+    """The same rows as CSR or dense: the same prequential outputs and the same outputs (fitted on
+    either, asked on either), to round-off (issue 21)."""
+    import scipy.sparse as sp
+
+    X, y, first = _sparse_stream(est)
+    Xs = sp.csr_matrix(X)
+    ref = clone(est).set_params(**_rs(est))
+    a, b = clone(ref), clone(ref)
+    if hasattr(est, "partial_fit"):
+        pa, pb = _pfp(a, X, y, **first), _pfp(b, Xs, y, **first)
+        if pa is not None and pa.dtype.kind == "f":
+            np.testing.assert_allclose(pa, pb, rtol=1e-12, atol=1e-12)
+        elif pa is not None:  # labels
+            np.testing.assert_array_equal(pa, pb)
+    else:
+        a.fit(X, y, **first)
+        b.fit(Xs, y, **first)
+    out = _outputs(a, X)
+    _assert_outputs_close(out, _outputs(b, Xs))
+    _assert_outputs_close(out, _outputs(b, X))
+    _assert_outputs_close(out, _outputs(a, Xs))
+
+
+@pytest.mark.parametrize("est", [e for e in ROWS if hasattr(e, "partial_fit")], ids=_id)
+def test_stream_mixing_csr_and_dense_rows(est, row_width):
+    """A stream whose chunks come dense, then CSR, then dense learns what the dense stream learns
+    (one rule for every estimator: the container is decided from the width of the stream)."""
+    import scipy.sparse as sp
+
+    X, y, first = _sparse_stream(est)
+    ref = clone(est).set_params(**_rs(est))
+    a, b = clone(ref), clone(ref)
+    for k, sl in enumerate(_chunks(X.shape[0], [20, 25])):
+        kw = first if k == 0 else {}
+        a.partial_fit(X[sl], _sub(y, sl), **kw)
+        b.partial_fit(sp.csr_matrix(X[sl]) if k == 1 else X[sl], _sub(y, sl), **kw)
+    _assert_outputs_close(_outputs(a, X), _outputs(b, X))

@@ -79,12 +79,23 @@ def test_a_genuine_change_of_scale_is_followed():
     assert 0.5 < Z[-500:, 0].std() < 3.0
 
 
-def test_sparse_input_is_scaled_without_centring_and_keeps_its_structure():
+def test_wide_stream_is_scaled_without_centring_and_keeps_its_structure(monkeypatch):
+    # the container is decided by the width of the stream (issue 21): beyond WIDE_FEATURES (lowered
+    # here to 2) rows are handled as CSR, dense or not, and only scaled; up to it, CSR rows are
+    # centred like dense ones
+    from skonline.utils import _scaling
+
     rng = np.random.default_rng(3)
     D = rng.standard_normal((200, 5)) * (rng.random((200, 5)) < 0.3) * [1, 10, 100, 1e3, 1e4]
     A = sp.csr_matrix(D)
+    narrow = OnlineStandardScaler().partial_fit_transform(A)
+    assert not sp.issparse(narrow)
+    np.testing.assert_array_equal(narrow, OnlineStandardScaler().partial_fit_transform(D))
+    monkeypatch.setattr(_scaling, "WIDE_FEATURES", 2)
     Z = OnlineStandardScaler().partial_fit_transform(A)
     assert sp.issparse(Z) and np.array_equal(Z.indices, A.indices) and np.array_equal(Z.indptr, A.indptr)
+    Zd = OnlineStandardScaler().partial_fit_transform(D)
+    assert sp.issparse(Zd) and np.array_equal(Zd.toarray(), Z.toarray())
     ref = np.zeros_like(D)
     sumsq = np.zeros(5)
     for t in range(200):

@@ -62,6 +62,11 @@ class _BaseGroupDRO:
         "verbose": ["verbose"],
     }
 
+    #: CSR rows accepted: dense up to 4,096 features, dense blocks of CSR rows beyond (see
+    #: ``OnlineMixin._row_container``): the same rows give the same model in either container
+    _accept_sparse = True
+    _row_container = "dense"
+
     #: NaN marks a group with no draw yet (its risk is unknown), and then the objective
     _nonfinite_state_ok = ("group_risks_", "objective_value_")
 
@@ -766,7 +771,8 @@ class _BaseGroupDRO:
         # as scikit-learn marks it for its own stochastic online learners (SGDClassifier)
         reason = ("sample_weight is not equivalent to removing/repeating samples: the rows are "
                   "sampled (pools or stream rounds), so repeated rows change the draws.")
-        return {"check_sample_weight_equivalence_on_dense_data": reason}
+        return {"check_sample_weight_equivalence_on_dense_data": reason,
+                "check_sample_weight_equivalence_on_sparse_data": reason}
 
     @property
     def _chunk_dependent(self):

@@ -45,7 +45,7 @@ from ..base import (
 )
 from ..utils import _progress
 from ..utils._warnings import warn
-from ..utils.validation import validate_X_predict
+from ..utils.validation import rows_for
 from . import _ensemble_core as core
 from ._rules import FixedShare, _BaseRule
 
@@ -217,6 +217,12 @@ class _OnlineEnsembleBase:
     #: the running target range is +-inf before the first row
     _nonfinite_state_ok = ("_y_min_", "_y_max_")
 
+    #: CSR rows accepted, in one container decided by the width of the stream (see
+    #: ``OnlineMixin._row_container``): dense up to 4,096 features; beyond, CSR rows for the
+    #: experts whose tags accept sparse input and dense rows for the others (``rows_for``)
+    _accept_sparse = True
+    _row_container = "stream"
+
     # ------------------------------------------------------------------ params
     def get_params(self, deep=True):
         """Parameters, including ``<name>__<param>`` of the experts and ``rule__<param>``.
@@ -346,6 +352,7 @@ class _OnlineEnsembleBase:
         expert the committed ensemble holds is never changed, so the ensemble needs no copy of it
         (one copy of the expert's state per call, not two)."""
         est = self.estimators_[k]
+        X = rows_for(est, X)
         kw.update(self._expert_kwargs(est, X.shape[0]))
         if not self._replaced_by_call(est):
             return getattr(est, f"partial_fit_{method}")(X, y, **kw)
@@ -487,7 +494,7 @@ class _OnlineEnsembleBase:
         prequential = set(self._prequential_experts())
         for k, est in enumerate(self.estimators_):
             if self.online_[k] and k not in prequential:
-                est.partial_fit(X, y, **kw, **self._expert_kwargs(est, X.shape[0]))
+                est.partial_fit(rows_for(est, X), y, **kw, **self._expert_kwargs(est, X.shape[0]))
                 self._expert_fitted_[k] = True
 
     def _fallback_mean(self, y):
@@ -691,7 +698,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
                                      dtype=np.float64).reshape(n, -1)[:, 0]
                 self._expert_fitted_[k] = True
             elif self._expert_fitted_[k]:
-                P[:, k] = np.asarray(est.predict(X), dtype=np.float64).reshape(n, -1)[:, 0]
+                P[:, k] = np.asarray(est.predict(rows_for(est, X)), dtype=np.float64).reshape(n, -1)[:, 0]
         if not np.isfinite(P.sum()):  # an expert without a finite prediction sleeps on that row
             P[~np.isfinite(P)] = np.nan
         return P
@@ -727,7 +734,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
     def _predict_targets(self, X):
         """Mix the experts' predictions with the current weights."""
         check_is_fitted(self, "estimators_")
-        X = validate_X_predict(self, X, dtype=np.float64, order="C")
+        X = self._predict_input(X, dtype=np.float64, order="C")
         P = self._expert_predictions(X)
         lo, hi = self._y_min_[0], self._y_max_[0]
         if self.clip_predictions and lo <= hi:
@@ -857,13 +864,13 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
                 pass
             elif hasattr(est, "predict_proba"):
                 try:
-                    pk = np.asarray(est.predict_proba(X), dtype=np.float64)
+                    pk = np.asarray(est.predict_proba(rows_for(est, X)), dtype=np.float64)
                 except AttributeError:
                     pk = None
             else:
                 pk = None
             if pk is None:
-                lab = np.asarray(est.predict(X)) if lab is None else lab
+                lab = np.asarray(est.predict(rows_for(est, X))) if lab is None else lab
                 j = np.clip(np.searchsorted(self.classes_, lab), 0, C - 1)
                 pk = np.zeros((n, C))
                 ok = self.classes_[j] == lab
@@ -964,7 +971,7 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
         proba : ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self, "estimators_")
-        X = validate_X_predict(self, X, dtype=np.float64, order="C")
+        X = self._predict_input(X, dtype=np.float64, order="C")
         P, hard = self._expert_probas(X)
         if hard.any() and self.loss != "zero_one":
             self._soften(P, hard)

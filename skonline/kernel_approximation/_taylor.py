@@ -6,12 +6,13 @@ import numpy as np
 from scipy.special import comb
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..base import atomic, reads_state
+from ..utils import _scaling
 from ..utils._online_kernel import taylor_tables, taylor_transform
 from ..utils._warnings import warn
-from ..utils.validation import output_dtype, validate_X_predict
+from ..utils.validation import output_dtype, validate_X_fit, validate_X_predict
 
 __all__ = ["TaylorFeatures"]
 
@@ -114,7 +115,7 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : None
             Ignored.
 
@@ -123,7 +124,7 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
         self : object
         """
         self._validate_params()
-        X = validate_data(self, X, dtype=np.float64)
+        X = validate_X_fit(self, X, accept_sparse="csr", dtype=np.float64)
         d = X.shape[1]
         r = int(comb(self.degree + d, d, exact=True))
         if r > _WARN_N_OUTPUT:
@@ -142,7 +143,7 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -150,13 +151,14 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "powers_")
         dtype = output_dtype(X)
-        X = validate_X_predict(self, X, dtype=np.float64, order="C")
+        X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64, order="C")
         if not hasattr(self, "_parent"):  # e.g. after a partial unpickle of an older object
             _, self._parent, self._var, self._inv_sqrt = taylor_tables(self.n_features_in_, int(self.degree))
         out = np.empty((X.shape[0], self.n_output_features_))
-        taylor_transform(
-            X, np.zeros(X.shape[1]), 1.0 / float(self.sigma), self._parent, self._var, self._inv_sqrt, out
-        )
+        for a, b, Xb in _scaling.dense_row_blocks(X):  # CSR rows: dense blocks of bounded size
+            taylor_transform(
+                Xb, np.zeros(X.shape[1]), 1.0 / float(self.sigma), self._parent, self._var, self._inv_sqrt, out[a:b]
+            )
         return out.astype(dtype, copy=False)
 
     def get_feature_names_out(self, input_features=None):
@@ -204,5 +206,6 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.requires_fit = True
+        tags.input_tags.sparse = True  # CSR rows are densified block by block (dense output)
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # computed in float64
         return tags

@@ -126,6 +126,11 @@ class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, Bas
         "transformer": [None, HasMethods(["transform"])],
     }
 
+    #: CSR rows accepted: dense up to 4,096 features, dense blocks of CSR rows beyond (see
+    #: ``OnlineMixin._row_container``): the same rows give the same model in either container
+    _accept_sparse = True
+    _row_container = "dense"
+
     #: the shared edge-input check feeds raw features of size 1e150; A then has condition number
     #: ~1e300, which no float64 inverse (nor ridge solver) survives. Scale raw features.
     _bounded_inputs = True

@@ -184,6 +184,11 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         self.standardize = standardize
         self.verbose = verbose
 
+    #: CSR rows accepted: dense up to 4,096 features, dense blocks of CSR rows beyond (see
+    #: ``OnlineMixin._row_container``): the same rows give the same model in either container
+    _accept_sparse = True
+    _row_container = "dense"
+
     # the second: past its budget within the shared checks' streams (the switch to the projection)
     _test_params = [{}, {"max_rows": 20, "n_components": 8}]
     _test_param_keys = ("max_rows",)

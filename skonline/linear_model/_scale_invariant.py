@@ -17,7 +17,7 @@ from ..base import (
     raise_if_nonfinite,
 )
 from ..losses import get_loss
-from ..utils import _recycle
+from ..utils import _recycle, _scaling
 from ..utils._jit import njit
 from ..utils._math import distinct_columns
 from ..utils._warnings import warn
@@ -36,8 +36,6 @@ _AUTO_MAX_FULL = 200
 _COLLINEAR_VIF = 1e3
 _COLLINEAR_MIN_ROWS = 3
 _COLLINEAR_MAX_ROWS = 50
-#: invariance='full' on sparse rows: each block of rows densified at once holds at most this many bytes
-_DENSIFY_BYTES = 1 << 22
 _NO_COLUMNS = np.zeros(0, dtype=np.int64)
 
 
@@ -192,12 +190,7 @@ class _ScaleInvariantBase:
                                 Ph=self._pinv_h_, gamma=self.gamma_)
             # sparse rows are densified block by block (the pass is row by row: the same result
             # as one dense call, bit for bit)
-            step = X.shape[0] if not sp.issparse(X) else max(1, _DENSIFY_BYTES // (8 * max(X.shape[1], 1)))
-            for a in range(0, X.shape[0], step):
-                b = min(X.shape[0], a + step)
-                Xb = X if b - a == X.shape[0] and not sp.issparse(X) else X[a:b]
-                if sp.issparse(Xb):
-                    Xb = readonly(Xb.toarray())
+            for a, b, Xb in _scaling.dense_row_blocks(X):
                 status = core.full_pass(
                     Xb, Y[a:b], sw[a:b], t0 + a, self.fit_intercept, scaling, alpha, rec, lip,
                     float(self.rank_tol), st, self.scale_, out[a:b], self.n_clamped_, loss_acc, work,

@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineTransformerMixin, reads_state
 from ..utils import _scaling as core
-from ..utils.validation import validate_X_chunk, validate_X_predict
+from ..utils.validation import validate_X_chunk
 
 __all__ = ["OnlineStandardScaler", "OnlineMinMaxScaler"]
 
@@ -63,8 +63,11 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
     Parameters
     ----------
     with_mean : bool, default=True
-        Centre dense input (sparse input is never centred: it is scaled by the running root mean
-        square of each column, keeping its structure).
+        Centre the rows. The container is decided by the width of the stream, not by what the
+        caller passes: up to 4,096 features rows are handled dense (CSR chunks densified, output
+        dense), so the same rows give the same output in either container; wider streams are
+        handled as CSR (dense chunks made sparse) and never centred: each column is scaled by its
+        running root mean square, keeping the rows' structure (centring would fill them).
     clip : float, default=5.0
         Output clip and winsorising threshold, in standard deviations.
     verbose : int, default=0
@@ -75,9 +78,11 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
     Attributes
     ----------
     mean_ : ndarray of shape (n_features,)
-        Running mean (winsorised) of each column. Zeros for sparse input.
+        Running mean (winsorised) of each column. Zeros for a stream of more than 4,096 features
+        (handled as CSR, see ``with_mean``).
     var_ : ndarray of shape (n_features,)
-        Running (population) variance; for sparse input the mean of squares.
+        Running (population) variance; for a stream of more than 4,096 features the mean of
+        squares.
     scale_ : ndarray of shape (n_features,)
         ``sqrt(var_)``: the divisor for the next row (0 while there is no scale yet).
     n_samples_seen_ : int
@@ -113,6 +118,8 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
         self.verbose = verbose
 
     _accept_sparse = True
+    #: the container from the width of the stream (see ``OnlineMixin._row_container``)
+    _row_container = "stream"
 
     def _validate_chunk(self, X, y=None, *, reset, from_fit):
         f32 = _float32_in(X)
@@ -151,7 +158,7 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
         """
         check_is_fitted(self, "_count_")
         f32 = _float32_in(X)
-        X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64, order="C")
+        X = self._predict_input(X, accept_sparse="csr", dtype=np.float64, order="C")
         return _as_out(self._transform64(X), f32)
 
     def _transform64(self, X):
@@ -251,9 +258,14 @@ class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerM
         if not lo < hi:
             raise ValueError(f"feature_range must be (min, max) with min < max; got {self.feature_range}.")
 
+    #: CSR rows accepted (the output is dense: a column's minimum maps zeros elsewhere): dense
+    #: up to 4,096 features, dense blocks of CSR rows beyond (see ``OnlineMixin._row_container``)
+    _accept_sparse = True
+    _row_container = "dense"
+
     def _validate_chunk(self, X, y=None, *, reset, from_fit):
         f32 = _float32_in(X)
-        X = validate_X_chunk(self, X, reset=reset)
+        X = validate_X_chunk(self, X, reset=reset, accept_sparse=True)
         return {"X": X, "n_samples": X.shape[0], "float32": f32}
 
     def _allocate(self, chunk):
@@ -287,7 +299,7 @@ class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerM
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -295,7 +307,7 @@ class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerM
         """
         check_is_fitted(self, "_min_")
         f32 = _float32_in(X)
-        X = validate_X_predict(self, X, dtype=np.float64)
+        X = self._predict_input(X, dtype=np.float64, order="C")
         return _as_out(self._map(X, self._min_, self._max_), f32)
 
     @property

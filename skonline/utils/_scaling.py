@@ -157,7 +157,7 @@ def scale_csr(indptr, indices, data, count, sumsq, clip, learn, out_data, min_co
 WIDE_FEATURES = 4096
 
 
-def as_stream_container(X, wide_features=WIDE_FEATURES):
+def as_stream_container(X, wide_features=None):
     """The rows of a validated chunk in the container their width calls for, whatever the caller
     passed: dense (CSR densified) up to ``wide_features`` features, CSR (dense rows made sparse)
     beyond.
@@ -169,10 +169,38 @@ def as_stream_container(X, wide_features=WIDE_FEATURES):
     with this function first makes the choice depend on the number of features only: narrow
     rows are centred and scaled, wide ones (where a dense row would be costly and mostly zeros)
     only scaled; the same rows then give the same model in either container, bit for bit.
+    ``wide_features``: default ``WIDE_FEATURES``.
     """
-    if X.shape[1] > wide_features:
+    if X.shape[1] > (WIDE_FEATURES if wide_features is None else wide_features):
         return X if sp.issparse(X) else sp.csr_matrix(X)
     return _readonly_c(X.toarray()) if sp.issparse(X) else X
+
+
+#: a block of CSR rows densified for a dense algorithm holds at most this many bytes
+DENSIFY_BYTES = 1 << 22
+
+
+def dense_block_rows(n_features, max_bytes=None):
+    """Rows of ``n_features`` float64 values that fit in ``max_bytes`` (default ``DENSIFY_BYTES``;
+    at least 1)."""
+    max_bytes = DENSIFY_BYTES if max_bytes is None else max_bytes
+    return max(1, int(max_bytes) // (8 * max(int(n_features), 1)))
+
+
+def dense_rows(X):
+    """Validated rows as a read-only C-ordered float64 array (CSR densified: the same values as
+    the dense rows, bit for bit)."""
+    return _readonly_c(X.toarray() if sp.issparse(X) else X)
+
+
+def dense_row_blocks(X, max_bytes=None):
+    """``(a, b, rows a:b of X as dense rows)`` over ``X``: one block for dense ``X``; blocks of at
+    most ``max_bytes`` for CSR ``X`` (for a dense computation that is row by row)."""
+    n = X.shape[0]
+    step = dense_block_rows(X.shape[1], max_bytes) if sp.issparse(X) else max(n, 1)
+    for a in range(0, n, step):
+        b = min(n, a + step)
+        yield a, b, dense_rows(X if b - a == n else X[a:b])
 
 
 def _readonly_c(X):

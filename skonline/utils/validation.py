@@ -310,3 +310,17 @@ def _as_csr(X):
     if sp.issparse(X):
         return canonical_csr(X if X.format == "csr" else X.tocsr())
     return X
+
+
+def rows_for(estimator, X):
+    """The validated rows ``X`` in a container ``estimator`` takes: CSR rows as they are if its tags
+    accept sparse input (``input_tags.sparse``), else as dense rows (the same values)."""
+    if not sp.issparse(X):
+        return X
+    from sklearn.utils import get_tags
+
+    try:
+        sparse_ok = bool(get_tags(estimator).input_tags.sparse)
+    except Exception:  # an estimator without scikit-learn tags
+        sparse_ok = False
+    return X if sparse_ok else readonly(np.ascontiguousarray(X.toarray(), dtype=np.float64))

@@ -12,6 +12,7 @@ from sklearn.base import clone
 from skonline.linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor
 from skonline.linear_model import _scale_invariant as si
 from skonline.linear_model import _scale_invariant_core as core
+from skonline.utils import _scaling
 
 
 def _sparse_stream(seed, n, d, density, n_classes=2):
@@ -57,7 +58,7 @@ def test_full_on_sparse_rows_is_densified_in_blocks(monkeypatch):
     # blocks of rows (a few rows each here) give the pass over the whole chunk, bit for bit
     X, y = _sparse_stream(3, 300, 8, 0.4)
     a = ScaleInvariantClassifier(invariance="full").fit(sp.csr_matrix(X), y)
-    monkeypatch.setattr(si, "_DENSIFY_BYTES", 8 * 8 * 7)  # 7 rows per block
+    monkeypatch.setattr(_scaling, "DENSIFY_BYTES", 8 * 8 * 7)  # 7 rows per block (the shared rule)
     b = ScaleInvariantClassifier(invariance="full").fit(sp.csr_matrix(X), y)
     for k in ("pinv_", "neg_cum_grad_", "gamma_", "_pinv_h_"):
         np.testing.assert_array_equal(getattr(a, k), getattr(b, k))
