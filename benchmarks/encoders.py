@@ -68,8 +68,7 @@ def learners():
     return {
         "ScaleInvariantClassifier": lambda: ScaleInvariantClassifier(),
         "KernelSelectionClassifier": lambda: KernelSelectionClassifier(random_state=0),
-        "OnlineEnsembleClassifier (the two above)": lambda: OnlineEnsembleClassifier(
-            [("si", ScaleInvariantClassifier()), ("ks", KernelSelectionClassifier(random_state=0))]),
+        "OnlineEnsembleClassifier()": lambda: OnlineEnsembleClassifier(random_state=0),
     }
 
 

@@ -45,9 +45,13 @@ _CHILD = textwrap.dedent(
         "KernelSelectionRegressor": (KernelSelectionRegressor(random_state=0), True),
         "PKAWVRegressor": (PKAWVRegressor(features="nystrom", random_state=0), True),
     }
-    # compile everything before the parent starts to send signals
+    # compile everything before the parent starts to send signals: the whole stream once, so that
+    # the paths a model takes later (a budget reached, a switch of representation) are compiled
+    # too (a compilation interrupted at every signal would never finish)
     for est, supervised in models.values():
-        pickle.loads(pickle.dumps(est)).partial_fit(X[:20], y[:20] if supervised else None)
+        warm = pickle.loads(pickle.dumps(est))
+        for start in range(0, X.shape[0], 5):
+            warm.partial_fit(X[start:start + 5], y[start:start + 5] if supervised else None)
     print("ready", flush=True)
     report = {}
     for name, (est, supervised) in models.items():
@@ -91,13 +95,17 @@ def test_real_sigints_during_partial_fit_of_growing_models(tmp_path):
         assert child.stdout.readline().strip() == "ready"
         rnd = np.random.default_rng(1)
         sent = 0
-        while child.poll() is None:
+        deadline = time.monotonic() + 300  # the child takes ~20 s; never hang the suite
+        while child.poll() is None and time.monotonic() < deadline:
             time.sleep(rnd.uniform(0.0002, 0.002))
             try:
                 child.send_signal(signal.SIGINT)
                 sent += 1
             except ProcessLookupError:
                 break
+        if child.poll() is None:
+            child.kill()
+            pytest.fail("the child did not finish its stream within 300 s of SIGINTs")
         out = child.stdout.read()
     finally:
         if child.poll() is None:
