@@ -61,10 +61,11 @@ _CHILD = textwrap.dedent(
             Xc, yc = X[start:start + 5], (y[start:start + 5] if supervised else None)
             ref.partial_fit(Xc, yc)
             after = pickle.dumps(ref)
+            retry = False
             while True:
                 before = pickle.dumps(est)
                 try:
-                    armed[0] = True
+                    armed[0] = not retry  # one interrupt per chunk at most: the retry always ends
                     est.partial_fit(Xc, yc)
                     armed[0] = False
                 except KeyboardInterrupt:
@@ -74,6 +75,7 @@ _CHILD = textwrap.dedent(
                     outcome = "before" if got == before else "after" if got == after else "neither"
                     counts[outcome] += 1
                     if outcome == "before":
+                        retry = True
                         continue  # the call did not happen: make it again
                     if outcome == "neither":
                         est = pickle.loads(after)  # record the damage, go on from the right state
