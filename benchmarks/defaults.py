@@ -493,7 +493,9 @@ def _river_pass(X, y, task, classes):
     return pred, proba, sec
 
 
-def _vw_pass(X, y, task, classes):
+def _vw_pass(X, y, task, classes, extra=""):
+    """Vowpal Wabbit row by row (predict, then learn); ``extra``: more command-line options
+    (``' --nn 10'``, ``' -q ::'``)."""
     import vowpalwabbit
     from scipy.special import expit
 
@@ -506,7 +508,7 @@ def _vw_pass(X, y, task, classes):
         args, labels = "--quiet", np.array([repr(float(v)) for v in y])
     lines = [lab + " | " + " ".join(f"{j}:{v:.9g}" for j, v in enumerate(r) if v != 0.0)
              for lab, r in zip(labels.tolist(), X.tolist())]
-    vw = vowpalwabbit.Workspace(args)
+    vw = vowpalwabbit.Workspace(args + extra)
     out = np.empty(n)
     t0 = time.perf_counter()
     for i, line in enumerate(lines):

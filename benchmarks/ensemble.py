@@ -124,34 +124,8 @@ def _river(name, X, y, task, classes):
 
 
 def _vw(name, X, y, task, classes):
-    import vowpalwabbit
-    from scipy.special import expit
-
     extra = {"vw": "", "vw_nn": " --nn 10", "vw_quadratic": " -q ::"}[name]
-    if task == "binary":
-        args, labels = "--quiet --loss_function logistic", np.where(y == classes[1], "1", "-1")
-    elif task == "multiclass":
-        args, labels = f"--quiet --oaa {len(classes)}", (np.searchsorted(classes, y) + 1).astype(str)
-    else:
-        args, labels = "--quiet", np.array([repr(float(v)) for v in y])
-    lines = [lab + " | " + " ".join(f"{j}:{v:.9g}" for j, v in enumerate(r) if v != 0.0)
-             for lab, r in zip(labels.tolist(), X.tolist())]
-    vw = vowpalwabbit.Workspace(args + extra)
-    out = np.empty(X.shape[0])
-    t0 = time.perf_counter()
-    for i, line in enumerate(lines):
-        ex = vw.parse(line)
-        out[i] = vw.predict(ex)
-        vw.learn(ex)
-        vw.finish_example(ex)
-    sec = time.perf_counter() - t0
-    vw.finish()
-    if task == "binary":
-        p1 = expit(out)
-        return (p1 > 0.5).astype(float), np.column_stack([1 - p1, p1]), sec
-    if task == "multiclass":
-        return out - 1.0, None, sec
-    return out, None, sec
+    return defaults._vw_pass(X, y, task, classes, extra=extra)
 
 
 def _moa(name, X, y, task, classes):
