@@ -351,11 +351,6 @@ class _KernelSelectionBase(GrowingStateMixin):
         step (standardisation, kernels, linear part) then computes the same thing for the same rows."""
         return _scaling.as_stream_container(X, WIDE_FEATURES)
 
-    def _validate_chunk(self, X, y, **kw):
-        chunk = super()._validate_chunk(X, y, **kw)
-        chunk["X"] = self._container(chunk["X"])
-        return chunk
-
     def _rf_rows(self, X):
         """The rows the random features read: the columns hashed onto HASH_BUCKETS buckets (with
         signs) for a wide stream with ``n_components='auto'``, else the rows."""
