@@ -267,13 +267,11 @@ def load_stream(name, max_rows=MAX_ROWS):
 # m = (d + 1)(d + 2) / 2 features and costs O(m^2) per row; each capped estimator (and every baseline
 # it is compared with) is evaluated on this prefix of the stream. name -> (full cap, quick cap,
 # minimum number of features for the cap to apply, reason).
-ROW_CAPS = {
-    "KernelAWVRegressor": (2_000, 1_000, 0, "exact kernel AWV: O(t^2) per row"),
-    "PKAWVClassifier": (2_000, 500, 31, "degree-2 Taylor features, m = (d+1)(d+2)/2, O(m^2) per row: "
-                        "capped when d > 30 (m > 528)"),
-    "PKAWVRegressor": (2_000, 500, 31, "degree-2 Taylor features, m = (d+1)(d+2)/2, O(m^2) per row: "
-                       "capped when d > 30 (m > 528)"),
-}
+#: estimator -> (rows, quick rows, minimum features, reason): a row cap for an estimator whose
+#: cost per row grows with the stream. Empty since every estimator at defaults has a budget (issue
+#: 21: Kernel-AWV's 4,096-row budget, PKAWV's Nystrom dictionary of at most 192 points, kernel
+#: selection's expansions replaced by random features), so every cell runs the whole stream.
+ROW_CAPS = {}
 
 
 def row_cap_for(name, n_features, quick=False):
@@ -952,9 +950,10 @@ def report(run, command, started, total, args):
            "row by row before each row is learned. Warnings are recorded; an exception is recorded and "
            "the run goes on. GroupDRO learners get no groups (one group).",
            "- Ensembles: " + "; ".join(f"`{k}({e})`" for k, e in ENSEMBLE_EXPERTS.items()) + ".",
-           "- Row caps (the estimator and every baseline it is compared with are scored on the same "
-           "prefix): " + "; ".join(f"{k} {c[1] if args.quick else c[0]:,} rows ({c[3]})"
-                                   for k, c in ROW_CAPS.items()) + ".",
+           ("- Row caps (the estimator and every baseline it is compared with are scored on the same "
+            "prefix): " + "; ".join(f"{k} {c[1] if args.quick else c[0]:,} rows ({c[3]})"
+                                    for k, c in ROW_CAPS.items()) + "." if ROW_CAPS else
+            "- No row caps: every estimator runs the whole stream (up to the stream cap)."),
            "- **river**: `preprocessing.StandardScaler() | linear_model.LogisticRegression()` (binary), "
            "`StandardScaler() | multiclass.OneVsRestClassifier(LogisticRegression())` (multiclass), "
            "`StandardScaler() | linear_model.LinearRegression()` (regression); row by row "
@@ -1106,7 +1105,67 @@ def report(run, command, started, total, args):
         md += si_vw_report(run["si_vs_vw"])
     if run.get("spreads"):
         md += variance_report(run["spreads"])
+    if run.get("previous"):
+        md += changes_report(run["results"], run["previous"])
     return "\n".join(md)
+
+
+#: a cell is worse than the previous run's when its accuracy is lower by more than this
+CHANGE_ACC = 0.005
+#: ... or its MAE higher by more than this fraction
+CHANGE_MAE = 0.02
+
+
+def changes_report(results, previous):
+    """Every (estimator, stream) cell of the default column against the previous run's
+    (``previous``: its json payload): cells worse by more than half an accuracy point or 2 % MAE,
+    on the same rows, are listed."""
+    old = {(r["estimator"], r["stream"]): r for r in previous["results"] if r["column"] == "default"}
+    worse, better, same, other_rows, missing = [], 0, 0, [], []
+    for r in results:
+        if r["column"] != "default":
+            continue
+        o = old.get((r["estimator"], r["stream"]))
+        if o is None or o.get("error") or r.get("error"):
+            missing.append(f"{r['estimator']} on {r['stream']}")
+            continue
+        m, mo = r["metrics"], o["metrics"]
+        if m["n_rows"] != mo["n_rows"]:
+            key = "mae" if "mae" in m else "accuracy"
+            other_rows.append((r["estimator"], r["stream"], mo["n_rows"], mo[key], m["n_rows"], m[key], key))
+            continue
+        if "mae" in m:
+            change = m["mae"] / mo["mae"] - 1.0 if mo["mae"] > 0 else 0.0
+            bad, good = change > CHANGE_MAE, change < -CHANGE_MAE
+            text = f"MAE {mo['mae']:.4g} -> {m['mae']:.4g} ({100 * change:+.1f} %)"
+        else:
+            change = m["accuracy"] - mo["accuracy"]
+            bad, good = change < -CHANGE_ACC, change > CHANGE_ACC
+            text = f"accuracy {mo['accuracy']:.4f} -> {m['accuracy']:.4f} ({100 * change:+.2f} pts)"
+        if bad:
+            worse.append(f"| {r['estimator']} | {r['stream']} | {m['n_rows']:,} | {text} |")
+        elif good:
+            better += 1
+        else:
+            same += 1
+    md = ["## Changes against the previous run", "",
+          f"The default column against the previous `benchmarks/results/defaults.json` (commit "
+          f"{previous.get('versions', {}).get('skonline commit', '?')}, {previous.get('date', '?')[:10]}), "
+          f"cell by cell on the same rows: worse = accuracy lower by more than {100 * CHANGE_ACC:g} point or "
+          f"MAE higher by more than {100 * CHANGE_MAE:g} %.", "",
+          f"- Same rows: {len(worse)} worse, {better} better, {same} within the margin.",
+          f"- Different rows (a row cap or --quick in either run): "
+          f"{len(other_rows)} cells, listed below with both figures (not comparable row for row)."]
+    if missing:
+        md.append(f"- Not compared (new, or an error in either run): {', '.join(missing)}.")
+    md.append("")
+    if worse:
+        md += ["| estimator | stream | rows | change |", "|---|---|---:|---|"] + worse + [""]
+    if other_rows:
+        md += ["| estimator | stream | previous rows | previous | rows | now |", "|---|---|---:|---:|---:|---:|"]
+        md += [f"| {e} | {s} | {n0:,} | {v0:.4g} | {n1:,} | {v1:.4g} ({k}) |" for e, s, n0, v0, n1, v1, k in other_rows]
+        md.append("")
+    return md
 
 
 def drift_report(drift):
@@ -1384,7 +1443,10 @@ def main(argv=None):
         log("ScaleInvariantClassifier() vs Vowpal Wabbit on magic04 and cod-rna")
         si_vw = scale_invariant_vs_vw(quick=args.quick)
     total = time.perf_counter() - t_start
-    run = {"max_rows": max_rows, "pipeline": pipe, "estimators": list(ests), "si_vs_vw": si_vw, "spreads": spreads,
+    previous = None
+    if output and Path(output).with_suffix(".json").exists():  # the run this one replaces
+        previous = json.loads(Path(output).with_suffix(".json").read_text())
+    run = {"max_rows": max_rows, "pipeline": pipe, "previous": previous, "estimators": list(ests), "si_vs_vw": si_vw, "spreads": spreads,
            "kinds": {k: v[1] for k, v in ests.items()}, "results": results, "streams": stream_info,
            "drift": drift, "load": {"start": load_start, "end": os.getloadavg()}}
     text = report(run, command, started, total, args)
@@ -1398,7 +1460,8 @@ def main(argv=None):
                        "row_caps": {k: {"rows": c[1] if args.quick else c[0], "min_features": c[2],
                                         "reason": c[3]} for k, c in ROW_CAPS.items()},
                        "acc_margin": ACC_MARGIN, "mae_factor": MAE_FACTOR, "ensemble_experts": ENSEMBLE_EXPERTS},
-                   **run}
+                   **{k: val for k, val in run.items() if k != "previous"},
+                   "previous": {k: (previous or {}).get(k) for k in ("command", "date", "versions")}}
         js.write_text(json.dumps(_jsonable(payload), indent=1) + "\n")
         log(f"wrote {output} and {js}")
     else:
