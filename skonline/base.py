@@ -30,18 +30,41 @@ writes its own state and its own compiled pass:
   ``random_state``; a chunk draws a fixed count of numbers per row in numpy and hands them to the
   compiled pass, so any chunking of the stream sees the same numbers.
 
-A subclass implements four hooks:
+Where each part lives:
+
+* this module: the driver (``fit``, ``partial_fit``, ``partial_fit_<method>``; one call =
+  validate, allocate on a reset, standardise, run the pass in blocks, update the metrics:
+  :meth:`OnlineMixin._learn_call` and :meth:`OnlineMixin._learn_blocks`), the prediction input
+  (:meth:`OnlineMixin._predict_input`) and the classifier / regressor / transformer mixins;
+* :mod:`skonline._atomic`: all or nothing (working copies, commit, readers pinned to one
+  state, non-finite detection and the search for the row that causes it);
+* :mod:`skonline._standardize`: the online standardisation of features and target.
+
+Hooks. A subclass implements four:
 
 ``_validate_chunk(X, y, *, reset, from_fit, **kw) -> dict``
     Validate and convert one chunk; no state change other than what ``validate_data`` records.
+    The classifier and regressor mixins implement it for the usual ``(X, y)`` chunk.
 ``_allocate(chunk)``
     Create the state arrays (first call only).
 ``_learn(chunk) -> ndarray``
     Run the compiled pass; return the raw prequential outputs, one row per sample.
 ``_response(raw, method)``
     Turn raw outputs into what ``predict`` (or ``decision_function``, ``predict_proba``) returns.
+    The classifier, regressor and transformer mixins implement it.
 
-and optionally ``_update_metrics(chunk, raw)``.
+and may override these (class attributes or methods; the defaults are on the mixins):
+
+* driver: ``_check_params()`` (checks across parameters), ``_update_metrics(chunk, raw)``,
+  ``_chunk_rows(chunk, a, b)`` and ``_concat(raws)`` (chunks that hold more than rows),
+  ``_row_container`` and ``_container(X)`` (dense or CSR rows), ``_progress_metrics()``,
+  ``_has_loss``, ``_supports_sample_weight``, ``_accept_sparse``;
+* all or nothing (:mod:`skonline._atomic`): ``_nonfinite_state_ok``, ``_derived_state``,
+  ``_buffer_layout``, ``_copy_state(name, value, context)``, ``_recycled_state``,
+  ``_discard_attempt()``, ``_no_sample_weight_reason``;
+* standardisation (:mod:`skonline._standardize`): ``_standardizes()``,
+  ``_standardizes_target()``, ``_standardize_clip``, ``_standardize_min_count``,
+  ``_standardize_target_clip``, ``_restandardize_targets(chunk)``.
 
 Learned state is every instance attribute whose name ends with an underscore: public ``name_``
 when it is documented (the *Attributes* section), private ``_name_`` otherwise (buffers, the
@@ -50,24 +73,29 @@ it for a call; caches that can be rebuilt from the parameters are plain ``_name`
 CONTRIBUTING.md.
 """
 
-import collections
-import contextvars
-import copy
-import functools
-import itertools
 import numbers
-import operator
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn import get_config
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .utils import _calibration, _progress, _recycle, _scaling
-from .utils._jit import njit
+from ._atomic import (  # noqa: F401 - the contract's public helpers, importable from here as before
+    AtomicCallMixin,
+    _copied,
+    atomic,
+    check_finite_output,
+    commit,
+    nonfinite_state,
+    raise_if_nonfinite,
+    reads_state,
+)
+from ._standardize import OnlineStandardizationMixin
+from .utils import _calibration, _progress, _scaling
+from .utils._math import running_sum
 from .utils.validation import readonly, validate_X_chunk, validate_X_predict
 
 __all__ = [
@@ -98,20 +126,6 @@ def make_generator(random_state):
     raise ValueError(f"random_state must be None, an int, a Generator or a RandomState; got {random_state!r}.")
 
 
-def running_sum(start, values):
-    """``start + values[0] + values[1] + ...`` summed left to right.
-
-    Unlike ``np.sum`` (pairwise), the result does not depend on how a stream was split into chunks.
-    ``np.add.accumulate`` adds in order (each partial sum is the previous one plus the next value),
-    so this is the sequential sum, computed without a compiled loop (nothing to compile on a first
-    fit).
-    """
-    values = np.ascontiguousarray(values, dtype=np.float64).ravel()
-    if values.shape[0] == 0:
-        return float(start)
-    return float(np.add.accumulate(np.concatenate(([float(start)], values)))[-1])
-
-
 def state_scalar(name, kind, doc):
     """A read-only property for documented learned state kept in a length-1 array: ``kind(self.<name>[0])``.
 
@@ -124,16 +138,6 @@ def state_scalar(name, kind, doc):
         return kind(getattr(self, name)[0])
 
     return property(get, doc=doc)
-
-
-def raise_if_nonfinite(status, first_row=0, what="state"):
-    """Raise if a compiled pass reported (``status >= 0``) the row at which it became non-finite."""
-    if status >= 0:
-        raise FloatingPointError(
-            f"Row {first_row + int(status)} of this chunk would make the model's {what} non-finite "
-            "(NaN or inf); the chunk was rejected and the estimator is unchanged. Check the scale "
-            "of the features and targets."
-        )
 
 
 def _validate_sample_weight(estimator, sample_weight, n_samples, from_fit=False):
@@ -162,241 +166,13 @@ def _validate_sample_weight(estimator, sample_weight, n_samples, from_fit=False)
     return w
 
 
-def check_finite_output(out, estimator, what="predictions"):
-    """Raise a ValueError naming the first row of ``X`` whose output is NaN or inf.
-
-    For ``predict`` / ``decision_function`` / ``transform``: a row so large that the algorithm's
-    float64 arithmetic overflows is an error, never a silent NaN (a classifier would map it to a
-    class). Returns ``out``.
-    """
-    a = np.asarray(out)
-    if a.dtype.kind in "fc" and not np.isfinite(a).all():
-        bad = ~np.isfinite(a)
-        row = int(np.flatnonzero(bad.reshape(a.shape[0], -1).any(axis=1))[0]) if a.ndim else 0
-        raise ValueError(
-            f"Row {row} of X gives non-finite {what} in {type(estimator).__name__} (its values "
-            "are too large for the float64 arithmetic of this algorithm). Scale the features."
-        )
-    return out
-
-
-#: set while ``_first_nonfinite_row`` replays prefixes of a chunk (no nested search)
-_LOCATING_ROW = contextvars.ContextVar("skonline_locating_nonfinite_row", default=False)
-
-
-def nonfinite_state(estimator, raw=None):
-    """Name of the first learned attribute (or ``'predictions'``) holding a NaN or an inf, or None.
-
-    Checks every float ndarray and float scalar among the estimator's learned attributes (fitted
-    ``*_`` and private state), the prequential outputs ``raw`` of the pass when given, and the
-    arrays the estimator derives from its state (hook ``_derived_state()``, e.g. ``coef_`` of
-    the scale-invariant learners). Attributes that use NaN or inf as markers by design are listed
-    in the class attribute ``_nonfinite_state_ok``.
-    """
-    allowed = getattr(estimator, "_nonfinite_state_ok", ())
-    layout = {}
-    if hasattr(estimator, "_buffer_layout") and estimator._is_initialized():
-        layout = estimator._buffer_layout()  # growth buffers: only their used block is state
-    for k in estimator._state_keys():
-        if k in allowed:
-            continue
-        v = estimator.__dict__.get(k)
-        if isinstance(v, np.ndarray) and k in layout:
-            v = v[tuple(slice(0, s) for s in layout[k][0])]
-        if isinstance(v, np.ndarray):
-            if v.dtype.kind in "fc" and not _all_finite(v):
-                return k
-        elif isinstance(v, (float, np.floating)) and not np.isfinite(v):
-            return k
-        elif isinstance(v, OnlineMixin) and v._is_initialized():  # an ensemble's rule_
-            inner = nonfinite_state(v)
-            if inner is not None:
-                return f"{k}.{inner}"
-    derived = getattr(estimator, "_derived_state", None)
-    if derived is not None:
-        for k, v in derived():
-            if not _all_finite(np.asarray(v, dtype=np.float64)):
-                return k
-    if raw is not None and isinstance(raw, np.ndarray) and raw.dtype.kind in "fc":
-        if not _all_finite(raw):
-            return "predictions"
-    return None
-
-
-@njit
-def _all_finite_2d(a):
-    for i in range(a.shape[0]):
-        for j in range(a.shape[1]):
-            v = a[i, j]
-            if v - v != 0.0:  # NaN or +-inf
-                return False
-    return True
-
-
-def _all_finite(a):
-    """``np.isfinite(a).all()`` without a temporary array: a compiled scan for large float64
-    arrays (a growth buffer's used block is a strided view of up to gigabytes)."""
-    if a.size < 4096 or a.dtype != np.float64 or a.ndim > 2:
-        return bool(np.isfinite(a).all())
-    return bool(_all_finite_2d(a.reshape(1, -1) if a.ndim == 1 else a))
-
-
-def _row_kwargs(fit_params, n, stop):
-    """Keywords of a chunk cut to its first ``stop`` rows (per-row arrays such as ``groups``)."""
-    from sklearn.utils import _safe_indexing
-
-    out = {}
-    for k, v in fit_params.items():
-        if k != "classes" and v is not None and hasattr(v, "__len__") and not isinstance(v, str) and len(v) == n:
-            v = _safe_indexing(v, slice(0, stop))
-        out[k] = v
-    return out
-
-
-def _interrupt_behind(exc):
-    """The KeyboardInterrupt hidden behind a SystemError, or None.
-
-    A Ctrl-C that lands while a numba-compiled function boxes its results (numba calls back into
-    Python there, e.g. ``_numba_unpickle``) makes the dispatcher return a value with the
-    KeyboardInterrupt set: Python reports ``SystemError: CPUDispatcher(...) returned a result
-    with an exception set``, the interrupt as its cause. The user pressed Ctrl-C: give them the
-    KeyboardInterrupt.
-    """
-    if not isinstance(exc, SystemError):
-        return None
-    seen = set()
-    e = exc
-    while e is not None and id(e) not in seen:
-        if isinstance(e, KeyboardInterrupt):
-            return e
-        seen.add(id(e))
-        e = e.__cause__ or e.__context__
-    return None
-
-
-def _is_state(name):
-    """Learned state: every attribute whose name ends with an underscore (``__dunder__`` aside)."""
-    return name.endswith("_") and not name.startswith("__")
-
-
-def _copied(value):
-    """An independent copy of a piece of learned state (see :meth:`OnlineMixin._working_copy`)."""
-    if isinstance(value, (numbers.Number, str, bytes, type(None), tuple)):
-        return value  # immutable
-    if isinstance(value, np.ndarray):
-        # writeable, same layout: a model loaded with joblib.load(..., mmap_mode='r') holds read-only
-        # memory maps, which its first call copies
-        return value.copy(order="K")
-    if isinstance(value, OnlineMixin):
-        return value._working_copy()  # a nested skonline estimator (an ensemble's rule, an expert)
-    if isinstance(value, np.random.Generator):
-        return _copied_generator(value)
-    return copy.deepcopy(value)  # another estimator, a list, ...
-
-
-_SEED = np.random.SeedSequence(0)
-
-
-def _copied_generator(rng):
-    """An independent Generator in the state of ``rng`` (7 us; a deep copy pickles it: 30 us)."""
-    bits = rng.bit_generator
-    try:
-        copy_bits = type(bits)(_SEED)
-        copy_bits.state = bits.state
-    except Exception:  # a bit generator that cannot be made from a seed sequence
-        return copy.deepcopy(rng)
-    return np.random.Generator(copy_bits)
-
-
-def _nested_online(value):
-    """The skonline estimators a piece of state holds (itself, or the items of a list)."""
-    if isinstance(value, OnlineMixin):
-        return [value]
-    if isinstance(value, list):
-        return [v for v in value if isinstance(v, OnlineMixin)]
-    return []
-
-
-def _changed_meanwhile(obj):
-    return RuntimeError(
-        f"This {type(obj).__name__} was changed by another call (in another thread) while this one "
-        "ran, so this call learned nothing. Calls that change one estimator (fit, partial_fit, ...) "
-        "must not run at the same time: serialise them, e.g. with a threading.Lock."
-    )
-
-
-def commit(objects, states, expected):
-    """Give each object of ``objects`` the attribute dict of the same position in ``states``, in one
-    step that nothing can interrupt, if each still has the dict of ``expected`` (the one its working
-    copy was made from).
-
-    The assignments run in C (``map`` over ``object.__setattr__``, drained by a zero-length
-    ``deque``): no Python line runs between two of them, so neither a ``KeyboardInterrupt`` (Python
-    checks for signals between bytecodes only) nor another thread (which takes the GIL at the same
-    points) can see some of the objects updated and the others not. If another call committed to one
-    of the objects since its copy was made (two threads calling ``partial_fit`` on one estimator at
-    once), this call's work would silently replace that call's: it raises instead, and nothing
-    changes. (No lock: an interrupt landing where a ``with`` block calls ``__exit__`` would leave it
-    held, and every later call would wait for ever.) A single estimator commits inline, with no
-    point between the check and the assignment where Python switches threads:
-    :meth:`OnlineMixin._partial_fit`.
-    """
-    if not all(map(operator.is_, map(_DICT_OF, objects), expected)):  # C only
-        raise _changed_meanwhile(next(o for o, e in zip(objects, expected) if o.__dict__ is not e))
-    collections.deque(map(object.__setattr__, objects, itertools.repeat("__dict__"), states), maxlen=0)
-
-
-_DICT_OF = operator.attrgetter("__dict__")
-
-
-def atomic(fit):
-    """Decorator for the ``fit`` of an estimator outside the streaming contract (the fixed feature
-    maps): it runs on a shallow working copy, committed in one step when it returns.
-
-    Such a ``fit`` only assigns attributes (it never updates an array in place), so a shallow
-    copy of the attribute dict is enough: an interruption at any line leaves the estimator as it
-    was, and a ``transform`` in another thread sees the map before or after the call.
-    """
-
-    @functools.wraps(fit)
-    def committed(self, *args, **kwargs):
-        base = self.__dict__
-        work = object.__new__(type(self))
-        work.__dict__ = dict(base)
-        out = fit(work, *args, **kwargs)
-        if self.__dict__ is not base:
-            raise _changed_meanwhile(self)
-        self.__dict__ = work.__dict__  # the commit (see OnlineMixin._partial_fit)
-        return self if out is work else out
-
-    return committed
-
-
-def reads_state(method):
-    """Decorator for a public method that reads the learned state (``predict``, ``transform``, ...):
-    it runs on the state as committed when the call starts.
-
-    ``partial_fit`` never changes the state an estimator shows: it learns on a working copy and
-    replaces the estimator's attribute dict by the copy's in one step (see
-    :meth:`OnlineMixin._partial_fit`). A method running in another thread meanwhile could still
-    read one attribute before that step and the next after it; this decorator makes the method
-    read a view of the attribute dict taken once, at the start, so it sees the state before the
-    concurrent call or after it, never a mix. The view shares the dict: caches a method sets
-    (plain ``_name`` attributes) land in the estimator as before.
-    """
-
-    @functools.wraps(method)
-    def pinned(self, *args, **kwargs):
-        view = object.__new__(type(self))
-        view.__dict__ = self.__dict__
-        return method(view, *args, **kwargs)
-
-    pinned.reads_committed_state = True
-    return pinned
-
-
-class OnlineMixin:
+class OnlineMixin(AtomicCallMixin, OnlineStandardizationMixin):
     """Mixin implementing the streaming contract (see the module docstring)."""
+
+    #: whether the estimator keeps a prequential training loss (transformers do not)
+    _has_loss = True
+    #: whether ``_validate_chunk`` of the shared classifier / regressor mixins accepts CSR rows
+    _accept_sparse = False
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -479,57 +255,6 @@ class OnlineMixin:
     #: estimators whose loss takes per-row weights set this and document what a weight does
     _supports_sample_weight = False
 
-    def _partial_fit(self, X, y, *, reset, from_fit, **fit_params):
-        """Learn a chunk atomically: on a working copy, then committed in one step.
-
-        The call runs on :meth:`_working_copy` (its own copies of the state; this estimator is not
-        touched), and the estimator takes the copy's attribute dict with one assignment at the end:
-        whatever interrupts the call before that line (a bad chunk, a non-finite state, a
-        ``KeyboardInterrupt`` or a ``MemoryError`` at any Python line, numba's compiled pass
-        included) leaves the estimator exactly as it was, and after that line the call is complete.
-        Nothing needs to be restored, so there is no restore path that an interrupt could cut
-        short. A ``predict`` in another thread meanwhile sees the state before the call (or, from
-        the assignment on, after it): see :func:`reads_state`.
-        """
-        base = self.__dict__
-        work, raw = self._attempt(X, y, reset=reset, from_fit=from_fit, state=base, **fit_params)
-        if self.__dict__ is not base:  # another thread's call committed meanwhile: see commit()
-            raise _changed_meanwhile(self)
-        # The commit. Between the check above and this assignment CPython runs no call and no
-        # backward jump, the only points where it handles a signal or switches threads.
-        self.__dict__ = work.__dict__
-        if self._recycled_state:
-            _recycle.keep(self, base, work, self._recycled_state)
-        return raw
-
-    def _attempt(self, X, y, *, reset, from_fit, state=None, **fit_params):
-        """Run a ``partial_fit`` (``fit`` with ``reset``) on a working copy (of ``state``, default the
-        current one): ``(copy, raw outputs)``; raises, leaving this estimator unchanged, if the chunk
-        is rejected."""
-        sample_weight = fit_params.pop("sample_weight", None)
-        if sample_weight is not None and not self._supports_sample_weight:
-            raise TypeError(
-                f"{type(self).__name__} does not support sample_weight"
-                f"{getattr(self, '_no_sample_weight_reason', '')}."
-            )
-        replay = fit_params if sample_weight is None else dict(fit_params, sample_weight=sample_weight)
-        try:
-            work = self._working_copy(reset, state)
-            raw = work._learn_call(X, y, reset, from_fit, sample_weight, fit_params)
-            what = nonfinite_state(work, raw)
-            if what is not None:
-                self._raise_nonfinite(what, X, y, reset, from_fit, replay)
-        except (ZeroDivisionError, OverflowError) as exc:  # from a compiled pass: a non-finite state
-            self._discard_attempt()
-            self._raise_nonfinite(f"state ({type(exc).__name__}: {exc})", X, y, reset, from_fit, replay)
-        except BaseException as exc:
-            self._discard_attempt()
-            interrupt = _interrupt_behind(exc)
-            if interrupt is not None:
-                raise interrupt.with_traceback(interrupt.__traceback__) from None
-            raise
-        return work, raw
-
     def _learn_call(self, X, y, reset, from_fit, sample_weight, fit_params):
         """The body of a call, on a working copy (see :meth:`_attempt`): validate, allocate, learn."""
         self._validate_params_once()
@@ -551,101 +276,6 @@ class OnlineMixin:
         if reset:
             self._allocate(chunk)
         return self._learn_blocks(chunk, int(getattr(self, "verbose", 0) or 0))
-
-    def _working_copy(self, reset=False, state=None):
-        """A new estimator of the same class holding the parameters (and other plain attributes)
-        of this one and its own copy of the learned state (none with ``reset``: ``fit`` starts
-        afresh). A call learns on it and this estimator is untouched until the commit. The copy
-        of each piece of state is :meth:`_copy_state`'s. ``state``: the attribute dict to copy (the
-        current one by default)."""
-        state = self.__dict__ if state is None else state
-        context = self._copy_context(reset)
-        work = object.__new__(type(self))
-        work.__dict__ = {
-            k: (self._copy_state(k, v, context) if _is_state(k) else v)
-            for k, v in state.items()
-            if not (reset and _is_state(k))
-        }
-        return work
-
-    #: names of state arrays that a call writes in a few columns only (last axis): their working
-    #: copies are refreshed in those columns only (:mod:`skonline.utils._recycle`)
-    _recycled_state = ()
-
-    def _copy_context(self, reset):
-        """What :meth:`_copy_state` needs to know about the whole state, computed once per copy."""
-        if self._recycled_state:
-            spares = _recycle.take(self)
-            return None if reset else spares
-        return None
-
-    def _copy_state(self, name, value, context):
-        """The working copy's ``name`` (hook: :class:`~skonline.utils._growing.GrowingStateMixin`
-        shares the append-only buffers; the ensembles keep frozen experts by reference;
-        ``_recycled_state`` is copied into the spare the previous call left)."""
-        if name in self._recycled_state and isinstance(value, np.ndarray):
-            spare = _recycle.reuse(context, name, value) if context else None
-            return _recycle.copied(_copied(value) if spare is None else spare)
-        return _copied(value)
-
-    def _discard_attempt(self):
-        """Run when an attempt fails: nested estimators whose working copies share buffers with
-        them discard too (:class:`~skonline.utils._growing.GrowingStateMixin` zeroes what the
-        attempt wrote past the used block of the buffers it shares)."""
-        for k, v in self.__dict__.items():
-            if _is_state(k):
-                for est in _nested_online(v):
-                    est._discard_attempt()
-
-    def _raise_nonfinite(self, what, X, y, reset, from_fit, fit_params):
-        """Reject the chunk: a ``FloatingPointError`` naming the first row that makes the state, the
-        derived state or the prequential outputs non-finite (see :func:`nonfinite_state`). The row
-        is found by replaying prefixes of the chunk on working copies (bisection: only on this
-        error path)."""
-        if _LOCATING_ROW.get():
-            raise FloatingPointError(what)
-        row = self._first_nonfinite_row(X, y, reset, from_fit, fit_params)
-        where = f"Row {row} of this chunk" if row is not None else "This chunk"
-        raise FloatingPointError(
-            f"{where} would make {type(self).__name__}'s {what} non-finite (NaN or inf: the "
-            "values are beyond what float64 arithmetic of this algorithm can represent); the chunk "
-            "was rejected and the estimator is unchanged. Check the scale of the features and "
-            "targets."
-        )
-
-    def _first_nonfinite_row(self, X, y, reset, from_fit, fit_params):
-        from sklearn.utils import _safe_indexing
-
-        try:
-            n = X.shape[0] if hasattr(X, "shape") else len(X)
-        except TypeError:
-            return None
-
-        def bad(stop):
-            Xs = _safe_indexing(X, slice(0, stop))
-            ys = None if y is None else _safe_indexing(y, slice(0, stop))
-            try:
-                self._attempt(Xs, ys, reset=reset, from_fit=from_fit, **_row_kwargs(fit_params, n, stop))
-            except (FloatingPointError, ArithmeticError):
-                return True
-            return False
-
-        token = _LOCATING_ROW.set(True)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                lo, hi = 0, n  # the first lo rows are fine; the first hi rows are not
-                while hi - lo > 1:
-                    mid = (lo + hi) // 2
-                    if bad(mid):
-                        hi = mid
-                    else:
-                        lo = mid
-        except Exception:  # the replay itself failed: report the chunk, not a row
-            return None
-        finally:
-            _LOCATING_ROW.reset(token)
-        return hi - 1
 
     def _learn_blocks(self, chunk, verbose):
         """Run the pass over the chunk: in one block, or (``verbose > 0``) in blocks of rows,
@@ -720,114 +350,18 @@ class OnlineMixin:
         return names
 
     def _validate_params_once(self):
-        """Validate the parameters, unless none has changed since the last validation."""
-        current = tuple(getattr(self, k) for k in self._param_names())
+        """Validate the parameters, unless none has changed since the last validation; like
+        scikit-learn's estimators, skip the constraint checks under
+        ``sklearn.set_config(skip_parameter_validation=True)``."""
+        skip = bool(get_config()["skip_parameter_validation"])
+        current = (skip,) + tuple(getattr(self, k) for k in self._param_names())
         last = getattr(self, "_validated_params", None)
         if last is not None and len(last) == len(current) and all(a is b for a, b in zip(last, current)):
             return
-        self._validate_params()
+        if not skip:
+            self._validate_params()
         self._check_params()
         self._validated_params = current
-
-    def _state_keys(self):
-        # the learned state: every attribute ending with an underscore (``_validated_params``,
-        # a cache of the last validated parameters, is not state: never reset)
-        return [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]
-
-    def _reset(self):
-        for k in self._state_keys():
-            delattr(self, k)
-
-    # ------------------------------------------------------------------ online standardisation
-    #: whether the estimator keeps a prequential training loss (transformers do not)
-    _has_loss = True
-    #: clip of the internal standardisation, in running standard deviations (features, target)
-    _standardize_clip = 5.0
-    #: rows the internal standardisation needs before it scales a feature (before: 0)
-    _standardize_min_count = _scaling.MIN_COUNT
-    _standardize_target_clip = 10.0
-
-    def _standardizes(self):
-        """Whether this estimator standardises its features online (its ``standardize`` parameter)."""
-        return bool(getattr(self, "standardize", False))
-
-    def _standardizes_target(self):
-        return False
-
-    def _init_standardization(self, chunk):
-        if self._standardizes():
-            d = chunk["X"].shape[1]
-            self._x_mean_ = np.zeros(d)
-            self._x_m2_ = np.zeros(d)
-        if self._standardizes_target():
-            self._y_mean_ = np.zeros(1)
-            self._y_m2_ = np.zeros(1)
-
-    def _standardize_chunk(self, chunk):
-        """Standardise a validated chunk's features (and regression target) with running
-        statistics, row ``t`` with those of rows ``< t`` (see :mod:`skonline.utils._scaling`).
-
-        A batch chunk (``chunk['batch']``: GroupDRO's pooled ``fit``) is standardised with the
-        statistics of all its rows instead, which is what the fitted model is then used with.
-        """
-        if not (self._standardizes() or self._standardizes_target()):
-            return chunk
-        chunk = dict(chunk)
-        if self._standardizes():
-            X = chunk["X"]
-            count = np.array([float(self.n_samples_seen_)])
-            clip = float(self._standardize_clip)
-            mc = float(self._standardize_min_count)
-            Z = _scaling.learn_transform(X, count, self._x_mean_, self._x_m2_, clip, min_count=mc)
-            if chunk.get("batch", False):
-                Z = _scaling.frozen_transform(X, count, self._x_mean_, self._x_m2_, clip, min_count=mc)
-            chunk["X"] = readonly(Z)
-        if self._standardizes_target():
-            y = chunk["y"]
-            count = np.array([float(self.n_samples_seen_)])
-            tclip = float(self._standardize_target_clip)
-            z, shift, scale = _scaling.standardize_target(y, count, self._y_mean_, self._y_m2_, tclip)
-            if chunk.get("batch", False):
-                shift[:], scale[:] = self._target_stats(count[0])
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    z = np.clip(np.where(scale > 0, (y - shift) / np.where(scale > 0, scale, 1.0), 0.0),
-                                -tclip, tclip)
-            chunk["y_raw"] = y
-            chunk["y"] = z
-            chunk["y_shift"] = shift
-            chunk["y_scale"] = scale
-            self._restandardize_targets(chunk)
-        return chunk
-
-    def _restandardize_targets(self, chunk):
-        """Hook: refresh target-derived entries of a chunk after the target was standardised."""
-
-    def _target_stats(self, count=None):
-        """Current target mean and standard deviation (0 while there is no spread); ``count``:
-        the number of targets in the statistics (default: the rows seen)."""
-        c = float(self.n_samples_seen_ if count is None else count)
-        mean = float(self._y_mean_[0])
-        std = float(np.sqrt(self._y_m2_[0] / c)) if c >= _scaling.MIN_COUNT else 0.0
-        return mean, std
-
-    def _unstandardize_pass(self, chunk, raw, loss0):
-        """Map a pass's standardised predictions back to target units; recount the prequential
-        loss (which the pass accumulated in standardised units) in target units from ``loss0``."""
-        shift, scale = chunk["y_shift"], chunk["y_scale"]
-        raw = np.asarray(raw)
-        if raw.ndim == 2:
-            raw = raw * scale[:, None] + shift[:, None]
-            pred = raw[:, 0]
-        else:
-            raw = raw * scale + shift
-            pred = raw
-        if chunk.get("batch", False):  # a batch fit reports the loss of the fitted model
-            loss0 = 0.0
-        vals = self._prequential_loss(chunk["y_raw"], pred)
-        if "sample_weight" in chunk:  # the passes weigh their losses
-            vals = vals * chunk["sample_weight"]
-        self.cumulative_loss_ = running_sum(loss0, vals)
-        return raw
 
     def _prequential_loss(self, y, pred):  # pragma: no cover - regressors define it
         raise NotImplementedError
@@ -864,13 +398,6 @@ class OnlineMixin:
         if self._row_container is None:
             return X
         return _scaling.as_stream_container(X)
-
-    def _predict_output(self, pred):
-        """Map predictions made in standardised target units back to target units."""
-        if self._standardizes_target() and hasattr(self, "_y_mean_"):
-            mean, std = self._target_stats()
-            return pred * std + mean
-        return pred
 
     def _draw(self, n_samples, n_per_row, kind="uniform"):
         """Random numbers for a chunk: ``n_per_row`` per row, from the estimator's Generator."""
@@ -927,7 +454,7 @@ class OnlineClassifierMixin(ClassifierMixin, OnlineMixin):
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
         X, y = validate_X_chunk(
-            self, X, y=y, reset=reset, accept_sparse=getattr(self, "_accept_sparse", False)
+            self, X, y=y, reset=reset, accept_sparse=self._accept_sparse
         )
         if reset:
             check_classification_targets(y)
@@ -1170,7 +697,7 @@ class OnlineRegressorMixin(RegressorMixin, OnlineMixin):
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
         X, y = validate_X_chunk(
-            self, X, y=y, reset=reset, accept_sparse=getattr(self, "_accept_sparse", False),
+            self, X, y=y, reset=reset, accept_sparse=self._accept_sparse,
             y_numeric=True,
         )
         y = np.ascontiguousarray(y, dtype=np.float64)

@@ -156,3 +156,25 @@ def test_warnings_name_the_users_line():
     with pytest.warns(UserWarning, match="reached the budget") as record:
         KernelSelectionRegressor(n_components=None, max_support=10).fit(X, X[:, 0])  # the user's line
     assert record[0].filename == __file__
+
+
+def test_skip_parameter_validation_is_honoured(monkeypatch):
+    """Like scikit-learn's estimators, the parameter constraints are not checked under
+    ``set_config(skip_parameter_validation=True)`` (and are checked again once it is off)."""
+    import sklearn
+
+    from skonline.linear_model import ScaleInvariantRegressor
+
+    calls = []
+    monkeypatch.setattr(ScaleInvariantRegressor, "_validate_params", lambda self: calls.append(1))
+    X = np.arange(12.0).reshape(6, 2)
+    y = np.arange(6.0)
+    est = ScaleInvariantRegressor()
+    with sklearn.config_context(skip_parameter_validation=True):
+        est.fit(X, y)
+        est.partial_fit(X, y)
+    assert calls == []
+    est.partial_fit(X, y)
+    assert calls == [1]
+    est.partial_fit(X, y)  # unchanged parameters: validated once
+    assert calls == [1]

@@ -123,3 +123,17 @@ def copy_columns(dst, src, cols):
         if j < n:
             for k in range(d1.shape[0]):
                 d1[k, j] = s1[k, j]
+
+
+def running_sum(start, values):
+    """``start + values[0] + values[1] + ...`` summed left to right.
+
+    Unlike ``np.sum`` (pairwise), the result does not depend on how a stream was split into chunks.
+    ``np.add.accumulate`` adds in order (each partial sum is the previous one plus the next value),
+    so this is the sequential sum, computed without a compiled loop (nothing to compile on a first
+    fit).
+    """
+    values = np.ascontiguousarray(values, dtype=np.float64).ravel()
+    if values.shape[0] == 0:
+        return float(start)
+    return float(np.add.accumulate(np.concatenate(([float(start)], values)))[-1])
