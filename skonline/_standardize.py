@@ -39,7 +39,7 @@ class OnlineStandardizationMixin:
 
     def _init_standardization(self, chunk):
         if self._standardizes():
-            d = chunk["X"].shape[1]
+            d = chunk.X.shape[1]
             self._x_mean_ = np.zeros(d)
             self._x_m2_ = np.zeros(d)
         if self._standardizes_target():
@@ -50,35 +50,35 @@ class OnlineStandardizationMixin:
         """Standardise a validated chunk's features (and regression target) with running
         statistics, row ``t`` with those of rows ``< t`` (see :mod:`skonline.utils._scaling`).
 
-        A batch chunk (``chunk['batch']``: GroupDRO's pooled ``fit``) is standardised with the
+        A batch chunk (``chunk.batch``: GroupDRO's pooled ``fit``) is standardised with the
         statistics of all its rows instead, which is what the fitted model is then used with.
         """
         if not (self._standardizes() or self._standardizes_target()):
             return chunk
-        chunk = dict(chunk)
+        chunk = chunk.replace()
         if self._standardizes():
-            X = chunk["X"]
+            X = chunk.X
             count = np.array([float(self.n_samples_seen_)])
             clip = float(self._standardize_clip)
             mc = float(self._standardize_min_count)
             Z = _scaling.learn_transform(X, count, self._x_mean_, self._x_m2_, clip, min_count=mc)
-            if chunk.get("batch", False):
+            if chunk.batch:
                 Z = _scaling.frozen_transform(X, count, self._x_mean_, self._x_m2_, clip, min_count=mc)
-            chunk["X"] = readonly(Z)
+            chunk.X = readonly(Z)
         if self._standardizes_target():
-            y = chunk["y"]
+            y = chunk.y
             count = np.array([float(self.n_samples_seen_)])
             tclip = float(self._standardize_target_clip)
             z, shift, scale = _scaling.standardize_target(y, count, self._y_mean_, self._y_m2_, tclip)
-            if chunk.get("batch", False):
+            if chunk.batch:
                 shift[:], scale[:] = self._target_stats(count[0])
                 with np.errstate(divide="ignore", invalid="ignore"):
                     z = np.clip(np.where(scale > 0, (y - shift) / np.where(scale > 0, scale, 1.0), 0.0),
                                 -tclip, tclip)
-            chunk["y_raw"] = y
-            chunk["y"] = z
-            chunk["y_shift"] = shift
-            chunk["y_scale"] = scale
+            chunk.y_raw = y
+            chunk.y = z
+            chunk.y_shift = shift
+            chunk.y_scale = scale
             self._restandardize_targets(chunk)
         return chunk
 
@@ -96,7 +96,7 @@ class OnlineStandardizationMixin:
     def _unstandardize_pass(self, chunk, raw, loss0):
         """Map a pass's standardised predictions back to target units; recount the prequential
         loss (which the pass accumulated in standardised units) in target units from ``loss0``."""
-        shift, scale = chunk["y_shift"], chunk["y_scale"]
+        shift, scale = chunk.y_shift, chunk.y_scale
         raw = np.asarray(raw)
         if raw.ndim == 2:
             raw = raw * scale[:, None] + shift[:, None]
@@ -104,11 +104,11 @@ class OnlineStandardizationMixin:
         else:
             raw = raw * scale + shift
             pred = raw
-        if chunk.get("batch", False):  # a batch fit reports the loss of the fitted model
+        if chunk.batch:  # a batch fit reports the loss of the fitted model
             loss0 = 0.0
-        vals = self._prequential_loss(chunk["y_raw"], pred)
-        if "sample_weight" in chunk:  # the passes weigh their losses
-            vals = vals * chunk["sample_weight"]
+        vals = self._prequential_loss(chunk.y_raw, pred)
+        if chunk.sample_weight is not None:  # the passes weigh their losses
+            vals = vals * chunk.sample_weight
         self.cumulative_loss_ = running_sum(loss0, vals)
         return raw
 

@@ -42,7 +42,7 @@ Where each part lives:
 
 Hooks. A subclass implements four:
 
-``_validate_chunk(X, y, *, reset, from_fit, **kw) -> dict``
+``_validate_chunk(X, y, *, reset, from_fit, **kw) -> Chunk``
     Validate and convert one chunk; no state change other than what ``validate_data`` records.
     The classifier and regressor mixins implement it for the usual ``(X, y)`` chunk.
 ``_allocate(chunk)``
@@ -73,6 +73,7 @@ it for a call; caches that can be rebuilt from the parameters are plain ``_name`
 CONTRIBUTING.md.
 """
 
+import dataclasses
 import numbers
 
 import numpy as np
@@ -105,6 +106,7 @@ __all__ = [
     "OnlineRegressorMixin",
     "OnlineTransformerMixin",
     "SampleWeightMixin",
+    "Chunk",
     "atomic",
     "commit",
     "make_generator",
@@ -164,6 +166,56 @@ def _validate_sample_weight(estimator, sample_weight, n_samples, from_fit=False)
     if from_fit and n_samples and not np.any(w > 0):
         raise ValueError(f"{name}: sample weights must contain at least one non-zero number.")
     return w
+
+
+@dataclasses.dataclass(eq=False)
+class Chunk:
+    """One validated chunk of the stream, as the driver hands it to the hooks.
+
+    ``_validate_chunk`` builds it; the driver then puts ``X`` in the estimator's container, adds
+    ``sample_weight`` (estimators that weigh rows) and the standardised target
+    (:mod:`skonline._standardize`), and cuts it into blocks of rows (:meth:`rows`); ``_allocate``
+    and ``_learn`` read it. A family with more per-chunk data subclasses it (GroupDRO's groups,
+    the encoders' table, the expert rules' loss matrix, ...). Fields left at None are not part of
+    this estimator's chunks.
+    """
+
+    #: rows in the chunk
+    n_samples: int
+    #: the rows (ndarray or CSR), validated
+    X: object = None
+    #: targets: regressors' float64 targets (standardised when the estimator standardises them)
+    y: object = None
+    #: classifiers: float64 targets in {-1, +1}, shape (n_samples, n_heads)
+    Y: object = None
+    #: classifiers: int64 index of each row's label in ``classes_``
+    y_index: object = None
+    #: float64 weight of each row (estimators with ``_supports_sample_weight``: ones when not given)
+    sample_weight: object = None
+    #: a batch chunk (GroupDRO's pooled ``fit``): standardised with the statistics of all its rows
+    batch: bool = False
+    #: standardised target: the target as given, and each row's shift and scale
+    y_raw: object = None
+    y_shift: object = None
+    y_scale: object = None
+
+    def replace(self, **changes):
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def extend(self, cls, **changes):
+        """This chunk as a ``cls`` (a subclass), with ``changes`` (the subclass's fields, ...)."""
+        return cls(**{f.name: getattr(self, f.name) for f in dataclasses.fields(self)} | changes)
+
+    def rows(self, a, b):
+        """Rows ``a:b``: every field that holds one entry per row is cut."""
+        n = self.n_samples
+        cut = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.name != "n_samples" and hasattr(v, "shape") and len(v.shape) and v.shape[0] == n:
+                cut[f.name] = v[a:b]
+        return dataclasses.replace(self, n_samples=b - a, **cut)
 
 
 class OnlineMixin(AtomicCallMixin, OnlineStandardizationMixin):
@@ -261,10 +313,10 @@ class OnlineMixin(AtomicCallMixin, OnlineStandardizationMixin):
         if reset:
             self._reset()
         chunk = self._validate_chunk(X, y, reset=reset, from_fit=from_fit, **fit_params)
-        if "X" in chunk:
-            chunk["X"] = self._container(chunk["X"])
+        if chunk.X is not None:
+            chunk.X = self._container(chunk.X)
         if self._supports_sample_weight:  # ones when absent: the compiled pass always weighs
-            chunk["sample_weight"] = _validate_sample_weight(self, sample_weight, chunk["n_samples"], from_fit)
+            chunk.sample_weight = _validate_sample_weight(self, sample_weight, chunk.n_samples, from_fit)
         if reset:
             if "random_state" in self._param_names():
                 self._rng_ = make_generator(self.random_state)
@@ -283,11 +335,11 @@ class OnlineMixin(AtomicCallMixin, OnlineStandardizationMixin):
 
         Splitting a chunk into blocks gives the same result bit for bit (chunking invariance).
         """
-        n = chunk["n_samples"]
+        n = chunk.n_samples
         block = _progress.block_rows(verbose, n)
-        densify = self._row_container == "dense" and sp.issparse(chunk.get("X"))
-        if densify and not chunk.get("batch", False):  # a batch chunk (GroupDRO's pooled fit): whole
-            block = min(block, _scaling.dense_block_rows(chunk["X"].shape[1]))
+        densify = self._row_container == "dense" and sp.issparse(chunk.X)
+        if densify and not chunk.batch:  # a batch chunk (GroupDRO's pooled fit): whole
+            block = min(block, _scaling.dense_block_rows(chunk.X.shape[1]))
         raws = []
         interval = _progress.Interval()
         for a in range(0, n, block):
@@ -297,10 +349,10 @@ class OnlineMixin(AtomicCallMixin, OnlineStandardizationMixin):
             else:
                 sub = self._chunk_rows(chunk, a, b)
             if densify:  # a dense algorithm: this block of CSR rows as dense rows (bit for bit)
-                sub = dict(sub, X=_scaling.dense_rows(sub["X"]))
+                sub = sub.replace(X=_scaling.dense_rows(sub.X))
             loss0 = getattr(self, "cumulative_loss_", 0.0)
             raw = self._learn(sub)
-            if "y_shift" in sub:
+            if sub.y_shift is not None:
                 raw = self._unstandardize_pass(sub, raw, loss0)
             self._update_metrics(sub, raw)
             self.n_samples_seen_ += b - a
@@ -311,11 +363,7 @@ class OnlineMixin(AtomicCallMixin, OnlineStandardizationMixin):
 
     def _chunk_rows(self, chunk, a, b):
         """Rows ``a:b`` of a validated chunk (hook: chunks that hold more than arrays of rows)."""
-        n = chunk["n_samples"]
-        sub = {k: (v[a:b] if hasattr(v, "shape") and len(v.shape) and v.shape[0] == n else v)
-               for k, v in chunk.items()}
-        sub["n_samples"] = b - a
-        return sub
+        return chunk.rows(a, b)
 
     def _concat(self, raws):
         return None if raws[0] is None else np.concatenate(raws)
@@ -446,8 +494,8 @@ class OnlineClassifierMixin(ClassifierMixin, OnlineMixin):
     Ties, one rule for every classifier (scikit-learn's): a binary decision value ``> 0`` predicts
     ``classes_[1]``, anything else (a decision of exactly 0 included) ``classes_[0]``; with several
     heads, the first class of largest decision (``argmax``). ``predict``, the prequential
-    predictions and ``n_mistakes_`` all use it. ``chunk`` holds ``X``, ``y_index`` (int64 index into
-    ``classes_``) and ``Y`` (float64 targets in {-1, +1}, shape (n_samples, n_heads)).
+    predictions and ``n_mistakes_`` all use it. Its :class:`Chunk` holds ``X``, ``y_index`` (int64
+    index into ``classes_``) and ``Y`` (float64 targets in {-1, +1}, shape (n_samples, n_heads)).
     """
 
     def _validate_chunk(self, X, y, *, reset, from_fit, classes=None):
@@ -495,7 +543,7 @@ class OnlineClassifierMixin(ClassifierMixin, OnlineMixin):
             Y = (2.0 * idx - 1.0).reshape(-1, 1)
         else:
             Y = np.where(idx[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
-        return {"X": X, "y_index": idx.astype(np.int64), "Y": np.ascontiguousarray(Y), "n_samples": X.shape[0]}
+        return Chunk(X.shape[0], X=X, y_index=idx.astype(np.int64), Y=np.ascontiguousarray(Y))
 
     @property
     def _n_heads(self):
@@ -525,7 +573,7 @@ class OnlineClassifierMixin(ClassifierMixin, OnlineMixin):
             pred = (raw[:, 0] > 0).astype(np.int64)
         else:
             pred = np.argmax(raw, axis=1)
-        self.n_mistakes_ = getattr(self, "n_mistakes_", 0) + int(np.count_nonzero(pred != chunk["y_index"]))
+        self.n_mistakes_ = getattr(self, "n_mistakes_", 0) + int(np.count_nonzero(pred != chunk.y_index))
 
     def partial_fit_decision_function(self, X, y, **fit_params):
         """Learn the chunk; return each row's decision value computed before learning it.
@@ -689,8 +737,8 @@ class OnlineDecisionClassifierMixin(OnlineClassifierMixin):
 class OnlineRegressorMixin(RegressorMixin, OnlineMixin):
     """Streaming contract for single-output regressors.
 
-    ``_learn`` returns raw predictions of shape (n_samples,). ``chunk`` holds ``X`` and ``y``
-    (float64).
+    ``_learn`` returns raw predictions of shape (n_samples,). Its :class:`Chunk` holds ``X`` and
+    ``y`` (float64).
     """
 
     def _validate_chunk(self, X, y, *, reset, from_fit):
@@ -701,7 +749,7 @@ class OnlineRegressorMixin(RegressorMixin, OnlineMixin):
             y_numeric=True,
         )
         y = np.ascontiguousarray(y, dtype=np.float64)
-        return {"X": X, "y": y, "n_samples": X.shape[0]}
+        return Chunk(X.shape[0], X=X, y=y)
 
     def _response(self, raw, method):
         if method == "predict":
@@ -835,7 +883,7 @@ class SampleWeightMixin:
 
     For estimators whose loss takes per-row weights (put it before the other mixins). The weights
     are validated with the chunk (one per row, finite, non-negative) and reach the compiled pass as
-    ``chunk["sample_weight"]`` (ones when not given, so the pass has one code path). Being an explicit
+    ``chunk.sample_weight`` (ones when not given, so the pass has one code path). Being an explicit
     keyword, ``sample_weight`` works with scikit-learn's metadata routing
     (``set_fit_request(sample_weight=True)``, ``set_partial_fit_request``). What a weight means is
     documented by each estimator.

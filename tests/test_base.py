@@ -21,9 +21,9 @@ class NoisyMean(OnlineRegressorMixin, BaseEstimator):
         self.sum_ = np.zeros(1)
 
     def _learn(self, chunk):
-        u = self._draw(chunk["n_samples"], 1)[:, 0]
-        out = np.empty(chunk["n_samples"])
-        for i, yi in enumerate(chunk["y"]):
+        u = self._draw(chunk.n_samples, 1)[:, 0]
+        out = np.empty(chunk.n_samples)
+        for i, yi in enumerate(chunk.y):
             t = self.n_samples_seen_ + i
             out[i] = (self.sum_[0] / t if t else 0.0) + self.jitter * u[i]
             self.sum_[0] += yi

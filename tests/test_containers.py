@@ -22,7 +22,7 @@ def test_wide_csr_chunk_reaches_a_dense_pass_in_bounded_blocks(cls, monkeypatch)
     learn = cls._learn
 
     def spy(self, chunk):
-        seen.append((type(chunk["X"]), chunk["X"].shape))
+        seen.append((type(chunk.X), chunk.X.shape))
         return learn(self, chunk)
 
     monkeypatch.setattr(cls, "_learn", spy)

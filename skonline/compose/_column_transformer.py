@@ -13,7 +13,7 @@ from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.metaestimators import _BaseComposition
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
-from ..base import OnlineTransformerMixin, reads_state
+from ..base import Chunk, OnlineTransformerMixin, reads_state
 from ..pipeline._pipeline import _is_fitted, stream_step
 
 __all__ = ["OnlineColumnTransformer", "make_online_column_transformer"]
@@ -266,10 +266,10 @@ class OnlineColumnTransformer(OnlineTransformerMixin, TransformerMixin, _BaseCom
                     f"Found array with 0 {what}(s) (shape={X.shape}) while a minimum of 1 is required by "
                     f"{type(self).__name__}."
                 )
-        return {"X": X, "n_samples": n}
+        return Chunk(n, X=X)
 
     def _allocate(self, chunk):
-        X = chunk["X"]
+        X = chunk.X
         n_features = X.shape[1]
         names = list(X.columns) if _is_dataframe(X) else None
         fitted, columns, used = [], [], np.zeros(n_features, dtype=bool)
@@ -363,11 +363,11 @@ class OnlineColumnTransformer(OnlineTransformerMixin, TransformerMixin, _BaseCom
         return out
 
     def _chunk_rows(self, chunk, a, b):
-        X = chunk["X"]
-        return {"X": X.iloc[a:b] if _is_dataframe(X) else X[a:b], "n_samples": b - a}
+        X = chunk.X
+        return chunk.replace(X=X.iloc[a:b] if _is_dataframe(X) else X[a:b], n_samples=b - a)
 
     def _learn(self, chunk):
-        X = chunk["X"]
+        X = chunk.X
         return self._stack(self._parts(X, learn=True), X)
 
     @reads_state
@@ -383,7 +383,7 @@ class OnlineColumnTransformer(OnlineTransformerMixin, TransformerMixin, _BaseCom
         X_out : {ndarray, sparse matrix, DataFrame} of shape (n_samples, n_features_out)
         """
         check_is_fitted(self, "transformers_")
-        X = self._validate_chunk(X, reset=False, from_fit=False)["X"]
+        X = self._validate_chunk(X, reset=False, from_fit=False).X
         return self._stack(self._parts(X, learn=False), X)
 
     def _concat(self, raws):

@@ -1,5 +1,6 @@
 """Group distributionally robust linear models by stochastic approximation (Zhang et al.)."""
 
+import dataclasses
 import math
 from numbers import Integral, Real
 
@@ -10,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite, state_scalar
+from ..base import Chunk, OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite, state_scalar
 from ..losses import get_loss
 from ..utils import _progress
 from ..utils._warnings import warn
@@ -34,6 +35,18 @@ _ROUND_BLOCK = 4096  # rounds per block of uniforms drawn by the pool pass
 
 def _can_stream(est):
     return est.objective != "weighted"
+
+
+@dataclasses.dataclass(eq=False)
+class GroupChunk(Chunk):
+    """A GroupDRO chunk: the rows' groups and the targets as a matrix."""
+
+    #: int64 index of each row's group in ``groups_``
+    G: object = None
+    #: a pooled ``fit`` (``sampling='pool'``): rounds draw from all the rows at once
+    pool: bool = False
+    #: float64 targets, shape (n_samples, n_heads) (set by ``_restandardize_targets``)
+    Ymat: object = None
 
 
 class _BaseGroupDRO:
@@ -133,7 +146,7 @@ class _BaseGroupDRO:
         if not from_fit and not _can_stream(self):  # pragma: no cover - partial_fit is hidden
             raise ValueError("objective='weighted' is fit-only.")
         chunk = super()._validate_chunk(X, y, reset=reset, from_fit=from_fit, **kw)
-        n = chunk["n_samples"]
+        n = chunk.n_samples
         if reset:
             labels = self._first_labels(groups, group_labels)
             if groups is None:
@@ -154,13 +167,15 @@ class _BaseGroupDRO:
                     f"the first call {self.groups_.tolist()}."
                 )
             labels = self.groups_
-        chunk["G"] = self._encode_groups(groups, labels, n, reset, declared=group_labels is not None)
+        pool = from_fit and self.sampling == "pool"
+        # a pooled fit is standardised with all its rows' statistics (a batch chunk)
+        chunk = chunk.extend(GroupChunk, batch=pool, pool=pool,
+                             G=self._encode_groups(groups, labels, n, reset, declared=group_labels is not None))
         if reset:
             self.groups_ = labels
             self.n_groups_ = labels.shape[0]
-        chunk["pool"] = from_fit and self.sampling == "pool"
-        if chunk["pool"]:
-            counts = np.bincount(chunk["G"], minlength=labels.shape[0])
+        if chunk.pool:
+            counts = np.bincount(chunk.G, minlength=labels.shape[0])
             empty = np.flatnonzero(counts == 0)
             if empty.size:
                 raise ValueError(
@@ -168,13 +183,12 @@ class _BaseGroupDRO:
                     "from the groups' rows and cannot sample an empty group; drop it from "
                     "group_labels (or use sampling='stream')."
                 )
-        chunk["batch"] = chunk["pool"]  # a pooled fit is standardised with all its rows' statistics
         self._restandardize_targets(chunk)
         return chunk
 
     def _restandardize_targets(self, chunk):
-        y_mat = chunk["Y"] if "Y" in chunk else chunk["y"].reshape(-1, 1)
-        chunk["Ymat"] = np.ascontiguousarray(y_mat, dtype=np.float64)
+        y_mat = chunk.Y if chunk.Y is not None else chunk.y.reshape(-1, 1)
+        chunk.Ymat = np.ascontiguousarray(y_mat, dtype=np.float64)
 
     @staticmethod
     def _first_labels(groups, group_labels):
@@ -240,13 +254,13 @@ class _BaseGroupDRO:
     # ------------------------------------------------------------------ state
     def _allocate(self, chunk):
         m = self.n_groups_
-        H = chunk["Ymat"].shape[1]
-        d = chunk["X"].shape[1]
+        H = chunk.Ymat.shape[1]
+        d = chunk.X.shape[1]
         D = d + int(self.fit_intercept)
         self.k_ = self._resolve_k(m)
         alg = self._alg_code()
         self.D_ = self._radius() / math.sqrt(2.0)
-        if chunk["pool"]:
+        if chunk.pool:
             T = None if self._converges() else self._pool_horizon(chunk)
         else:
             T = self.max_iter
@@ -264,7 +278,7 @@ class _BaseGroupDRO:
             )
         self.anytime_ = anytime
         if self.average == "auto":  # the last iterate only where it follows the stream well
-            self.average_ = bool(chunk["pool"]) or not anytime
+            self.average_ = bool(chunk.pool) or not anytime
         else:
             self.average_ = bool(self.average)
         self.T_ = None if T is None else int(T)
@@ -300,7 +314,7 @@ class _BaseGroupDRO:
         self.history_iter_ = None
         self.n_epochs_ = None
         if alg in (core.SMD_WEIGHTED, core.MIRROR_PROX):
-            self.weights_ = self._default_weights(np.bincount(chunk["G"], minlength=m))
+            self.weights_ = self._default_weights(np.bincount(chunk.G, minlength=m))
         else:
             self.weights_ = np.ones(m)
 
@@ -333,14 +347,14 @@ class _BaseGroupDRO:
         if self.max_iter is not None:
             return int(self.max_iter)
         m = self.n_groups_
-        counts = np.bincount(chunk["G"], minlength=m)
+        counts = np.bincount(chunk.G, minlength=m)
         alg = self._alg_code()
         epochs = self._epochs()
         if alg == core.SMD_WEIGHTED:
             return max(1, int(math.ceil(epochs * counts.max())))
         if alg == core.MIRROR_PROX:
             return max(1, int(math.floor(epochs * counts.min() / 2)))
-        return max(1, int(math.ceil(epochs * chunk["n_samples"] / self._samples_per_round(m))))
+        return max(1, int(math.ceil(epochs * chunk.n_samples / self._samples_per_round(m))))
 
     def _default_weights(self, counts):
         counts = counts.astype(np.float64)
@@ -360,7 +374,7 @@ class _BaseGroupDRO:
         return 1.0 if self.loss_bound is None else 1.0 / float(self.loss_bound)
 
     def _learn_blocks(self, chunk, verbose):
-        if not chunk["pool"]:
+        if not chunk.pool:
             return super()._learn_blocks(chunk, verbose)
         # a pooled fit resamples the whole table: one block; it reports each epoch (_epoch_progress)
         return super()._learn_blocks(chunk, 0)
@@ -386,13 +400,13 @@ class _BaseGroupDRO:
 
     def _learn(self, chunk):
         before = self.n_iter_
-        if chunk["pool"]:
+        if chunk.pool:
             raw, pool_risks = self._learn_pool(chunk)
         else:
             raw, pool_risks = self._learn_stream(chunk), None
         self._finish(pool_risks)
         if (not self.anytime_ and self.T_ is not None and before <= self.T_ < self.n_iter_
-                and not chunk["pool"]):
+                and not chunk.pool):
             warn(
                 f"{type(self).__name__}: {self.n_iter_} rounds exceed the horizon max_iter="
                 f"{self.T_} the fixed step sizes were set for; the steps stay fixed (the paper's "
@@ -404,8 +418,8 @@ class _BaseGroupDRO:
 
     def _with_weights(self, chunk):
         """The targets with the sample weights as a last column: what the compiled passes read."""
-        Y = chunk["Ymat"]
-        return np.ascontiguousarray(np.hstack([Y, chunk["sample_weight"][:, None]]))
+        Y = chunk.Ymat
+        return np.ascontiguousarray(np.hstack([Y, chunk.sample_weight[:, None]]))
 
     def _records(self, n_heads):
         """The records the compiled passes read: ``(core.Settings, core.State, core.StreamBuffers)``
@@ -457,7 +471,7 @@ class _BaseGroupDRO:
         return self._alg_code(), self.k_ > 1
 
     def _learn_stream(self, chunk):
-        X, Y, G = chunk["X"], chunk["Ymat"], chunk["G"]
+        X, Y, G = chunk.X, chunk.Ymat, chunk.G
         YW = self._with_weights(chunk)
         m = self.n_groups_
         alg = self._alg_code()
@@ -477,8 +491,8 @@ class _BaseGroupDRO:
         return raw
 
     def _learn_pool(self, chunk):
-        X, Y, G = chunk["X"], chunk["Ymat"], chunk["G"]
-        sw = chunk["sample_weight"]
+        X, Y, G = chunk.X, chunk.Ymat, chunk.G
+        sw = chunk.sample_weight
         YW = self._with_weights(chunk)
         m = self.n_groups_
         H = Y.shape[1]

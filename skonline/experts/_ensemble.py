@@ -384,7 +384,7 @@ class _OnlineEnsembleBase:
             # one progress line (the experts stay quiet unless they were given verbose themselves)
             interval = _progress.Interval()
             raw = self._learn_blocks(chunk, 0)
-            self._print_progress(chunk["n_samples"], interval.lap())
+            self._print_progress(chunk.n_samples, interval.lap())
             return raw
         if self.estimators is not None:
             return super()._learn_blocks(chunk, verbose)
@@ -704,7 +704,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         return P
 
     def _learn(self, chunk):
-        X, y = chunk["X"], chunk["y"]
+        X, y = chunk.X, chunk.y
         P = self._expert_predictions(X, y)
         n, K = P.shape
         LR = np.empty((n, K))
@@ -928,7 +928,7 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
     _LOSS_CODES = {"log_loss": core.LOG_LOSS, "zero_one": core.ZERO_ONE, "brier": core.BRIER}
 
     def _learn(self, chunk):
-        X, yi = chunk["X"], chunk["y_index"]
+        X, yi = chunk.X, chunk.y_index
         P, hard = self._expert_probas(X, self.classes_[yi])
         if hard.any() and self.loss != "zero_one":
             self._soften(P, hard, yi)

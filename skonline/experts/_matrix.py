@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import OnlineMixin, reads_state, state_scalar
+from ..base import Chunk, OnlineMixin, reads_state, state_scalar
 from ..utils._warnings import warn
 from ..utils.validation import readonly
 from . import _matrix_core as core
@@ -160,11 +160,11 @@ class PCSP(OnlineMixin, BaseEstimator):
                 f"Loss matrix {row} has spectral norm {norms[row]:.6g} > loss_bound={self.loss_bound:g}; "
                 "the chunk was rejected and the estimator is unchanged."
             )
-        return {"Z": Z, "n_samples": Z.shape[0]}
+        return Chunk(Z.shape[0], X=Z)
 
     # ------------------------------------------------------------------ state and pass
     def _allocate(self, chunk):
-        K = chunk["Z"].shape[1]
+        K = chunk.X.shape[1]
         if self.min_weight != "auto" and K * self.min_weight > 1 + 1e-12:
             raise ValueError(f"min_weight={self.min_weight} is infeasible for K={K}: K * min_weight must be <= 1.")
         self.eigenvalues_ = np.full(K, 1.0 / K)
@@ -194,7 +194,7 @@ class PCSP(OnlineMixin, BaseEstimator):
         return settings, state
 
     def _learn(self, chunk):
-        Z = chunk["Z"]
+        Z = chunk.X
         n, K, _ = Z.shape
         if self.horizon is not None and self.n_samples_seen_ + n > self.horizon:
             warn(

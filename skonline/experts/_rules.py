@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import OnlineMixin, reads_state, state_scalar
+from ..base import Chunk, OnlineMixin, reads_state, state_scalar
 from ..utils._warnings import warn
 from ..utils.validation import readonly, validate_X_predict
 from . import _rules_core as core
@@ -159,14 +159,14 @@ class _BaseRule(OnlineMixin, BaseEstimator):
         L = _check_loss_matrix(self, X, reset, allow_nan=True)
         lo, hi = _validate_loss_range(self.loss_range)
         _check_range(self, L, lo, hi)
-        return {"L": L, "n_samples": L.shape[0]}
+        return Chunk(L.shape[0], X=L)  # a row: the losses of the experts
 
     def _scaling(self):
         lo, hi = _validate_loss_range(self.loss_range)
         return lo, 1.0 / (hi - lo)
 
     def _allocate(self, chunk):
-        K = chunk["L"].shape[1]
+        K = chunk.X.shape[1]
         self.weights_ = np.full(K, 1.0 / K)
         self.expert_cumulative_losses_ = np.zeros(K)
         self._allocate_rule(K)
@@ -175,7 +175,7 @@ class _BaseRule(OnlineMixin, BaseEstimator):
         raise NotImplementedError
 
     def _learn(self, chunk):
-        L = chunk["L"]
+        L = chunk.X
         horizon = getattr(self, "horizon", None)
         if horizon is not None and self.n_samples_seen_ + L.shape[0] > horizon:
             warn(
@@ -233,7 +233,7 @@ class _BaseRule(OnlineMixin, BaseEstimator):
         ``loss_range`` or NaN, C-contiguous float64, at least one awake expert per row. Skips the
         validation (the caller runs on a working copy of the rule, discarded on error)."""
         self._validate_params_once()
-        chunk = {"L": L, "n_samples": L.shape[0]}
+        chunk = Chunk(L.shape[0], X=L)  # a row: the losses of the experts
         if not self._is_initialized():
             self.n_features_in_ = L.shape[1]
             self.n_samples_seen_ = 0

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineMixin, reads_state
+from ..base import Chunk, OnlineMixin, reads_state
 from ..utils._growing import GrowingStateMixin, first_capacity, grow, next_capacity, warn_growth
 from ..utils._jit import njit
 from ..utils._online_kernel import (
@@ -238,7 +238,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
 
     def _validate_chunk(self, X, y=None, *, reset, from_fit):
         X = validate_X_chunk(self, X, reset=reset, accept_sparse=True)
-        return {"X": X, "n_samples": X.shape[0]}
+        return Chunk(X.shape[0], X=X)
 
     def _sparse_layout(self):
         return bool(getattr(self, "_sparse_", False))
@@ -261,7 +261,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
 
     def _allocate(self, chunk):
         del self.cumulative_loss_  # set by the streaming contract; a transformer has no loss
-        d, cm = chunk["X"].shape[1], first_capacity(CAP_COMPONENTS, self.max_components)
+        d, cm = chunk.X.shape[1], first_capacity(CAP_COMPONENTS, self.max_components)
         self._sparse_ = d >= SPARSE_LAYOUT_MIN_FEATURES  # the layout: from the shape only
         if self._sparse_layout():
             self._dict_val_, self._dict_ind_ = np.zeros(cm * CAP_NNZ), np.zeros(cm * CAP_NNZ, dtype=np.int64)
@@ -342,7 +342,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         )
 
     def _learn(self, chunk):
-        X = chunk["X"]
+        X = chunk.X
         draws = self._rng_.random(X.shape[0])
         before = int(self._counts_[1])
         kors = self._kors_settings()

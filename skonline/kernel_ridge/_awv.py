@@ -165,13 +165,13 @@ class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, Bas
                 check_is_fitted(t)
                 self.transformer_ = copy.deepcopy(t)
             except NotFittedError:
-                self.transformer_ = clone(t).fit(chunk["X"])
-        m = self._features(chunk["X"][:1]).shape[1]
+                self.transformer_ = clone(t).fit(chunk.X)
+        m = self._features(chunk.X[:1]).shape[1]
         self.n_components_ = m
         self._init_linear_state(m, 1)
 
     def _learn(self, chunk):
-        V = self._features(chunk["X"])
+        V = self._features(chunk.X)
         if V.shape[1] != self.n_components_:
             raise ValueError(
                 f"The transformer returned {V.shape[1]} features; the forecaster was set up for "
@@ -182,7 +182,7 @@ class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, Bas
         out = np.zeros((V.shape[0], 1))
         cum_loss = np.array([self.cumulative_loss_])
         status = core.awv_pass_features(
-            V, chunk["y"].reshape(-1, 1), chunk["sample_weight"], self._awv_settings(), self._linear_state(cum_loss),
+            V, chunk.y.reshape(-1, 1), chunk.sample_weight, self._awv_settings(), self._linear_state(cum_loss),
             out,
         )
         raise_if_nonfinite(status, what="predictions")

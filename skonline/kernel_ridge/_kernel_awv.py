@@ -200,7 +200,7 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         return 1.0 / (2.0 * resolve_sigma(self.sigma, self.n_features_in_) ** 2)
 
     def _allocate(self, chunk):
-        d = chunk["X"].shape[1]
+        d = chunk.X.shape[1]
         cap = first_capacity(_CAP_ROWS, self.max_rows)
         self._X_buf_ = np.zeros((d, cap))  # the rows learned, as columns
         self._chol_buf_ = np.zeros((cap, cap))  # L' (upper triangular)
@@ -272,9 +272,9 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         self._w_buf_, self._y_buf_, self._sw_buf_ = np.zeros((0, 1)), np.zeros((0, 1)), np.zeros(0)
 
     def _learn(self, chunk):
-        X = chunk["X"]
-        Y = chunk["y"].reshape(-1, 1)
-        sw = chunk["sample_weight"]
+        X = chunk.X
+        Y = chunk.y.reshape(-1, 1)
+        sw = chunk.sample_weight
         n = X.shape[0]
         out = np.zeros((n, 1))
         cum_loss = np.array([self.cumulative_loss_])

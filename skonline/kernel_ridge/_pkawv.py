@@ -767,10 +767,10 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
         return bool(self.standardize)
 
     def _allocate(self, chunk):
-        self._allocate_pkawv(chunk["X"].shape[1], 1)
+        self._allocate_pkawv(chunk.X.shape[1], 1)
 
     def _learn(self, chunk):
-        return self._run_pass(chunk["X"], chunk["y"].reshape(-1, 1), chunk["sample_weight"])
+        return self._run_pass(chunk.X, chunk.y.reshape(-1, 1), chunk.sample_weight)
 
     def _predict_targets(self, X):
         """Predict each row as the next round of the stream, without learning it."""
@@ -857,7 +857,7 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
         return self._raw_predict(X)
 
     def _allocate(self, chunk):
-        self._allocate_pkawv(chunk["X"].shape[1], self._n_heads)
+        self._allocate_pkawv(chunk.X.shape[1], self._n_heads)
 
     def _learn(self, chunk):
-        return self._run_pass(chunk["X"], chunk["Y"], chunk["sample_weight"])
+        return self._run_pass(chunk.X, chunk.Y, chunk.sample_weight)

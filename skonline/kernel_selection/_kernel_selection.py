@@ -360,7 +360,7 @@ class _KernelSelectionBase(GrowingStateMixin):
 
     # ------------------------------------------------------------------ allocation
     def _allocate(self, chunk):
-        d = chunk["X"].shape[1]
+        d = chunk.X.shape[1]
         H = self._n_heads if not self._is_regressor() else 1
         s = self._sigmas()
         K = s.size
@@ -1211,7 +1211,7 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
                 "this short pass one bandwidth, sigmas=[sqrt(n_features)], which every row trains.",
                 UserWarning,
             )
-        return self._run_pass(chunk["X"], chunk["Y"], chunk["sample_weight"])
+        return self._run_pass(chunk.X, chunk.Y, chunk.sample_weight)
 
 
 class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRegressorMixin, BaseEstimator):
@@ -1316,7 +1316,7 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
         return spec.mult * get_loss(spec.name).value(y, pred)
 
     def _learn(self, chunk):
-        y = chunk["y"]
+        y = chunk.y
         c = self._resolved()
         if not self.standardize and c["radius"] > 0 and y.size and float(np.max(np.abs(y))) > c["radius"]:
             warn(
@@ -1325,7 +1325,7 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
                 "(the paper scales them to [0, 1]) or raise radius.",
                 UserWarning,
             )
-        return self._run_pass(chunk["X"], np.ascontiguousarray(y.reshape(-1, 1)), chunk["sample_weight"])
+        return self._run_pass(chunk.X, np.ascontiguousarray(y.reshape(-1, 1)), chunk.sample_weight)
 
     def _predict_targets(self, X):
         """Predicted targets: the selected kernel's hypothesis (or the q-mixture)."""

@@ -1,16 +1,24 @@
 """Online kernel selection as a supervised transformer."""
 
+import dataclasses
+
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineMixin, reads_state
+from ..base import Chunk, OnlineMixin, reads_state
 from ..utils.validation import output_dtype, validate_X_chunk, validate_X_predict
 from ._kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor, _KernelSelectionBase
 
 __all__ = ["OnlineKernelSelector"]
 
+
+@dataclasses.dataclass(eq=False)
+class _SelectorChunk(Chunk):
+    """The selector's chunk: the keywords its learner's ``partial_fit`` receives."""
+
+    kw: dict = dataclasses.field(default_factory=dict)
 
 class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
     """Select a Gaussian kernel's bandwidth online, then transform with its random features.
@@ -96,7 +104,7 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
                 kw["classes"] = classes
         elif classes is not None:
             kw["classes"] = classes
-        return {"X": X, "y": y, "n_samples": X.shape[0], "kw": kw}
+        return _SelectorChunk(X.shape[0], X=X, y=y, kw=kw)
 
     def _task(self, y):
         if self.estimator is not None:
@@ -106,7 +114,7 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
 
     def _allocate(self, chunk):
         if self.estimator is None:
-            cls = KernelSelectionClassifier if self._task(chunk["y"]) == "classification" else KernelSelectionRegressor
+            cls = KernelSelectionClassifier if self._task(chunk.y) == "classification" else KernelSelectionRegressor
             est = cls(algorithm="oks++", n_components=100)
         else:
             est = clone(self.estimator)
@@ -118,12 +126,12 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
         if self.random_state is not None:
             est.set_params(random_state=int(self._rng_.integers(2**31 - 1)))
         if isinstance(est, KernelSelectionRegressor):
-            chunk["kw"].pop("classes", None)
+            chunk.kw.pop("classes", None)
         self.estimator_ = est
 
     def _learn(self, chunk):
-        kw = {} if isinstance(self.estimator_, KernelSelectionRegressor) else chunk["kw"]
-        self.estimator_.partial_fit(chunk["X"], chunk["y"], **kw)
+        kw = {} if isinstance(self.estimator_, KernelSelectionRegressor) else chunk.kw
+        self.estimator_.partial_fit(chunk.X, chunk.y, **kw)
         return None
 
     def _progress_metrics(self):

@@ -631,10 +631,10 @@ class ScaleInvariantClassifier(_ScaleInvariantBase, SampleWeightMixin, OnlineDec
     _collinear_alternative = "skonline.experts.OnlineEnsembleClassifier()"
 
     def _allocate(self, chunk):
-        self._allocate_state(chunk["X"], self._n_heads)
+        self._allocate_state(chunk.X, self._n_heads)
 
     def _learn(self, chunk):
-        return self._run_pass(chunk["X"], chunk["Y"], chunk["sample_weight"])
+        return self._run_pass(chunk.X, chunk.Y, chunk.sample_weight)
 
 class ScaleInvariantRegressor(_ScaleInvariantBase, SampleWeightMixin, OnlineRegressorMixin, BaseEstimator):
     __doc__ = (
@@ -743,10 +743,10 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, SampleWeightMixin, OnlineRegr
     _collinear_alternative = "skonline.experts.OnlineEnsembleRegressor()"
 
     def _allocate(self, chunk):
-        self._allocate_state(chunk["X"], 1)
+        self._allocate_state(chunk.X, 1)
 
     def _learn(self, chunk):
-        return self._run_pass(chunk["X"], chunk["y"].reshape(-1, 1), chunk["sample_weight"])
+        return self._run_pass(chunk.X, chunk.y.reshape(-1, 1), chunk.sample_weight)
 
     def _predict_targets(self, X):
         """Predicted targets."""

@@ -9,13 +9,36 @@ them in the order of their first row: the encoders and the imputer then work on 
 values of a chunk instead of looping over its rows in Python.
 """
 
+import dataclasses
 import sys
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data
 
-__all__ = ["Table", "validate_table", "missing_mask", "factorize", "first_rows", "is_missing_marker"]
+from ..base import Chunk
+
+__all__ = ["DtypeChunk", "TableChunk", "Table", "validate_table", "missing_mask", "factorize", "first_rows",
+           "is_missing_marker"]
+
+
+@dataclasses.dataclass(eq=False)
+class DtypeChunk(Chunk):
+    """A transformer's chunk that remembers the input's precision (float32 in, float32 out)."""
+
+    float32: bool = False
+
+
+@dataclasses.dataclass(eq=False)
+class TableChunk(DtypeChunk):
+    """A chunk of a table (the encoders, the imputer): the validated :class:`Table`, or its columns."""
+
+    #: the validated table (the encoders)
+    table: object = None
+    #: the imputer: each column's values, missing mask and whether it is numeric
+    columns: list = None
+    missing: list = None
+    numeric: list = None
 
 
 def _pandas():

@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..base import OnlineTransformerMixin, reads_state
-from ._columns import factorize, first_rows, is_missing_marker, missing_mask, validate_table
+from ._columns import TableChunk, factorize, first_rows, is_missing_marker, missing_mask, validate_table
 
 __all__ = ["OnlineOneHotEncoder", "OnlineHashingEncoder"]
 
@@ -61,10 +61,10 @@ class _TableEncoderMixin:
 
     def _validate_chunk(self, X, y=None, *, reset, from_fit):
         table = validate_table(self, X, reset=reset)
-        return {"table": table, "n_samples": table.n_samples}
+        return TableChunk(table.n_samples, table=table)
 
     def _chunk_rows(self, chunk, a, b):
-        return {"table": chunk["table"].rows(a, b), "n_samples": b - a}
+        return chunk.replace(table=chunk.table.rows(a, b), n_samples=b - a)
 
     def _concat(self, raws):
         return sp.vstack(raws, format="csr") if sp.issparse(raws[0]) else np.concatenate(raws)
@@ -203,7 +203,7 @@ class OnlineOneHotEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transforme
 
     # ------------------------------------------------------------------ state
     def _allocate(self, chunk):
-        d = chunk["table"].n_columns
+        d = chunk.table.n_columns
         infrequent = self.handle_unknown == "infrequent_if_exist"
         if self.categories == "auto":
             self.categories_ = [np.empty(0, dtype=object) for _ in range(d)]
@@ -300,7 +300,7 @@ class OnlineOneHotEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transforme
         return _assemble(cols, offsets, width, _output_dtype(self.dtype, table.float32), self.sparse_output)
 
     def _learn(self, chunk):
-        return self._encode(chunk["table"], learn=True)
+        return self._encode(chunk.table, learn=True)
 
     @reads_state
     def transform(self, X):
@@ -467,7 +467,7 @@ class OnlineHashingEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transform
         return _assemble(cols, np.zeros(d, dtype=np.int64), int(self.n_features), dtype, self.sparse_output, vals)
 
     def _learn(self, chunk):
-        return self._encode(chunk["table"])
+        return self._encode(chunk.table)
 
     @reads_state
     def transform(self, X):

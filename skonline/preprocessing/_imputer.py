@@ -9,7 +9,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..base import OnlineTransformerMixin, reads_state
 from . import _imputer_core as core
-from ._columns import factorize, is_missing_marker, missing_mask, validate_table
+from ._columns import TableChunk, factorize, is_missing_marker, missing_mask, validate_table
 
 __all__ = ["OnlineImputer"]
 
@@ -145,12 +145,11 @@ class OnlineImputer(OnlineTransformerMixin, TransformerMixin, BaseEstimator):
             cols.append(values)
             masks.append(m)
             numeric.append(is_num)
-        return {"columns": cols, "missing": masks, "numeric": numeric, "n_samples": table.n_samples,
-                "float32": table.float32}
+        return TableChunk(table.n_samples, columns=cols, missing=masks, numeric=numeric, float32=table.float32)
 
     def _chunk_rows(self, chunk, a, b):
-        return dict(chunk, columns=[c[a:b] for c in chunk["columns"]], missing=[m[a:b] for m in chunk["missing"]],
-                    n_samples=b - a)
+        return chunk.replace(columns=[c[a:b] for c in chunk.columns], missing=[m[a:b] for m in chunk.missing],
+                             n_samples=b - a)
 
     def _missing(self, values):
         m = missing_mask(values)
@@ -200,7 +199,7 @@ class OnlineImputer(OnlineTransformerMixin, TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ state
     def _allocate(self, chunk):
-        d = len(chunk["columns"])
+        d = len(chunk.columns)
         self._count_ = np.zeros(d, dtype=np.int64)
         self._numeric_ = np.ones(d, dtype=bool)  # every chunk so far had numbers in this column
         if self.strategy == "mean":
@@ -218,9 +217,9 @@ class OnlineImputer(OnlineTransformerMixin, TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ the pass
     def _learn(self, chunk):
-        n = chunk["n_samples"]
+        n = chunk.n_samples
         out = []
-        for j, (values, m, numeric) in enumerate(zip(chunk["columns"], chunk["missing"], chunk["numeric"])):
+        for j, (values, m, numeric) in enumerate(zip(chunk.columns, chunk.missing, chunk.numeric)):
             out.append(self._impute_column(j, values, m, numeric, n))
             self._count_[j] += int(np.count_nonzero(~m))
             self._numeric_[j] &= numeric
@@ -271,13 +270,13 @@ class OnlineImputer(OnlineTransformerMixin, TransformerMixin, BaseEstimator):
         """The imputed columns side by side: float (float32 for float32 input) when they are all
         numbers, else object; then the missing indicators."""
         if all(c.dtype.kind == "f" for c in cols):
-            out = np.column_stack(cols).astype(np.float32 if chunk["float32"] else np.float64, copy=False)
+            out = np.column_stack(cols).astype(np.float32 if chunk.float32 else np.float64, copy=False)
         else:
-            out = np.empty((chunk["n_samples"], len(cols)), dtype=object)
+            out = np.empty((chunk.n_samples, len(cols)), dtype=object)
             for j, c in enumerate(cols):
                 out[:, j] = c
         if self.add_indicator:
-            out = np.hstack([out, np.column_stack(chunk["missing"]).astype(out.dtype)])
+            out = np.hstack([out, np.column_stack(chunk.missing).astype(out.dtype)])
         return out
 
     # ------------------------------------------------------------------ prediction
@@ -310,9 +309,9 @@ class OnlineImputer(OnlineTransformerMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self, "_count_")
         chunk = self._validate_chunk(X, reset=False, from_fit=False)
         cols = []
-        for j, (values, m, numeric) in enumerate(zip(chunk["columns"], chunk["missing"], chunk["numeric"])):
+        for j, (values, m, numeric) in enumerate(zip(chunk.columns, chunk.missing, chunk.numeric)):
             current = self._current(j, numeric)
-            cols.append(_combine(m, np.full(chunk["n_samples"], current, dtype=object), values,
+            cols.append(_combine(m, np.full(chunk.n_samples, current, dtype=object), values,
                                  numeric and _is_number(current)))
         return self._stack(cols, chunk)
 

@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import OnlineTransformerMixin, reads_state
 from ..utils import _scaling as core
 from ..utils.validation import validate_X_chunk
+from ._columns import DtypeChunk
 
 __all__ = ["OnlineStandardScaler", "OnlineMinMaxScaler"]
 
@@ -124,22 +125,22 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
     def _validate_chunk(self, X, y=None, *, reset, from_fit):
         f32 = _float32_in(X)
         X = validate_X_chunk(self, X, reset=reset, accept_sparse=True)
-        return {"X": X, "n_samples": X.shape[0], "float32": f32}
+        return DtypeChunk(X.shape[0], X=X, float32=f32)
 
     def _allocate(self, chunk):
-        d = chunk["X"].shape[1]
-        self._sparse_ = bool(sp.issparse(chunk["X"]))
+        d = chunk.X.shape[1]
+        self._sparse_ = bool(sp.issparse(chunk.X))
         self._count_ = np.zeros(1)
         self._mean_ = np.zeros(d)
         self._m2_ = np.zeros(d)
 
     def _learn(self, chunk):
-        X = chunk["X"]
+        X = chunk.X
         if bool(sp.issparse(X)) != self._sparse_:
             raise ValueError("OnlineStandardScaler cannot mix dense and sparse chunks in one stream.")
         Z = core.learn_transform(X, self._count_, self._mean_, self._m2_, float(self.clip), bool(self.with_mean),
                                  min_count=core.SCALER_MIN_COUNT)
-        return _as_out(Z, chunk.get("float32", False))
+        return _as_out(Z, chunk.float32)
 
     def _concat(self, raws):
         return sp.vstack(raws, format="csr") if sp.issparse(raws[0]) else np.concatenate(raws)
@@ -266,10 +267,10 @@ class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerM
     def _validate_chunk(self, X, y=None, *, reset, from_fit):
         f32 = _float32_in(X)
         X = validate_X_chunk(self, X, reset=reset, accept_sparse=True)
-        return {"X": X, "n_samples": X.shape[0], "float32": f32}
+        return DtypeChunk(X.shape[0], X=X, float32=f32)
 
     def _allocate(self, chunk):
-        d = chunk["X"].shape[1]
+        d = chunk.X.shape[1]
         self._min_ = np.full(d, np.inf)
         self._max_ = np.full(d, -np.inf)
 
@@ -284,14 +285,14 @@ class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerM
         return Z
 
     def _learn(self, chunk):
-        X = np.asarray(chunk["X"])
+        X = np.asarray(chunk.X)
         # running extremes of the rows before each row (sequential, so chunking-invariant)
         lo = np.minimum.accumulate(np.vstack([self._min_, X]), axis=0)
         hi = np.maximum.accumulate(np.vstack([self._max_, X]), axis=0)
         out = self._map(X, lo[:-1], hi[:-1])
         self._min_ = lo[-1].copy()
         self._max_ = hi[-1].copy()
-        return _as_out(out, chunk.get("float32", False))
+        return _as_out(out, chunk.float32)
 
     @reads_state
     def transform(self, X):

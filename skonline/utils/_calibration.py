@@ -62,7 +62,7 @@ def _record(values):
 
 def learn(est, dec, chunk):
     """Calibrate a chunk's prequential decision values ``dec`` (n, H) of a classifier and learn from
-    its labels (``chunk['y_index']``, weighted by ``chunk['sample_weight']`` when present); return
+    its labels (``chunk.y_index``, weighted by ``chunk.sample_weight`` when present); return
     the decisions and the prequential probabilities side by side, (n, H + C).
 
     The calibrator's state is the estimator's private ``_calibration_`` (a float64 array of 4:
@@ -72,10 +72,10 @@ def learn(est, dec, chunk):
         est._calibration_ = np.array([A_INIT, 0.0, 0.0, 0.0])
     D = as_decisions(dec)
     n = D.shape[0]
-    w = chunk.get("sample_weight")
+    w = chunk.sample_weight
     w = np.ones(n) if w is None else np.ascontiguousarray(w, dtype=np.float64)
     out = np.empty((n, n_outputs(D.shape[1])))
-    calibrate_pass(D, np.ascontiguousarray(chunk["y_index"], dtype=np.int64), w, _record(est._calibration_), out)
+    calibrate_pass(D, np.ascontiguousarray(chunk.y_index, dtype=np.int64), w, _record(est._calibration_), out)
     return np.hstack([D, out])
 
 
