@@ -65,11 +65,13 @@ def first_fit_case(name, rows, seed=0):
     """The first fit the cold-start scripts time: ``(cls, params, X, y, fit_params)``.
 
     Estimator ``name`` (``skonline.utils.all_estimators``) at its defaults, or, for a meta-estimator
-    (ensemble, pipeline), which has no default, its first test configuration (``_test_params[0]``);
+    (ensemble, pipeline), which has no default, its first test configuration
+    (``skonline.utils._test_instances.test_params(cls)[0]``);
     ``rows`` rows of its own test stream (a fixed feature map: any dense table of 4 columns).
     """
     import numpy as np
 
+    from skonline.utils import _test_instances as ti
     from skonline.utils import all_estimators
 
     cls = dict(all_estimators())[name]
@@ -77,11 +79,12 @@ def first_fit_case(name, rows, seed=0):
         params = {}
         est = cls()
     except TypeError:
-        params = cls._test_params[0]
+        params = ti.test_params(cls)[0]
         est = cls(**params)
     rng = np.random.default_rng(seed)
-    if hasattr(est, "_online_test_stream"):
-        X, y, kw = est._online_test_stream(rng, n_samples=rows)
+    stream = ti.test_stream(est, rng, n_samples=rows)
+    if stream is not None:
+        X, y, kw = stream
     else:
         X, y, kw = rng.standard_normal((rows, 4)), None, {}
     return cls, params, X, y, kw

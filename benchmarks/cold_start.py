@@ -2,7 +2,8 @@
 
 A new user's first call compiles the estimator's numba cores. This script measures that wait:
 for each estimator (``skonline.utils.all_estimators``, at its defaults; an ensemble or a
-pipeline, which has no default, in its first test configuration: ``_test_params[0]``), a new Python process with
+pipeline, which has no default, in its first test configuration:
+``skonline.utils._test_instances.test_params(cls)[0]``), a new Python process with
 ``NUMBA_CACHE_DIR`` pointing at an empty directory imports skonline, builds a 1,000-row stream
 (the estimator's own test stream) and times ``fit`` (the import is timed apart). It then times a
 second ``fit`` in the same process (warm) for comparison. The whole list is measured

@@ -1446,7 +1446,8 @@ def main(argv=None):
     previous = None
     if output and Path(output).with_suffix(".json").exists():  # the run this one replaces
         previous = json.loads(Path(output).with_suffix(".json").read_text())
-    run = {"max_rows": max_rows, "pipeline": pipe, "previous": previous, "estimators": list(ests), "si_vs_vw": si_vw, "spreads": spreads,
+    run = {"max_rows": max_rows, "pipeline": pipe, "previous": previous, "estimators": list(ests), "si_vs_vw": si_vw,
+           "spreads": spreads,
            "kinds": {k: v[1] for k, v in ests.items()}, "results": results, "streams": stream_info,
            "drift": drift, "load": {"start": load_start, "end": os.getloadavg()}}
     text = report(run, command, started, total, args)

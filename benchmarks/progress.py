@@ -2,8 +2,8 @@
 ``verbose=1`` (issue 23: "every estimator accepts ``verbose`` and prints progress on a 1M-row fit").
 
 For each estimator (``skonline.utils.all_estimators`` with an integer ``verbose``; at its defaults,
-or for a meta-estimator without defaults its first test configuration, ``_test_params[0]``), the
-script builds the estimator's own synthetic stream (``_online_test_stream``: Gaussian features
+or for a meta-estimator without defaults its first test configuration), the script builds the
+estimator's own synthetic stream (``skonline.utils._test_instances.test_stream``: Gaussian features
 with a linear target for the learners, uniform losses of ``--features`` experts for the
 aggregation rules, small integer categories for the encoders) of ``--rows`` rows and
 ``--features`` columns, and times ``fit(..., verbose=1)``: one progress line per 100,000 rows
@@ -58,6 +58,7 @@ class _Tee(io.TextIOBase):
 
 
 def _estimators(names):
+    from skonline.utils import _test_instances as ti
     from skonline.utils import all_estimators
 
     out = []
@@ -69,7 +70,7 @@ def _estimators(names):
         try:
             est = cls()
         except TypeError:  # a meta-estimator without defaults
-            est = cls(**cls._test_params[0])
+            est = cls(**ti.test_params(cls)[0])
         if isinstance(est.get_params(deep=False)["verbose"], bool):  # the pipeline: scikit-learn's verbose
             continue
         out.append((name, est))
@@ -81,11 +82,13 @@ _STREAMS = {}
 
 def _stream(est, rows, features):
     """The estimator's own synthetic stream, shared by estimators with the same stream function."""
-    key = (type(est)._online_test_stream.__qualname__, rows, features)
+    from skonline.utils import _test_instances as ti
+
+    key = (ti.test_stream_key(est), rows, features)
     if key not in _STREAMS:
         _STREAMS.clear()
         gc.collect()
-        X, y, kw = est._online_test_stream(np.random.default_rng(0), n_samples=rows, n_features=features)
+        X, y, kw = ti.test_stream(est, np.random.default_rng(0), n_samples=rows, n_features=features)
         _STREAMS[key] = (X, y, kw)
     X, y, kw = _STREAMS[key]
     if "groups" in inspect.signature(type(est).fit).parameters:

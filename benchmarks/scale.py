@@ -2,7 +2,7 @@
 
 Issue 21's measuring instrument. For each estimator of ``skonline.utils.all_estimators()`` (at its
 defaults; an ensemble or a pipeline, which has no defaults, in its first test configuration,
-``_test_params[0]``) and each stream:
+``skonline.utils._test_instances.test_params(cls)[0]``) and each stream:
 
 * ``dense10``, ``dense100``, ``dense1000``: dense float64 rows of 10, 100 and 1,000 features with
   mixed column scales and offsets (features ``z * scale + offset``, z standard normal, scales
@@ -151,7 +151,9 @@ def make_estimator(name):
     try:
         return cls(), "defaults"
     except TypeError:
-        return cls(**cls._test_params[0]), f"{cls._test_params[0]}"
+        from skonline.utils._test_instances import test_params
+
+        return cls(**test_params(cls)[0]), f"{test_params(cls)[0]}"
 
 
 def _feed(kind, est, X, yc, yr, first, classes):

@@ -474,15 +474,6 @@ class OnlineMixin(AtomicCallMixin, OnlineStandardizationMixin):
     def _response(self, raw, method):  # pragma: no cover
         raise NotImplementedError
 
-    # test data (used by tests/test_common.py) --------------------------------
-    def _online_test_stream(self, rng, n_samples=60, n_features=4):
-        """A small stream this estimator accepts: ``(X, y, first_call_kwargs)``.
-
-        Used by the shared checks in ``tests/test_common.py``; families whose ``fit`` takes other
-        inputs (loss matrices, groups) override it.
-        """
-        raise NotImplementedError
-
 
 class OnlineClassifierMixin(ClassifierMixin, OnlineMixin):
     """Streaming contract for classifiers: label encoding, ``classes``, mistakes and losses.
@@ -590,13 +581,6 @@ class OnlineClassifierMixin(ClassifierMixin, OnlineMixin):
         decision : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         return self._partial_fit_response(X, y, "decision_function", **fit_params)
-
-    def _online_test_stream(self, rng, n_samples=60, n_features=4, n_classes=2):
-        X = rng.standard_normal((n_samples, n_features))
-        w = rng.standard_normal((n_features, n_classes))
-        y = np.argmax(X @ w + 0.3 * rng.standard_normal((n_samples, n_classes)), axis=1)
-        y[:n_classes] = np.arange(n_classes)
-        return X, y, {"classes": np.arange(n_classes)}
 
     @property
     def mistake_rate_(self):
@@ -789,11 +773,6 @@ class OnlineRegressorMixin(RegressorMixin, OnlineMixin):
 
     def _predict_targets(self, X):  # each regressor: its predictions (standardised units), (n_samples,)
         raise NotImplementedError
-
-    def _online_test_stream(self, rng, n_samples=60, n_features=4):
-        X = rng.standard_normal((n_samples, n_features))
-        y = X @ rng.standard_normal(n_features) + 0.1 * rng.standard_normal(n_samples)
-        return X, y, {}
 
     @property
     def average_loss_(self):

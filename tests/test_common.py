@@ -6,10 +6,11 @@
 * a bad-input battery that must raise a clear error and leave the estimator exactly as it was;
 * edge inputs that must simply work.
 
-An estimator takes part through its private hook ``_online_test_stream(rng, n_samples)`` that returns
-``(X, y, first_call_kwargs)``: a small stream it accepts. Families whose inputs are not (X, y)
-(loss matrices, groups) override the hook. Per-estimator instances used for the checks come from
-``_test_instances`` below (default construction unless a family registers more).
+What each estimator is checked with lives in ``skonline.utils._test_instances`` (as scikit-learn
+keeps its own in its test instance generator): the parameter sets to check (``test_params``), a
+small stream it accepts (``test_stream(est, rng, n_samples)`` -> ``(X, y, first_call_kwargs)``;
+families whose inputs are not (X, y), loss matrices or groups, register theirs), the bad chunks of
+its family, whether NaN is data for it and whether it is held to bounded inputs only.
 """
 
 import pickle
@@ -22,6 +23,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skonline.utils import _progress, all_estimators
+from skonline.utils import _test_instances as ti
 
 from _helpers import assert_same_state, learned_state
 
@@ -33,14 +35,11 @@ pytestmark = pytest.mark.filterwarnings(r"ignore:GroupDRO\w+\.\w+ was called wit
 
 
 def _test_instances():
-    """Instances to check: the default one, plus every variant an estimator declares.
-
-    An estimator class may define ``_test_params`` (a list of dicts of constructor parameters) to
-    run the shared checks on several configurations (e.g. both invariance modes).
-    """
+    """Instances to check: every parameter set registered for the class (``ti.test_params``; the
+    default construction unless a family registers more, e.g. both invariance modes)."""
     out = []
     for _, cls in ESTIMATORS:
-        for params in getattr(cls, "_test_params", [{}]):
+        for params in ti.test_params(cls):
             out.append(cls(**params))
     return out
 
@@ -50,7 +49,7 @@ ONLINE = [e for e in INSTANCES if hasattr(e, "partial_fit")]
 
 
 def _id(est):
-    params = {k: v for k, v in est.get_params(deep=False).items() if k in getattr(type(est), "_test_param_keys", ())}
+    params = {k: v for k, v in est.get_params(deep=False).items() if k in ti.test_param_keys(type(est))}
     return type(est).__name__ + ("(" + ",".join(f"{k}={v}" for k, v in params.items()) + ")" if params else "")
 
 
@@ -66,7 +65,7 @@ def test_sklearn_compatible(estimator, check):
 # --------------------------------------------------------------------------- helpers
 def _stream(est, seed=0, n=60):
     rng = np.random.default_rng(seed)
-    return est._online_test_stream(rng, n_samples=n)
+    return ti.test_stream(est, rng, n_samples=n)
 
 
 def _responses(est, X):
@@ -162,7 +161,7 @@ def _bad_chunks(est, X, y):
     Xn[3, 0] = np.nan
     Xi = X.copy()
     Xi[5, -1] = np.inf
-    bad = [] if getattr(est, "_allows_nan", False) else [("nan in X", Xn, y, {})]
+    bad = [] if ti.allows_nan(est) else [("nan in X", Xn, y, {})]
     bad += [
         ("inf in X", Xi, y, {}),
         ("wrong n_features", X[:, :-1], y, {}),
@@ -178,7 +177,7 @@ def _bad_chunks(est, X, y):
             yn = y.copy()
             yn[2] = np.nan
             bad.append(("nan in y", X, yn, {}))
-    return bad + list(getattr(est, "_extra_bad_chunks", lambda X, y: [])(X, y))
+    return bad + ti.extra_bad_chunks(est, X, y)
 
 
 @pytest.mark.parametrize("est", ONLINE, ids=_id)
@@ -217,7 +216,7 @@ def test_edge_inputs(est):
     e.partial_fit(X[:1], _sub(y, slice(0, 1)), **first)
     e.partial_fit(X[1:2], _sub(y, slice(1, 2)))
     for Xe in (np.zeros_like(X), np.ones_like(X), X * 1e-150, X * 1e150):
-        if getattr(est, "_bounded_inputs", False) and np.abs(Xe).max() > 1e6:
+        if ti.bounded_inputs(est) and np.abs(Xe).max() > 1e6:
             continue
         e2 = clone(est).set_params(**_rs(est))
         p = _pfp(e2, Xe, y, **first)
@@ -349,7 +348,7 @@ _FIT_INTERRUPTED = list({type(e): e for e in INSTANCES[::-1] if not hasattr(e, "
 def test_fit_interrupted_at_any_line_is_all_or_nothing(est):
     """The same for ``fit`` on a fitted estimator: a growing model, the online pipeline, the fixed
     feature maps (their ``fit`` draws or sets up the map) and GroupDRO's pooled fit."""
-    if hasattr(est, "_online_test_stream"):
+    if ti.test_stream_key(est) is not None:
         X, y, first = _stream(est, n=40)
         X_new, y_new = X[20:], y[20:]
     else:  # a data-independent map: it changes with the number of features
@@ -390,7 +389,7 @@ def test_random_state_kinds(est, random_state):
     and ``clone`` keeps it (issue 12)."""
     import copy
 
-    if hasattr(est, "partial_fit") or hasattr(est, "_online_test_stream"):
+    if hasattr(est, "partial_fit") or ti.test_stream_key(est) is not None:
         X, y, first = _stream(est)
     else:
         X, y, first = np.random.default_rng(0).standard_normal((60, 4)), None, {}
@@ -587,7 +586,7 @@ ROWS = [e for e in INSTANCES if _feature_rows(e)]
 
 def _sparse_stream(est):
     """A stream of the estimator with about half of its feature values zero (dense ndarray)."""
-    if hasattr(est, "_online_test_stream"):
+    if ti.test_stream_key(est) is not None:
         X, y, first = _stream(est)
     else:
         X, y, first = np.random.default_rng(0).standard_normal((60, 4)), None, {}

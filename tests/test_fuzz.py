@@ -1,7 +1,8 @@
 """Hypothesis fuzzing of every online estimator with hostile chunks (issue 11, "Acceptance").
 
 For every estimator found by ``skonline.utils.all_estimators()`` (every configuration listed in its
-``_test_params``), starting from a model fitted on a clean prefix of its ``_online_test_stream``:
+``skonline.utils._test_instances.test_params``), starting from a model fitted on a clean prefix of
+its stream (``test_stream``):
 
 * extreme finite floats (scales 1e-300 .. 1e300, subnormals, one huge row, one huge column, mixed
   per-entry exponents, huge targets for regressors);
@@ -18,7 +19,7 @@ array and scalar of the state finite (and its prequential outputs and prediction
 so that a clean chunk afterwards is learned exactly as if the bad one never came.
 
 Estimators whose algorithms cannot represent inputs beyond a documented bound (class attribute
-``_bounded_inputs``: AWV on raw features, the expert rules and PCSP on bounded losses) are held to
+``bounded_inputs``: AWV on raw features, the expert rules and PCSP on bounded losses) are held to
 the same contract: they may reject extreme inputs, never return NaN.
 
 Runs deterministically (``derandomize=True``) with few examples per estimator, so that CI stays fast.
@@ -37,6 +38,7 @@ from sklearn.base import clone, is_classifier, is_regressor
 from test_common import ONLINE, _id, _rs
 
 from skonline.base import nonfinite_state
+from skonline.utils import _test_instances as ti
 
 REJECT = (ValueError, TypeError, FloatingPointError)
 N_PREFIX, N_CHUNK = 20, 20
@@ -63,7 +65,7 @@ def _nonfinite(e):
     return nonfinite_state(e)
 
 def _setup(est):
-    X, y, first = est._online_test_stream(np.random.default_rng(0), n_samples=N_PREFIX + 2 * N_CHUNK)
+    X, y, first = ti.test_stream(est, np.random.default_rng(0), n_samples=N_PREFIX + 2 * N_CHUNK)
     e = clone(est).set_params(**_rs(est))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -188,7 +190,7 @@ def _bad_kinds(est, y):
     kinds = ["inf", "wrong_width", "empty", "complex_X"]
     if not est.__sklearn_tags__().input_tags.string:  # the encoders take strings: categories
         kinds.append("strings")
-    if not getattr(est, "_allows_nan", False):
+    if not ti.allows_nan(est):
         kinds.append("nan")
     if y is not None:
         kinds += ["length", "complex_y"]

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from skonline.kernel_approximation import MultiBandwidthFourierFeatures, RandomFourierFeatures
 from skonline.kernel_selection import KernelSelectionRegressor, OnlineKernelSelector
 from skonline.linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor
+from skonline.utils import _test_instances as ti
 from skonline.utils.validation import canonical_csr, check_sparse_structure
 
 from _helpers import assert_same_state
@@ -328,7 +329,7 @@ def test_models_loaded_with_mmap_mode_r_keep_learning(est, tmp_path):
     """Issue 11: an ensemble loaded with ``joblib.load(..., mmap_mode='r')`` raised a numba
     TypingError on the first partial_fit (its rule's arrays were read-only memory maps)."""
     joblib = pytest.importorskip("joblib")
-    X, y, kw = est._online_test_stream(np.random.default_rng(0), n_samples=2000)
+    X, y, kw = ti.test_stream(est, np.random.default_rng(0), n_samples=2000)
     ref = pickle.loads(pickle.dumps(est.partial_fit(X[:1000], y[:1000], **kw)))
     path = tmp_path / "model.joblib"
     joblib.dump(est, path)

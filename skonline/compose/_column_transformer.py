@@ -435,22 +435,6 @@ class OnlineColumnTransformer(OnlineTransformerMixin, TransformerMixin, _BaseCom
         check_is_fitted(self, "transformers_")
         return Bunch(**{name: trans for name, trans, _ in self.transformers_})
 
-    # ------------------------------------------------------------------ checks
-    @property
-    def _allows_nan(self):
-        """tests/test_common.py, tests/test_fuzz.py: NaN in X is not an error when some transformer
-        takes it (an encoder: a missing category); the transformers' own checks cover the rest."""
-        steps = [t for _, t, _ in self.transformers] + [self.remainder]
-        return any(getattr(t, "_allows_nan", False) or (hasattr(t, "fit") and t.__sklearn_tags__().input_tags.allow_nan)
-                   for t in steps)
-
-    def _online_test_stream(self, rng, n_samples=60, n_features=4):
-        """Two numeric columns in their own units, then small integer categories."""
-        X = np.empty((n_samples, n_features))
-        X[:, :2] = rng.standard_normal((n_samples, 2)) * [1.0, 1e3] + [0.0, 5e3]
-        X[:, 2:] = rng.integers(0, 5, size=(n_samples, n_features - 2))
-        return X, None, {}
-
     def __sklearn_tags__(self):
         from sklearn.utils import get_tags
 
@@ -471,22 +455,6 @@ def _ragged(X):
         return True
     return a.dtype.kind in "US"
 
-
-class _TestParams:
-    """Column transformers for the shared checks (tests/test_common.py), built fresh on access."""
-
-    def __get__(self, obj, cls):
-        from ..preprocessing import OnlineHashingEncoder, OnlineOneHotEncoder, OnlineStandardScaler
-
-        return [
-            {"transformers": [("scale", OnlineStandardScaler(), slice(0, 2)),
-                              ("onehot", OnlineOneHotEncoder(max_categories=4), slice(2, None))]},
-            {"transformers": [("hash", OnlineHashingEncoder(n_features=8), slice(2, None))],
-             "remainder": OnlineStandardScaler()},
-        ]
-
-
-OnlineColumnTransformer._test_params = _TestParams()
 
 
 def make_online_column_transformer(*transformers, remainder="drop", transformer_weights=None,

@@ -779,7 +779,6 @@ class _BaseGroupDRO:
         return labels, risks
 
     # shared checks (tests/test_common.py): single-group streams (see tests/dro for groups)
-    _test_param_keys = ("objective", "algorithm", "sampling")
 
     def _expected_failed_checks(self):
         # as scikit-learn marks it for its own stochastic online learners (SGDClassifier)
@@ -794,16 +793,6 @@ class _BaseGroupDRO:
         # is not a pass over the rows: it cannot equal partial_fit over a chunking of them. The
         # streaming (partial_fit) path is checked with sampling='stream'.
         return self.sampling == "pool"
-
-    def _extra_bad_chunks(self, X, y):
-        n = X.shape[0]
-        return [
-            ("groups of wrong length", X, y, {"groups": np.zeros(n - 1, dtype=np.int64)}),
-            ("unknown group label", X, y, {"groups": np.full(n, 7)}),
-            ("group_labels differ", X, y, {"groups": np.zeros(n, dtype=np.int64),
-                                           "group_labels": [0, 1]}),
-        ]
-
 
 _DOC_PARAMS = """
     objective : {'max', 'weighted', 'top_k'}, default='max'
@@ -1074,15 +1063,6 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
         "loss": [StrOptions({"log_loss", "logistic", "hinge"})],
     }
 
-    _test_params = [
-        {},
-        {"sampling": "stream"},
-        {"sampling": "stream", "algorithm": "online"},
-        {"algorithm": "smd_uniform", "sampling": "stream"},
-        {"objective": "top_k", "algorithm": "depround", "max_iter": 400, "sampling": "stream"},
-        {"objective": "top_k", "algorithm": "online", "sampling": "stream"},
-        {"objective": "weighted", "algorithm": "mirror_prox"},
-    ]
 
     def __init__(
         self,
@@ -1197,10 +1177,6 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
         return self._partial_fit_response(X, y, "predict", groups=groups, classes=classes,
                                           group_labels=group_labels, sample_weight=sample_weight)
 
-    def _online_test_stream(self, rng, n_samples=60, n_features=4, n_classes=2):
-        return OnlineDecisionClassifierMixin._online_test_stream(self, rng, n_samples, n_features, n_classes)
-
-
 class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
     __doc__ = (
         """Linear regressor minimising the worst group risk (group DRO) by stochastic approximation.
@@ -1253,13 +1229,6 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         "loss": [StrOptions({"squared_error", "squared", "absolute_error", "absolute"})],
     }
 
-    _test_params = [
-        {},
-        {"sampling": "stream", "max_iter": 200},
-        {"sampling": "stream", "algorithm": "online", "max_iter": 200},
-        {"objective": "top_k", "algorithm": "depround", "max_iter": 200, "sampling": "stream"},
-        {"objective": "weighted"},
-    ]
 
     def __init__(
         self,

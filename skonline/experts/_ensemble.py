@@ -652,7 +652,6 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         "verbose": ["verbose"],
     }
 
-    _test_param_keys = ()
 
     _TASK = "regressor"
 
@@ -817,7 +816,6 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
         "verbose": ["verbose"],
     }
 
-    _test_param_keys = ()
 
     _TASK = "classifier"
 
@@ -1017,35 +1015,3 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
         """
         return self._partial_fit_response(X, y, "predict_proba", **fit_params)
 
-
-def _default_test_params():
-    from sklearn.dummy import DummyRegressor
-    from sklearn.frozen import FrozenEstimator
-    from sklearn.linear_model import SGDClassifier
-
-    from ..linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor
-
-    zero = FrozenEstimator(DummyRegressor(strategy="constant", constant=0.0).fit([[0.0]], [0.0]))
-    # the default experts (estimators=None) last: the checks that replay a call once per Python
-    # line (tests/test_common.py, interruptions) and the cold-start benchmark take the first
-    # configuration, and the default ensemble runs four to five learners' code per call
-    return (
-        [{"estimators": [("si_abs", ScaleInvariantRegressor()), ("si_huber", ScaleInvariantRegressor(loss="huber")),
-                         ("zero", zero)]}, {}],
-        [{"estimators": [("sgd", SGDClassifier(loss="log_loss", random_state=0)),
-                         ("si", ScaleInvariantClassifier())]}, {}],
-    )
-
-
-class _LazyTestParams:
-    """Instances for the shared checks, built on access (keeps sklearn.linear_model out of import)."""
-
-    def __init__(self, index):
-        self.index = index
-
-    def __get__(self, obj, cls):
-        return _default_test_params()[self.index]
-
-
-OnlineEnsembleRegressor._test_params = _LazyTestParams(0)
-OnlineEnsembleClassifier._test_params = _LazyTestParams(1)

@@ -93,11 +93,8 @@ class PCSP(OnlineMixin, BaseEstimator):
     True
     """
 
-    _allows_nan = False
-    _bounded_inputs = True
     #: the tuning holds NaN until the first round sets it (checked state excludes it)
     _nonfinite_state_ok = ("_eta_", "_min_weight_")
-    _test_params = [{"loss_bound": 4.0}]
 
     _parameter_constraints = {
         "eta": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="neither")],
@@ -270,26 +267,6 @@ class PCSP(OnlineMixin, BaseEstimator):
             "loss_bound) is rejected by design."
         )
         return {name: reason for name in _PCSP_XFAIL}
-
-    def _online_test_stream(self, rng, n_samples=60, n_features=4):
-        K = 3
-        B = rng.standard_normal((n_samples, K, K))
-        Z = (B + B.transpose(0, 2, 1)) / 2
-        Z /= np.abs(np.linalg.eigvalsh(Z)).max(axis=1)[:, None, None]
-        return Z.reshape(n_samples, K * K) * 0.5 * self.loss_bound, None, {}
-
-    def _extra_bad_chunks(self, X, y):
-        n, d = X.shape
-        K = int(round(math.sqrt(d)))
-        Z = X.reshape(n, K, K).copy()
-        Z[2] *= 2.5  # spectral norm 1.25 * loss_bound
-        asym = X.reshape(n, K, K).copy()
-        asym[1, 0, 1] += 0.1
-        return [
-            ("spectral norm above loss_bound", Z.reshape(n, d), y, {}),
-            ("non-symmetric matrix", asym.reshape(n, d), y, {}),
-        ]
-
 
 _PCSP_XFAIL = (
     "check_estimators_dtypes",

@@ -135,10 +135,6 @@ _DOC_COMMON_ATTRS = """
 class _BaseRule(OnlineMixin, BaseEstimator):
     """Shared machinery: validation of loss matrices, sleeping experts, ``predict(P)``."""
 
-    _allows_nan = True
-    _bounded_inputs = True
-    # the shared checks run with a declared range that covers scikit-learn's test data
-    _test_params = [{"loss_range": (-1000.0, 1000.0)}]
 
     _parameter_constraints = {
         "loss_range": [tuple, list],
@@ -305,27 +301,6 @@ class _BaseRule(OnlineMixin, BaseEstimator):
         tags.target_tags.required = False
         return tags
 
-    def _online_test_stream(self, rng, n_samples=60, n_features=4):
-        lo, hi = _validate_loss_range(self.loss_range)
-        L = rng.uniform(0.0, 1.0, size=(n_samples, n_features))
-        return lo + (hi - lo) * L, None, {}
-
-    def _extra_bad_chunks(self, X, y):
-        lo, hi = _validate_loss_range(self.loss_range)
-        above = X.copy()
-        above[4, 2] = hi + 0.5 * (hi - lo)
-        below = X.copy()
-        below[1, 0] = lo - 1e-9 * (hi - lo) - 1e-12
-        all_asleep = X.copy()
-        all_asleep[3, :] = np.nan
-        return [
-            ("loss above the range", above, y, {}),
-            ("loss below the range", below, y, {}),
-            ("all experts asleep", all_asleep, y, {}),
-            ("1-D input", X[0], y, {}),
-        ]
-
-
 class _TunedRule(_BaseRule):
     """Rules whose tuning depends on (T, S, K). The tuning of the last round is state, 1-element
     arrays the pass updates: ``_horizon_`` (T, or the doubling guess T_k) and the rule's parameters
@@ -482,9 +457,6 @@ class FixedShare(_TunedRule):
     1
     """
 
-    _test_params = [{"loss_range": (-1000.0, 1000.0)},
-                    {"eta": "adaptive", "alpha": "decreasing", "loss_range": (-1000.0, 1000.0)}]
-    _test_param_keys = ("eta", "alpha")
 
     _rule_code = core.FIXED_SHARE
     _nonfinite_state_ok = ("_eta_", "_alpha_")  # no floor; the sharing rate

@@ -460,9 +460,6 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         check_is_fitted(self, "_counts_")
         return int(self._counts_[3])
 
-    def _online_test_stream(self, rng, n_samples=60, n_features=4):
-        return rng.standard_normal((n_samples, n_features)), None, {}
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.requires_fit = True

@@ -133,7 +133,6 @@ class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, Bas
 
     #: the shared edge-input check feeds raw features of size 1e150; A then has condition number
     #: ~1e300, which no float64 inverse (nor ridge solver) survives. Scale raw features.
-    _bounded_inputs = True
 
     def __init__(self, alpha=1.0, *, transformer=None, algorithm="awv", clip=None, standardize=True,
                  forgetting=0.999, verbose=0):

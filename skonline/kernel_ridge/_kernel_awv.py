@@ -189,9 +189,6 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
     _accept_sparse = True
     _row_container = "dense"
 
-    # the second: past its budget within the shared checks' streams (the switch to the projection)
-    _test_params = [{}, {"max_rows": 20, "n_components": 8}]
-    _test_param_keys = ("max_rows",)
 
     def _expected_failed_checks(self):
         return dict(STANDARDIZE_SAMPLE_WEIGHT_XFAIL) if self.standardize else {}

@@ -744,10 +744,6 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
         self.random_state = random_state
         self.verbose = verbose
 
-    # the third: a dictionary frozen early and a history compacted, within the shared checks' streams
-    _test_params = [{}, {"features": "nystrom"}, {"features": "nystrom", "max_components": 6, "max_history": 10},
-                    {"algorithm": "ridge", "degree": 3}]
-    _test_param_keys = ("features", "algorithm", "max_components")
 
     def _expected_failed_checks(self):
         if self.features != "taylor":
@@ -846,11 +842,9 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
         self.random_state = random_state
         self.verbose = verbose
 
-    _test_params = [{}, {"features": "nystrom"}, {"features": "nystrom", "max_components": 6, "max_history": 10}]
 
     def _expected_failed_checks(self):
         return dict(_NYSTROM_SAMPLE_WEIGHT_XFAIL) if self.features != "taylor" else {}
-    _test_param_keys = ("features", "max_components")
 
     def _raw_decision(self, X):
         """Forecasts of the +-1 targets, one column per head (the shared decision interface)."""

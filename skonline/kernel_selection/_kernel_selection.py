@@ -847,18 +847,6 @@ class _KernelSelectionBase(GrowingStateMixin):
             tags.regressor_tags.poor_score = True
         return tags
 
-    _test_params = [
-        {},
-        {"algorithm": "oks"},
-        {"algorithm": "ioks"},
-        {"n_components": 8},
-        {"algorithm": "ioks", "n_components": 8},
-        {"algorithm": "oks", "n_components": 8},
-        {"max_support": 20},  # n_components='auto' moves to random features at row 20
-        {"feedback": "bandit", "max_support": 20},
-        {"n_components": None},
-    ]
-    _test_param_keys = ("algorithm", "n_components", "max_support", "feedback")
 
 
 _CONTROLLER = []

@@ -138,12 +138,6 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
         """The progress line reports the learner's online metrics (the selector has no loss)."""
         return self.estimator_._progress_metrics()
 
-    def _online_test_stream(self, rng, n_samples=60, n_features=4):
-        X = rng.uniform(-1, 1, size=(n_samples, n_features))
-        y = (X[:, 0] + 0.3 * rng.standard_normal(n_samples) > 0).astype(int)
-        y[:2] = [0, 1]
-        return X, y, {"classes": np.array([0, 1])}
-
     # ------------------------------------------------------------------ transformer
     def _selected(self):
         q = np.atleast_2d(self.estimator_.q_)  # one row per one-vs-rest head

@@ -429,12 +429,9 @@ class _ScaleInvariantBase:
             ("intercept_", intercept),
         )
 
-    # shared checks (tests/test_common.py) run on both algorithms
-    _test_params = [{}, {"invariance": "full"}, {"invariance": "full", "predict_mode": "online"}]
 
     def _expected_failed_checks(self):
         return dict(_SAMPLE_WEIGHT_XFAIL)
-    _test_param_keys = ("invariance", "predict_mode")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

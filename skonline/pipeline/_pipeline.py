@@ -331,9 +331,6 @@ class OnlinePipeline(Pipeline):
         )
         return failed
 
-    def _online_test_stream(self, rng, n_samples=60, n_features=4):
-        return self._final_estimator._online_test_stream(rng, n_samples=n_samples, n_features=n_features)
-
     @available_if(_final_has("partial_fit_transform"))
     def partial_fit_transform(self, X, y=None, **params):
         """Learn the chunk; return each row transformed by every step before it was learned.
@@ -394,19 +391,3 @@ def make_online_pipeline(*steps, verbose=False):
     """
     return OnlinePipeline(_name_estimators(steps), verbose=verbose)
 
-
-class _TestParams:
-    """Pipelines for the shared checks (tests/test_common.py), built fresh on access."""
-
-    def __get__(self, obj, cls):
-        from ..kernel_ridge import AWVRegressor
-        from ..linear_model import ScaleInvariantClassifier
-        from ..preprocessing import OnlineStandardScaler
-
-        return [
-            {"steps": [("scale", OnlineStandardScaler()), ("clf", ScaleInvariantClassifier())]},
-            {"steps": [("scale", OnlineStandardScaler()), ("reg", AWVRegressor(standardize=False))]},
-        ]
-
-
-OnlinePipeline._test_params = _TestParams()

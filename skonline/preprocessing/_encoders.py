@@ -47,7 +47,6 @@ def _assemble(cols, offsets, width, dtype, sparse, values=None):
 class _TableEncoderMixin:
     """What the encoders share: raw tables in (NaN, None, pd.NA as missing), float32 kept."""
 
-    _allows_nan = True  # tests/test_common.py: NaN is a category (a missing value), not an error
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -68,11 +67,6 @@ class _TableEncoderMixin:
 
     def _concat(self, raws):
         return sp.vstack(raws, format="csr") if sp.issparse(raws[0]) else np.concatenate(raws)
-
-    def _online_test_stream(self, rng, n_samples=60, n_features=4):
-        """Small integer categories, as floats (the shared checks scale and cast them)."""
-        return rng.integers(0, 6, size=(n_samples, n_features)).astype(np.float64), None, {}
-
 
 class OnlineOneHotEncoder(_TableEncoderMixin, OnlineTransformerMixin, TransformerMixin, BaseEstimator):
     """Encode categorical columns as one-hot, learning the categories as they come.
@@ -198,8 +192,6 @@ class OnlineOneHotEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transforme
         self.dtype = dtype
         self.verbose = verbose
 
-    _test_params = [{}, {"max_categories": 3}, {"max_categories": 2, "handle_unknown": "ignore"}]
-    _test_param_keys = ("max_categories", "handle_unknown")
 
     # ------------------------------------------------------------------ state
     def _allocate(self, chunk):

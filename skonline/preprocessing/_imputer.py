@@ -122,10 +122,6 @@ class OnlineImputer(OnlineTransformerMixin, TransformerMixin, BaseEstimator):
         self.max_categories = max_categories
         self.verbose = verbose
 
-    _allows_nan = True  # tests/test_common.py: NaN is what it imputes
-    _test_params = [{}, {"strategy": "median", "add_indicator": True},
-                    {"strategy": "most_frequent", "max_categories": 4}]
-    _test_param_keys = ("strategy",)
 
     # ------------------------------------------------------------------ input
     _STATE_OF = {"mean": "_sum_", "median": "_p2_q_", "most_frequent": "_mf_values_", "constant": "_count_"}
@@ -348,14 +344,6 @@ class OnlineImputer(OnlineTransformerMixin, TransformerMixin, BaseEstimator):
         return np.asarray(names, dtype=object)
 
     # ------------------------------------------------------------------ checks
-    def _online_test_stream(self, rng, n_samples=60, n_features=4):
-        """Rounded Gaussian columns (repeated values, for the mode) with about 15 % missing."""
-        X = np.round(rng.standard_normal((n_samples, n_features)) * [1.0, 10.0, 1e3, 0.01][:n_features], 1)
-        X[rng.random(X.shape) < 0.15] = np.nan
-        X[:2] = np.where(np.isnan(X[:2]), 1.0, X[:2])  # a value in every column from the first rows
-        X[0, 0] = np.nan  # but one missing entry before any value
-        return X, None, {}
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True

@@ -187,9 +187,6 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
     def scale_(self):
         return np.sqrt(self.var_)
 
-    def _online_test_stream(self, rng, n_samples=60, n_features=4):
-        return rng.standard_normal((n_samples, n_features)) * [1.0, 10.0, 1e3, 0.01][:n_features], None, {}
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
@@ -320,9 +317,6 @@ class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerM
     def data_max_(self):
         check_is_fitted(self, "_max_")
         return self._max_.copy()
-
-    def _online_test_stream(self, rng, n_samples=60, n_features=4):
-        return rng.standard_normal((n_samples, n_features)) * 100.0 + 7.0, None, {}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -2,8 +2,8 @@
 
 The estimators under test are discovered with :func:`skonline.utils.all_estimators`, so the tests
 cover every family that exists when they run. Each estimator supplies a small stream it accepts
-through its ``_online_test_stream(rng, n_samples)`` hook (see tests/test_common.py); the
-variants listed in a class's ``_test_params`` are all tested.
+through ``skonline.utils._test_instances.test_stream`` (see tests/test_common.py); the
+parameter sets registered there (``test_params``) are all tested.
 """
 
 import numpy as np
@@ -11,6 +11,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.base import clone, is_classifier
 
+from skonline.utils import _test_instances as ti
 from skonline.utils import all_estimators
 
 from _helpers import assert_same_state, learned_state  # noqa: F401  (re-exported)
@@ -23,7 +24,7 @@ def estimator_params(type_filter=None, *, require=("partial_fit",)):
     """``pytest.param(instance, id=...)`` for every variant of every matching estimator."""
     out = []
     for name, cls in all_estimators(type_filter=type_filter):
-        for params in getattr(cls, "_test_params", [{}]):
+        for params in ti.test_params(cls):
             est = cls(**params)
             if not all(hasattr(est, m) for m in require):  # methods can depend on the parameters
                 continue
@@ -52,17 +53,15 @@ def is_supervised(est):
 def estimator_stream(est, n_samples=60, seed=0, *, only_classes=False):
     """``(X, y, first_call_kwargs)`` from the estimator's hook.
 
-    Estimators without the hook (plain transformers) get a small standard normal ``X`` (scaled by
+    Estimators without a registered stream (the fixed feature maps) get a small standard normal ``X`` (scaled by
     0.5) and, if they are supervised, a linear target. With ``only_classes=True``, estimators whose
     first call needs inputs other than ``classes`` (loss matrices, groups) are skipped.
     """
     rng = np.random.default_rng(seed)
-    hook = getattr(est, "_online_test_stream", None)
-    try:
-        if hook is None:
-            raise NotImplementedError
-        X, y, first = hook(rng, n_samples=n_samples)
-    except NotImplementedError:
+    stream = ti.test_stream(est, rng, n_samples=n_samples)
+    if stream is not None:
+        X, y, first = stream
+    else:
         X = 0.5 * rng.standard_normal((n_samples, 4))
         y, first = None, {}
         if is_supervised(est) or is_classifier(est):

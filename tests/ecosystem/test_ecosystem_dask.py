@@ -29,6 +29,7 @@ joblib = pytest.importorskip("joblib")
 from dask_ml.wrappers import Incremental  # noqa: E402
 
 from skonline.linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor  # noqa: E402
+from skonline.utils import _test_instances as ti  # noqa: E402
 
 from _ecosystem_helpers import (  # noqa: E402
     assert_same_responses,
@@ -118,9 +119,9 @@ SCALE_INVARIANT = [
 def test_incremental_scale_invariant(est, scheduler):
     """Incremental over dask blocks equals local partial_fit over the same blocks, bit for bit."""
     if isinstance(est, ScaleInvariantClassifier):  # a three-class stream: one-vs-rest heads
-        X, y, first = est._online_test_stream(np.random.default_rng(1), n_samples=N_ROWS, n_classes=3)
+        X, y, first = ti.test_stream(est, np.random.default_rng(1), n_samples=N_ROWS, n_classes=3)
     else:
-        X, y, first = est._online_test_stream(np.random.default_rng(1), n_samples=N_ROWS)
+        X, y, first = ti.test_stream(est, np.random.default_rng(1), n_samples=N_ROWS)
     inc, ref = _check_incremental(est, X, y, first, scheduler)
     assert inc.estimator_.coef_.shape == ref.coef_.shape
     np.testing.assert_array_equal(inc.estimator_.neg_cum_grad_, ref.neg_cum_grad_)
@@ -143,7 +144,7 @@ def test_incremental_scale_invariant(est, scheduler):
 def test_incremental_block_order_matters():
     """The comparison above can fail: shuffled blocks give another (order-dependent) state."""
     est = ScaleInvariantClassifier()
-    X, y, first = est._online_test_stream(np.random.default_rng(1), n_samples=N_ROWS)
+    X, y, first = ti.test_stream(est, np.random.default_rng(1), n_samples=N_ROWS)
     order = list(range(len(BLOCKS)))
     check_random_state(0).shuffle(order)
     assert order != sorted(order)

@@ -21,6 +21,7 @@ from sklearn.pipeline import make_pipeline
 pd = pytest.importorskip("pandas")
 
 from skonline.linear_model import ScaleInvariantRegressor  # noqa: E402
+from skonline.utils import _test_instances as ti  # noqa: E402
 
 from _ecosystem_helpers import (  # noqa: E402
     assert_same_responses,
@@ -151,7 +152,7 @@ def test_nullable_float_columns(est):
     a = _learn_all(seeded(est), df, y, first)
     b = _learn_all(seeded(est), X, y, first)
     assert_same_state(a, b, ignore=("feature_names_in_",))
-    if getattr(est, "_allows_nan", False):
+    if ti.allows_nan(est):
         return
     ref = pickle.loads(pickle.dumps(a))
     bad = df.copy()

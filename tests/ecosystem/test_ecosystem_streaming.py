@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from skonline.linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor
+from skonline.utils import _test_instances as ti
 
 from _ecosystem_helpers import (  # noqa: E402
     assert_same_state,
@@ -77,7 +78,7 @@ def test_chunks_from_disk(est, tmp_path):
 def test_read_only_chunks_do_not_recompile():
     from skonline.linear_model import _scale_invariant_core as core
 
-    X, y, first = ScaleInvariantClassifier()._online_test_stream(np.random.default_rng(7), n_samples=40)
+    X, y, first = ti.test_stream(ScaleInvariantClassifier(), np.random.default_rng(7), n_samples=40)
     clf = ScaleInvariantClassifier()
     clf.partial_fit(X[:20], y[:20], **first)
     Xr = X[20:].copy()
@@ -91,7 +92,7 @@ def test_read_only_chunks_do_not_recompile():
 def test_checkpoint_after_every_chunk(tmp_path):
     joblib = pytest.importorskip("joblib")
     est = ScaleInvariantRegressor(invariance="full", loss="huber")
-    X, y, _ = est._online_test_stream(np.random.default_rng(5), n_samples=N)
+    X, y, _ = ti.test_stream(est, np.random.default_rng(5), n_samples=N)
     _write_chunks(tmp_path / "stream", X, y)
     path = tmp_path / "checkpoint.joblib"
     joblib.dump(ScaleInvariantRegressor(invariance="full", loss="huber"), path)
@@ -109,7 +110,7 @@ def test_dask_array_over_a_memory_mapped_file(tmp_path):
     from dask_ml.wrappers import Incremental
 
     est = ScaleInvariantClassifier(invariance="full")
-    X, y, first = est._online_test_stream(np.random.default_rng(6), n_samples=N, n_classes=3)
+    X, y, first = ti.test_stream(est, np.random.default_rng(6), n_samples=N, n_classes=3)
     np.save(tmp_path / "X.npy", X)
     np.save(tmp_path / "y.npy", y)
     Xd = da.from_array(np.load(tmp_path / "X.npy", mmap_mode="r"), chunks=(60, -1))
