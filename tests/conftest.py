@@ -41,3 +41,17 @@ def paper_settings():
 
     with paper_defaults():
         yield
+
+
+@pytest.fixture(autouse=True)
+def _restore_sklearn_config():
+    """Every test starts from the same scikit-learn configuration. The tests that interrupt a call
+    at every Python line also interrupt scikit-learn's own ``config_context`` (its ``_fit_context``
+    sets ``skip_parameter_validation`` for nested calls) between setting and restoring, which would
+    otherwise leave the configuration changed for the tests that follow in the same process (and
+    skonline honours ``skip_parameter_validation``)."""
+    import sklearn
+
+    config = sklearn.get_config()
+    yield
+    sklearn.set_config(**config)

@@ -22,6 +22,7 @@ import pytest
 from sklearn.base import clone, is_classifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from skonline.base import Chunk
 from skonline.utils import _progress, all_estimators
 from skonline.utils import _test_instances as ti
 
@@ -422,7 +423,7 @@ def test_tie_rule(est):
     assert (e._labels_from_decision(zeros) == e.classes_[0]).all()
     assert (e._labels_from_decision(zeros.ravel()) == e.classes_[0]).all()
     before = e.n_mistakes_
-    e._update_metrics({"y_index": np.array([0, 1, 1])}, zeros)
+    e._update_metrics(Chunk(3, y_index=np.array([0, 1, 1])), zeros)
     assert e.n_mistakes_ == before + 2
     if hasattr(e, "_raw_decision"):  # predict on decisions of exactly 0
         e._raw_decision = lambda X_: np.zeros((X_.shape[0], 1))
