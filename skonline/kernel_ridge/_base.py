@@ -176,7 +176,15 @@ class _LinearAWVMixin:
         return self._precision_.shape[0]
 
     def _init_linear_state(self, m, n_heads):
-        self._precision_ = np.eye(m) / self._resolved_alpha()
+        try:
+            self._precision_ = np.eye(m) / self._resolved_alpha()
+        except MemoryError:
+            raise MemoryError(
+                f"{type(self).__name__} keeps an m x m matrix for its m = {m:,} features "
+                f"({8 * m * m / 2**30:,.0f} GiB): too large for this machine. Reduce the features "
+                "first (a transformer, e.g. random features), or use a learner whose cost is linear in "
+                "the features (ScaleInvariantRegressor, GroupDRORegressor)."
+            ) from None
         self._b_ = np.zeros((n_heads, m))
         self._refresh_ = np.zeros(1, dtype=np.int64)  # forgetting: next coordinate to refresh
 

@@ -130,3 +130,18 @@ def test_conditioning_stays_sane_over_1e5_rows():
 # These tests check the algorithms against their paper: run them with the paper's settings
 # (tests/_paper_settings.py).
 pytestmark = pytest.mark.usefixtures("paper_settings")
+
+
+def test_too_many_features_gives_a_clear_memory_error(monkeypatch):
+    """AWV keeps an m x m matrix: where it cannot be allocated (2^18 CSR columns: 512 GiB), the
+    MemoryError says why and what to use instead, and the estimator is unchanged."""
+    from skonline.kernel_ridge import _base
+
+    def no_memory(m, *a, **k):
+        raise MemoryError(f"Unable to allocate {8 * m * m} bytes")
+
+    monkeypatch.setattr(_base.np, "eye", no_memory)
+    est = AWVRegressor()
+    with pytest.raises(MemoryError, match=r"m = 50 features .* linear in\s+the features"):
+        est.fit(np.ones((4, 50)), np.arange(4.0))
+    assert not hasattr(est, "n_samples_seen_")
