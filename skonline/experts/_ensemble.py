@@ -67,9 +67,14 @@ def default_rule():
 #: matched its default of 2,000 on the development streams (benchmarks/defaults.py) at a fraction
 #: of the cost
 PKAWV_COMPONENTS = 300
+#: the default experts whose cost per row grows with the number of columns, not with the
+#: non-zeros of a row, and the widest stream each joins: the linear AWV keeps a d x d matrix
+#: (O(d^2) memory and time per row); GroupDRO computes on dense rows (O(d) per row on a CSR
+#: stream). Beyond, the scale-invariant learner covers the linear family at O(non-zeros) per row.
+WIDTH_LIMITS = {"awv": 1_000, "dro": 4_096}
 
 
-def default_estimators(task, random_state=None):
+def default_estimators(task, random_state=None, n_features=None):
     """The experts of ``OnlineEnsembleClassifier()`` / ``OnlineEnsembleRegressor()``
     (``estimators=None``): skonline's own learners, one per family.
 
@@ -86,7 +91,9 @@ def default_estimators(task, random_state=None):
       :class:`~skonline.kernel_ridge.PKAWVRegressor` (kernel ridge on degree-2 Taylor features up to
       30 columns, on Nystrom features of at most ``PKAWV_COMPONENTS`` components beyond).
 
-    Each at its defaults except PKAWV's ``max_components``. Chosen by measurement on the
+    Each at its defaults except PKAWV's ``max_components``. On a stream wider than
+    ``WIDTH_LIMITS`` (1,000 columns for ``'awv'``, 4,096 for ``'dro'``) those experts are left out:
+    their cost per row grows with the columns, not the non-zeros. Chosen by measurement on the
     development streams of ``benchmarks/defaults.py`` (``benchmarks/ensemble.py`` reports the
     ensemble against each of them). Every one is prequential (``partial_fit_predict``), so the
     ensemble is exactly online and chunk-invariant.
@@ -97,6 +104,9 @@ def default_estimators(task, random_state=None):
     random_state : None, int, RandomState or Generator
         Seeds the experts that draw random numbers (one integer each, as scikit-learn's bagging
         does); ``None`` leaves them unseeded.
+    n_features : int or None, default=None
+        The stream's number of columns: the experts of ``WIDTH_LIMITS`` join only up to their
+        width. ``None``: every expert.
 
     Returns
     -------
@@ -120,6 +130,8 @@ def default_estimators(task, random_state=None):
         for _, est in pairs:
             if "random_state" in est.get_params(deep=False):
                 est.set_params(random_state=int(rng.integers(np.iinfo(np.int32).max)))
+    if n_features is not None:  # after the seeds: each expert's seed does not depend on the width
+        pairs = [(name, est) for name, est in pairs if n_features <= WIDTH_LIMITS.get(name, n_features)]
     return pairs
 
 _EPS_PROBA = 1e-15
@@ -406,17 +418,17 @@ class _OnlineEnsembleBase:
         return [k for k, est in enumerate(self.estimators_) if self.online_[k] and self._is_prequential(est)]
 
     # ------------------------------------------------------------------ state
-    def _expert_pairs(self):
+    def _expert_pairs(self, n_features=None):
         """The experts as (name, estimator) pairs: ``estimators``, or for ``estimators=None`` the
-        default experts (:func:`default_estimators`). The one place where ``None`` is resolved;
-        the result is kept in the fitted ``estimators_`` and ``expert_names_`` (the parameter is
-        never changed)."""
+        default experts (:func:`default_estimators`) for a stream of ``n_features`` columns. The
+        one place where ``None`` is resolved; the result is kept in the fitted ``estimators_`` and
+        ``expert_names_`` (the parameter is never changed)."""
         if self.estimators is None:
-            return default_estimators(self._TASK, self.random_state)
+            return default_estimators(self._TASK, self.random_state, n_features=n_features)
         return list(self.estimators)
 
     def _allocate(self, chunk):
-        pairs = self._expert_pairs()
+        pairs = self._expert_pairs(chunk.X.shape[1])
         self.expert_names_ = [name for name, _ in pairs]
         self.estimators_ = _ExpertList()
         self.online_ = np.zeros(len(pairs), dtype=bool)

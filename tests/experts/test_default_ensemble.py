@@ -234,3 +234,25 @@ def test_calibration_runs_in_compiled_code():
     D = np.ones((3, 1))
     out = np.empty((3, 2))
     assert call(D, np.array([1, 0, 1]), np.ones(3), _calibration._record(np.array([1.0, 0, 0, 0])), out) == 3.0
+
+
+def test_wide_streams_leave_out_the_experts_whose_cost_grows_with_the_columns():
+    """On a wide CSR stream (2^18 columns, a few non-zeros per row) the default regressor runs:
+    the linear AWV expert (a d x d matrix: 512 GiB here) and GroupDRO (dense rows) are left out,
+    and each remaining expert keeps the seed it has on a narrow stream."""
+    import scipy.sparse as sp
+
+    from skonline.experts import OnlineEnsembleRegressor, default_estimators
+
+    rng = np.random.default_rng(0)
+    X = sp.random(200, 2**18, density=20 / 2**18, format="csr", random_state=rng)
+    y = rng.standard_normal(200)
+    ens = OnlineEnsembleRegressor(random_state=0).fit(X, y)
+    assert ens.expert_names_ == ["linear", "kernel_selection", "pkawv"]
+    assert np.isfinite(ens.predict(X[:5])).all()
+    narrow = dict(default_estimators("regressor", random_state=0, n_features=10))
+    wide = dict(default_estimators("regressor", random_state=0, n_features=2**18))
+    assert list(narrow) == ["linear", "dro", "awv", "kernel_selection", "pkawv"]
+    for name, est in wide.items():
+        assert est.get_params() == narrow[name].get_params()
+    assert [n for n, _ in default_estimators("classifier", n_features=5_000)] == ["linear", "kernel_selection", "pkawv"]
