@@ -69,9 +69,11 @@ def default_rule():
 PKAWV_COMPONENTS = 300
 #: the default experts whose cost per row grows with the number of columns, not with the
 #: non-zeros of a row, and the widest stream each joins: the linear AWV keeps a d x d matrix
-#: (O(d^2) memory and time per row); GroupDRO computes on dense rows (O(d) per row on a CSR
-#: stream). Beyond, the scale-invariant learner covers the linear family at O(non-zeros) per row.
-WIDTH_LIMITS = {"awv": 1_000, "dro": 4_096}
+#: (O(d^2) memory and time per row: the width where ScaleInvariant*'s invariance='auto' leaves
+#: its O(d^2) full invariance); GroupDRO computes on dense rows (O(d) per row on a CSR stream, the
+#: width where skonline passes rows as CSR). Beyond, the scale-invariant learner covers the
+#: linear family at O(non-zeros) per row.
+WIDTH_LIMITS = {"awv": 200, "dro": 4_096}
 
 
 def default_estimators(task, random_state=None, n_features=None):
@@ -92,8 +94,9 @@ def default_estimators(task, random_state=None, n_features=None):
       30 columns, on Nystrom features of at most ``PKAWV_COMPONENTS`` components beyond).
 
     Each at its defaults except PKAWV's ``max_components``. On a stream wider than
-    ``WIDTH_LIMITS`` (1,000 columns for ``'awv'``, 4,096 for ``'dro'``) those experts are left out:
-    their cost per row grows with the columns, not the non-zeros. Chosen by measurement on the
+    ``WIDTH_LIMITS`` (200 columns for ``'awv'``, where the scale-invariant learner's ``'auto'``
+    also leaves its O(d^2) full invariance; 4,096 for ``'dro'``) those experts are left out: their
+    cost per row grows with the columns, not the non-zeros. Chosen by measurement on the
     development streams of ``benchmarks/defaults.py`` (``benchmarks/ensemble.py`` reports the
     ensemble against each of them). Every one is prequential (``partial_fit_predict``), so the
     ensemble is exactly online and chunk-invariant.

@@ -256,3 +256,5 @@ def test_wide_streams_leave_out_the_experts_whose_cost_grows_with_the_columns():
     for name, est in wide.items():
         assert est.get_params() == narrow[name].get_params()
     assert [n for n, _ in default_estimators("classifier", n_features=5_000)] == ["linear", "kernel_selection", "pkawv"]
+    assert [n for n, _ in default_estimators("regressor", n_features=200)][2] == "awv"
+    assert "awv" not in dict(default_estimators("regressor", n_features=201))
