@@ -823,10 +823,9 @@ _DOC_PARAMS = """
         control: the paper has no other regularisation. The w-player's step sizes grow with R.
         ``'auto'``: the paper's 10, except 3 for a regressor with ``standardize=True``: its
         target is in running standard deviations and its features standardised, so a model of
-        norm 3 already spans the target's range, and with R = 10 the steps were about three
-        times too large (measured on the raw regression streams of ``benchmarks/defaults.py``:
-        MAE on diabetes 85.2 at R = 10, 54.5 at R = 3; bank32nh 0.093 and 0.066; every stream
-        of the suite was better at 3).
+        norm 3 already spans the target's range, and with R = 10 the steps were too large
+        (measured on the raw regression streams of ``benchmarks/defaults.py``: every stream of
+        the suite had a lower MAE at 3).
     loss_bound : float, default=None
         ``B``: learn the loss ``l / B`` and show the q-player ``min(l / B, 1)``, in [0, 1] as the
         analysis assumes (Assumption 3; Exp3-IX needs it, or ``1 - l`` turns negative). ``None``:
@@ -868,8 +867,7 @@ _DOC_PARAMS = """
         ``fit``). Not used with ``max_iter``, ``anytime=False``, ``objective='weighted'`` (its
         budgets are read as the paper prescribes) and the algorithms with a fixed horizon only
         ('depround', 'mirror_prox'), nor by ``partial_fit`` (one pass over its rows). One epoch of
-        the paper's steps stops far from the optimum: ``benchmarks/results/dro.md`` (Adult, "fit
-        at the defaults") measures both against scikit-learn's LogisticRegression.
+        the paper's steps stops far from the optimum.
     n_iter_no_change : int, default=5
         Epochs without an improvement of at least ``tol`` before a pooled ``fit`` stops.
     sampling : {'pool', 'stream'}, default='pool'
@@ -904,9 +902,9 @@ _DOC_PARAMS = """
         ``coef_`` and ``intercept_`` then act on the standardised features. A feature gets its
         scale after 5 rows (before, it is passed on as 0), not after the 10 of the other
         estimators' internal standardisation: on short tables every row passed on
-        as zeros is predicted from the intercept alone (measured with ``benchmarks/defaults.py``:
-        iris 0.773 at 10 rows, 0.813 at 5; on held-out row orders and 150- to 600-row prefixes of
-        the datasets, 3 failing streams of 38 at 10, 1 at 5; the regressor 3 and 2 of 17).
+        as zeros is predicted from the intercept alone (measured with ``benchmarks/defaults.py``
+        and on held-out row orders and 150- to 600-row prefixes of its datasets: fewer streams
+        below their threshold at 5 rows than at 10, for the classifier and the regressor).
     random_state : int, RandomState or Generator, default=None
         Seeds every random draw (groups, pool rows, DepRound coins).
     verbose : int, default=0

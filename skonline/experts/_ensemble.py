@@ -537,7 +537,7 @@ _DOC_PARAMS = """
         prior probability of a switch at each row. Measured on the development streams and the
         drift scenarios of ``benchmarks/defaults.py`` and ``benchmarks/ensemble.py``, 0.001
         recovered after a switch of the best expert faster than the decreasing rate 1/(t + 1)
-        (``alpha='decreasing'``, the default before), whose weight floor falls with t, and than
+        (``alpha='decreasing'``), whose weight floor falls with t, and than
         0.0003, without the extra mixing of 0.003. The paper's rules at their worst-case tuning
         (``PCS()``, ``FixedShare()``) shrink their learning rate with the horizon and, measured on
         streams with a switch between frozen experts (``benchmarks/defaults.py``), kept most of

@@ -614,7 +614,7 @@ class _KernelSelectionBase(GrowingStateMixin):
     def _pass_runner(self):
         if self._feedback() == "full":
             return _core.okspp_full_pass
-        return _core.PASSES[self.algorithm, self._rf]
+        return _core.PASSES[self.algorithm]
 
     def _run_rows(self, rows, Y, SW, U, forced, offset, out, loss_sum, t0, a, b, settings, state, model):
         rounds = _core.Rounds(y=Y[a:b], weight=SW[a:b], u=U[a:b],
@@ -882,8 +882,7 @@ _DOC_PARAMS = """
         rows (see ``standardize``); few kernels, since each one learns only on the rows it is
         sampled for (bandit feedback). The classifier takes two: with three it lagged a scaled
         logistic regression on short tables (measured with ``benchmarks/defaults.py`` and on
-        held-out row orders and prefixes: 22 to 33 of 38 held-out streams within 0.03 of it;
-        the regressor was better with three). The paper's grid is
+        held-out row orders and prefixes; the regressor was better with three). The paper's grid is
         ``(0.25, 0.5, 1, 2, 4, 8)`` (2^-2..2^3) on features scaled to [-1, 1].
     n_components : 'auto', int or None, default='auto'
         ``None``: exact kernel expansions (the paper's OKS / OKS++ / IOKS: one support vector per
@@ -899,8 +898,7 @@ _DOC_PARAMS = """
         hashed onto 4,096 buckets with random signs (a count sketch: squared distances are kept in
         expectation), since a Gaussian base of one row per column would not fit in memory. The
         default: measured on ``benchmarks/defaults.py`` against the exact learner on the same
-        10,000-row streams, and on ``benchmarks/scale.py`` for speed (flat cost per row, 1/20 of
-        ``SGDClassifier``'s rows/s at 100 features).
+        10,000-row streams, and on ``benchmarks/scale.py`` for speed (a flat cost per row).
     max_support : 'auto', int or None, default='auto'
         ``n_components='auto'``: the rows of the exact phase. 'auto': 2,000, fewer when the store
         of d features would exceed 32 MB (``floor(32 MB / (8 d))`` rows), none on a wide stream;
@@ -986,8 +984,8 @@ _DOC_PARAMS = """
         (up to K times the prediction cost per row of the exact expansions, which the bandit
         setting otherwise avoids), and report what the learner knows rather than an exploration
         draw: measured on the raw streams of ``benchmarks/defaults.py``, ``'mixture'`` raised the
-        online accuracy by 1-6 points on 7 of 9 classification streams (e.g. digits 0.829 to
-        0.874, breast_cancer 0.910 to 0.928) and lowered the regressor's MAE on 7 of 7. With full
+        online accuracy on most classification streams and lowered the regressor's MAE on every
+        regression stream. With full
         feedback ``'sampled'`` reports the value of a kernel drawn from q (the row's uniform draw).
     standardize : bool, default=True
         Standardise the features online, prequentially: row t is centred and scaled with the
@@ -1010,8 +1008,7 @@ _DOC_PARAMS = """
         ``standardize=True`` (the linear model works on the standardised features), off with
         ``standardize=False`` (the paper's algorithms). Measured on ``benchmarks/defaults.py``
         (every stream, default and pipeline columns, ``random_state`` 0-2): no stream got worse
-        past its threshold, and the regressor on a linear target went from MAE 0.62-0.69 to
-        0.47-0.53.
+        past its threshold, and the regressor's MAE on a linear target fell.
     random_state : int, RandomState instance, Generator or None, default=None
         Seeds the kernel sampling and the random frequencies (drawn from a child stream, so the
         sampled kernels do not depend on ``n_components``).

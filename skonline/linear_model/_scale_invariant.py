@@ -452,11 +452,11 @@ _DOC_COMMON = """
         predictions near 0 for hundreds to thousands of rows, and it is not invariant to offsets
         (a feature's mean); Algorithm 2 learns from the first rows and is affine-invariant.
         Measured on raw streams (``benchmarks/defaults.py``) Algorithm 2 matched or beat a scaled
-        logistic regression where Algorithm 1 lost 5 to 50 accuracy points. Its weak spot: it
+        logistic regression where Algorithm 1 lost accuracy. Its weak spot: it
         predicts 0 on each of the first d + 1 rows (each brings a new direction) and weighs every
         direction alike, including the near-null ones of nearly collinear columns, so on short
-        tables with such columns (breast_cancer: 0.90 against 0.96 for a scaled logistic
-        regression) a learner with a prior in standardised units does better. Algorithm 2 warns
+        tables with such columns (breast_cancer, against a scaled logistic regression) a learner
+        with a prior in standardised units does better. Algorithm 2 warns
         (``UserWarning``) when the stream reaches 3 rows per column and a column's variance
         inflation factor exceeds 1,000; see "Where the defaults still fall short" in the user
         guide (data as it comes). The warning changes nothing.
@@ -487,7 +487,7 @@ _DOC_COMMON = """
         direction adds a term of order ``1 / ||x_perp||^2`` to the pseudo-inverse, so a direction
         that is new only by rounding (two near-duplicate columns that part by 1e-9, as on
         ailerons) would swamp it; the default treats anything within a relative 1e-6 of the span as
-        in it. (The default was 1e-10 before; it broke down on such data.)
+        in it (a tolerance of 1e-10 broke down on such data).
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
