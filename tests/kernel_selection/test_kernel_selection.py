@@ -41,16 +41,16 @@ def test_okspp_concentrates_on_the_right_bandwidth(n_components, T):
     for seed in (100, 101, 102):
         X, yc, yr = _c5_data(seed, T)
         for algo in ALGOS:
-            clf = paper(KernelSelectionClassifier,
-                algo, n_components=n_components, horizon=_horizon(algo, T), random_state=seed
+            clf = paper(
+                KernelSelectionClassifier, algo, n_components=n_components, horizon=_horizon(algo, T), random_state=seed
             ).fit(X, yc)
             amr[algo].append(clf.mistake_rate_)
             assert clf.mistake_rate_ < 0.30
             if algo == "oks++":
                 hits += clf.selected_sigma_ == 0.5 and clf.q_.max() > 0.9
         for algo in al:
-            reg = paper(KernelSelectionRegressor,
-                algo, n_components=n_components, horizon=_horizon(algo, T), random_state=seed
+            reg = paper(
+                KernelSelectionRegressor, algo, n_components=n_components, horizon=_horizon(algo, T), random_state=seed
             ).fit(X, yr)
             al[algo].append(reg.average_loss_)
     assert hits >= 2
