@@ -165,7 +165,8 @@ def run_balanced(cfg, plt):
     d, m, T = cfg["bal_d"], 20, cfg["bal_T"]
     src = GroupSource(d, m, 0.5, 0.9, seed=1)
     Xte, yte, gte = src.pools(cfg["test_per_group"])
-    common = dict(radius=5.0, loss_bound=B, average=True, standardize=False, random_state=0)
+    common = dict(radius=5.0, loss_bound=B, average=True, standardize=False, tol=None,
+                  random_state=0)
     algos = [
         ("SMD(m)", dict(algorithm="smd", max_iter=T), T),
         ("Online(1)", dict(algorithm="online", max_iter=T * m), T * m),
@@ -219,7 +220,8 @@ def run_imbalanced(cfg, plt):
     n_i = unit * (21 - np.arange(1, m + 1))
     X, y, g = src.pools(n_i)
     Xte, yte, gte = src.pools(cfg["test_per_group"])
-    common = dict(radius=5.0, loss_bound=B, average=True, standardize=False, random_state=0)
+    common = dict(radius=5.0, loss_bound=B, average=True, standardize=False, tol=None,
+                  random_state=0)
     n1, nm = int(n_i[0]), int(n_i[-1])
     runs = [
         ("SMDr", GroupDROClassifier(objective="weighted", algorithm="smd", record_every=max(1, n1 // 40), **common)),
@@ -271,7 +273,8 @@ def run_heterogeneous(cfg, plt):
     p = np.r_[0.6, rng.uniform(0.85, 0.95, m - 1)]
     src = GroupSource(d, m, 0.2, p, seed=3)
     Xte, yte, gte = src.pools(cfg["test_per_group"])
-    common = dict(radius=5.0, loss_bound=B, average=True, standardize=False, random_state=0)
+    common = dict(radius=5.0, loss_bound=B, average=True, standardize=False, tol=None,
+                  random_state=0)
     algos = [
         ("ERM (q frozen)", dict(eta_q_scale=0.0, max_iter=T), T, m),
         ("SMD(m) (GDRO)", dict(max_iter=T), T, m),
@@ -365,7 +368,8 @@ def run_adult(cfg, plt):
     out = {}
     # Fig. 2-3 on balanced Adult: training-pool max risk along the iterations (pool resampling)
     T = cfg["adult_T"]
-    common = dict(radius=10.0, loss_bound=B, average=True, standardize=False, random_state=0)
+    common = dict(radius=10.0, loss_bound=B, average=True, standardize=False, tol=None,
+                  random_state=0)
     algos = [("SMD(m)", dict(algorithm="smd", max_iter=T), m),
              ("Online(1)", dict(algorithm="online", max_iter=T * m), 1),
              ("SMD(1)", dict(algorithm="smd_uniform", max_iter=T * m), 1)]
@@ -411,12 +415,12 @@ def run_adult(cfg, plt):
     val = []
     for params in grid:
         est = GroupDROClassifier(n_epochs=cfg["adult_epochs"], loss_bound=B, average=True, standardize=False,
-                                 random_state=0, **params)
+                                 tol=None, random_state=0, **params)
         est.fit(Xtr[tr_idx], ytr[tr_idx], groups=gtr[tr_idx])
         val.append(model_risks(est.coef_, est.intercept_, Xtr[va_idx], ytr[va_idx], gtr[va_idx], m).max())
     best = grid[int(np.argmin(val))]
     gdro = GroupDROClassifier(n_epochs=cfg["adult_epochs"], loss_bound=B, average=True, standardize=False,
-                              random_state=0, **best)
+                              tol=None, random_state=0, **best)
     gdro.fit(Xtr, ytr, groups=gtr)
     test = {"GroupDROClassifier": gdro.decision_function(Xte),
             "LogisticRegression": lr.decision_function(Xte),
@@ -549,12 +553,13 @@ def run_speed(cfg):
     ests = []
     for obj, alg, kw in configs:
         est = GroupDROClassifier(objective=obj, algorithm=alg, n_epochs=E, loss_bound=B, average=True,
-                                 standardize=False, random_state=0, **kw)
+                                 standardize=False, tol=None, random_state=0, **kw)
         est.fit(Xtr[:200], ytr[:200], groups=gtr[:200])  # compile
         ests.append(est)
 
     def stream():
-        e = GroupDROClassifier(sampling="stream", loss_bound=B, average=True, standardize=False, random_state=0)
+        e = GroupDROClassifier(sampling="stream", loss_bound=B, average=True, standardize=False, tol=None,
+                               random_state=0)
         for i in range(0, n, 1000):
             e.partial_fit(Xtr[i:i + 1000], ytr[i:i + 1000], groups=gtr[i:i + 1000],
                           **(dict(classes=[0, 1], group_labels=np.arange(6)) if i == 0 else {}))

@@ -118,9 +118,10 @@ def prepare(name, variant="paper"):
 def make_estimator(loss, algo, n_components, n, seed):
     cls = KernelSelectionClassifier if loss == "log_loss" else KernelSelectionRegressor
     # the paper's setting: its bandwidth grid on features scaled to [-1, 1] (prepare), raw data
-    # and the paper's round (a row's prediction is the sampled kernel's)
+    # and the paper's round (bandit feedback, a row's prediction is the sampled kernel's, no
+    # linear part)
     params = dict(loss=loss, n_components=n_components, sigmas=DEFAULT_SIGMAS, standardize=False,
-                  predict_mode="sampled", random_state=seed)
+                  predict_mode="sampled", feedback="bandit", linear=False, random_state=seed)
     if n_components is None:
         params["max_support"] = None  # the paper's exact runs keep every support vector
     if algo == "oks++c":

@@ -34,15 +34,6 @@ requires_data = pytest.mark.skipif(
 )
 
 
-@pytest.fixture
-def paper_settings():
-    """The papers' settings as the estimators' defaults (see tests/_paper_settings.py)."""
-    from _paper_settings import paper_defaults
-
-    with paper_defaults():
-        yield
-
-
 @pytest.fixture(autouse=True)
 def _restore_sklearn_config():
     """Every test starts from the same scikit-learn configuration. The tests that interrupt a call

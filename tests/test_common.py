@@ -1,8 +1,9 @@
 """Shared checks run on every public estimator found by ``skonline.utils.all_estimators()``.
 
 * scikit-learn's ``parametrize_with_checks``;
-* the five invariants of the streaming contract (ARCHITECTURE.md): chunking invariance bit for bit,
-  pickling mid-stream, atomic rejection of a bad chunk, pure predict, reproducibility;
+* the five invariants of the streaming contract (``skonline/base.py``, module docstring): chunking
+  invariance bit for bit, pickling mid-stream, atomic rejection of a bad chunk, pure predict,
+  reproducibility;
 * a bad-input battery that must raise a clear error and leave the estimator exactly as it was;
 * edge inputs that must simply work.
 

@@ -794,7 +794,22 @@ class _BaseGroupDRO:
         # streaming (partial_fit) path is checked with sampling='stream'.
         return self.sampling == "pool"
 
-_DOC_PARAMS = """
+
+class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstimator):
+    """Linear classifier minimising the worst group risk (group DRO) by stochastic approximation.
+
+    Trains a linear model in a Euclidean ball against the worst-case mixture of the groups: the
+    saddle point ``min_w max_q sum_i q_i R_i(w)`` over the simplex (worst group), with a weighted
+    variant for imbalanced groups, or over the capped simplex (average of the k worst groups).
+    Both players run stochastic mirror descent (or a bandit / mirror-prox variant) with the step
+    sizes prescribed by the paper's theorems; ``q_`` tells which groups are hard. Multiclass
+    problems use one-vs-rest heads trained jointly (the loss of a row is the mean of the heads'
+    binary losses).
+
+    Parameters
+    ----------
+    loss : {'log_loss', 'hinge'}, default='log_loss'
+        Binary loss (alias ``'logistic'``).
     objective : {'max', 'weighted', 'top_k'}, default='max'
         ``'max'``: the worst group risk ``max_i R_i(w)`` (GDRO). ``'weighted'``: ``max_i p_i R_i(w)``
         for groups with unequal sample budgets ``n_i`` (the group sizes in ``fit``; ``weights_``
@@ -823,10 +838,9 @@ _DOC_PARAMS = """
         control: the paper has no other regularisation. The w-player's step sizes grow with R.
         ``'auto'``: the paper's 10, except 3 for a regressor with ``standardize=True``: its
         target is in running standard deviations and its features standardised, so a model of
-        norm 3 already spans the target's range, and with R = 10 the steps were about three
-        times too large (measured on the raw regression streams of ``benchmarks/defaults.py``:
-        MAE on diabetes 85.2 at R = 10, 54.5 at R = 3; bank32nh 0.093 and 0.066; every stream
-        of the suite was better at 3).
+        norm 3 already spans the target's range, and with R = 10 the steps were too large
+        (measured on the raw regression streams of ``benchmarks/defaults.py``: every stream of
+        the suite had a lower MAE at 3).
     loss_bound : float, default=None
         ``B``: learn the loss ``l / B`` and show the q-player ``min(l / B, 1)``, in [0, 1] as the
         analysis assumes (Assumption 3; Exp3-IX needs it, or ``1 - l`` turns negative). ``None``:
@@ -868,8 +882,7 @@ _DOC_PARAMS = """
         ``fit``). Not used with ``max_iter``, ``anytime=False``, ``objective='weighted'`` (its
         budgets are read as the paper prescribes) and the algorithms with a fixed horizon only
         ('depround', 'mirror_prox'), nor by ``partial_fit`` (one pass over its rows). One epoch of
-        the paper's steps stops far from the optimum: ``benchmarks/results/dro.md`` (Adult, "fit
-        at the defaults") measures both against scikit-learn's LogisticRegression.
+        the paper's steps stops far from the optimum.
     n_iter_no_change : int, default=5
         Epochs without an improvement of at least ``tol`` before a pooled ``fit`` stops.
     sampling : {'pool', 'stream'}, default='pool'
@@ -904,9 +917,9 @@ _DOC_PARAMS = """
         ``coef_`` and ``intercept_`` then act on the standardised features. A feature gets its
         scale after 5 rows (before, it is passed on as 0), not after the 10 of the other
         estimators' internal standardisation: on short tables every row passed on
-        as zeros is predicted from the intercept alone (measured with ``benchmarks/defaults.py``:
-        iris 0.773 at 10 rows, 0.813 at 5; on held-out row orders and 150- to 600-row prefixes of
-        the datasets, 3 failing streams of 38 at 10, 1 at 5; the regressor 3 and 2 of 17).
+        as zeros is predicted from the intercept alone (measured with ``benchmarks/defaults.py``
+        and on held-out row orders and 150- to 600-row prefixes of its datasets: fewer streams
+        below their threshold at 5 rows than at 10, for the classifier and the regressor).
     random_state : int, RandomState or Generator, default=None
         Seeds every random draw (groups, pool rows, DepRound coins).
     verbose : int, default=0
@@ -915,9 +928,13 @@ _DOC_PARAMS = """
         metrics (average online loss; mistake rate for the classifier). The result does not
         change. A pooled ``fit`` (``sampling='pool'``) prints one line per epoch instead, with the
         rows drawn and the objective its stopping rule checks (see ``tol``).
-"""
 
-_DOC_ATTRS = """
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (n_heads, n_features)
+        Coefficients of the averaged iterate (n_heads = 1 for binary problems).
+    intercept_ : ndarray of shape (n_heads,)
     groups_ : ndarray of shape (n_groups,)
         Group labels (sorted); ``[0]`` when no groups were given (a single group).
     n_groups_ : int
@@ -962,9 +979,10 @@ _DOC_ATTRS = """
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined only when X has feature names that are all strings.
-"""
+    n_mistakes_ : int
+        Mistakes of the prequential predictions (streaming) or of the fitted model on the training
+        rows (pool ``fit``).
 
-_DOC_NOTES = """
     Notes
     -----
     **Groups and routing.** ``groups`` is a keyword of ``fit`` and ``partial_fit`` that the
@@ -1006,41 +1024,7 @@ _DOC_NOTES = """
     L. Zhang, H. Bai, P. Zhao, T. Yang, Z.-H. Zhou. Stochastic Approximation Approaches to Group
     Distributionally Robust Optimization and Beyond (journal version of L. Zhang, P. Zhao,
     Z.-H. Zhuang, T. Yang, Z.-H. Zhou, NeurIPS 2023). Algorithms 1-9, Theorems 1-16.
-"""
 
-
-class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstimator):
-    __doc__ = (
-        """Linear classifier minimising the worst group risk (group DRO) by stochastic approximation.
-
-    Trains a linear model in a Euclidean ball against the worst-case mixture of the groups: the
-    saddle point ``min_w max_q sum_i q_i R_i(w)`` over the simplex (worst group), with a weighted
-    variant for imbalanced groups, or over the capped simplex (average of the k worst groups).
-    Both players run stochastic mirror descent (or a bandit / mirror-prox variant) with the step
-    sizes prescribed by the paper's theorems; ``q_`` tells which groups are hard. Multiclass
-    problems use one-vs-rest heads trained jointly (the loss of a row is the mean of the heads'
-    binary losses).
-
-    Parameters
-    ----------
-    loss : {'log_loss', 'hinge'}, default='log_loss'
-        Binary loss (alias ``'logistic'``).
-"""
-        + _DOC_PARAMS
-        + """
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-    coef_ : ndarray of shape (n_heads, n_features)
-        Coefficients of the averaged iterate (n_heads = 1 for binary problems).
-    intercept_ : ndarray of shape (n_heads,)"""
-        + _DOC_ATTRS
-        + """    n_mistakes_ : int
-        Mistakes of the prequential predictions (streaming) or of the fitted model on the training
-        rows (pool ``fit``).
-"""
-        + _DOC_NOTES
-        + """
     Examples
     --------
     >>> import numpy as np
@@ -1056,7 +1040,6 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
     >>> float(clf.score(X, y)) > 0.8
     True
     """
-    )
 
     _parameter_constraints = {
         **_BaseGroupDRO._parameter_constraints,
@@ -1178,8 +1161,7 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
                                           group_labels=group_labels, sample_weight=sample_weight)
 
 class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
-    __doc__ = (
-        """Linear regressor minimising the worst group risk (group DRO) by stochastic approximation.
+    """Linear regressor minimising the worst group risk (group DRO) by stochastic approximation.
 
     The regression counterpart of :class:`GroupDROClassifier`: a linear model in a Euclidean ball
     trained against the worst group (or the weighted worst group, or the average of the k worst
@@ -1192,16 +1174,216 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         is 1-Lipschitz, as the analysis assumes (G = max ||[x, 1]||). The squared loss is not
         Lipschitz on R; on the ball its gradient is bounded by ``(R ||x|| + |y|) ||x||``, the G
         used by its step sizes, which are then small: raise ``n_epochs`` or ``eta_w_scale``.
-"""
-        + _DOC_PARAMS
-        + """
+    objective : {'max', 'weighted', 'top_k'}, default='max'
+        ``'max'``: the worst group risk ``max_i R_i(w)`` (GDRO). ``'weighted'``: ``max_i p_i R_i(w)``
+        for groups with unequal sample budgets ``n_i`` (the group sizes in ``fit``; ``weights_``
+        holds p). ``'top_k'``: the average of the ``k`` largest group risks (ATkRO), less
+        sensitive to one outlier group.
+    algorithm : {'smd', 'smd_uniform', 'online', 'depround', 'mirror_prox'}, default='smd'
+        The paper's method for the objective (all but 'mirror_prox' also learn from a stream):
+
+        * ``'max'``: ``'smd'`` -- SMD(m), one sample of every group per round (Alg. 1);
+          ``'smd_uniform'`` -- SMD(1), one sample of a uniformly drawn group (Sagawa et al.'s
+          baseline, eq. 17); ``'online'`` -- Online(1), one sample of a group drawn from q, q updated
+          by Exp3-IX (Alg. 2).
+        * ``'weighted'`` (fit only): ``'smd'`` -- SMDr, group i sampled with probability
+          ``p_i = n_i / n_1`` each round for ``n_1`` rounds (Alg. 3); ``'mirror_prox'`` -- SMPAm,
+          stochastic mirror-prox with per-group mini-batches of ``n_i / n_m`` samples for
+          ``n_m / 2`` rounds, ``p`` from eq. (45) (Alg. 4; smooth losses only).
+        * ``'top_k'``: ``'smd'`` -- ATkRO(m), m samples per round (Alg. 5); ``'depround'`` --
+          ATkRO(k), k samples per round from the groups DepRound draws (Alg. 6); ``'online'`` --
+          ATkRO(1)_a, one sample per round, anytime (Alg. 7).
+    k : int or float, default=1
+        ``objective='top_k'`` only: number of worst groups averaged; a float in (0, 1] is a
+        fraction of the groups (``ceil(k * m)``). Must not exceed the number of groups.
+    radius : 'auto' or float, default='auto'
+        Radius R of the Euclidean ball ``W = {||[coef, intercept]||_2 <= R}`` the model lives in
+        (the paper's domain; its diameter constant is ``D = R / sqrt(2)``). The only capacity
+        control: the paper has no other regularisation. The w-player's step sizes grow with R.
+        ``'auto'``: the paper's 10, except 3 for a regressor with ``standardize=True``: its
+        target is in running standard deviations and its features standardised, so a model of
+        norm 3 already spans the target's range, and with R = 10 the steps were too large
+        (measured on the raw regression streams of ``benchmarks/defaults.py``: every stream of
+        the suite had a lower MAE at 3).
+    loss_bound : float, default=None
+        ``B``: learn the loss ``l / B`` and show the q-player ``min(l / B, 1)``, in [0, 1] as the
+        analysis assumes (Assumption 3; Exp3-IX needs it, or ``1 - l`` turns negative). ``None``:
+        raw losses (the paper's experiments with the logistic loss).
+    eta_w_scale, eta_q_scale : float, default=1.0
+        Multipliers of the prescribed step sizes of the w- and q-player (the IX coefficient stays
+        ``gamma = eta_q / 2``). The prescribed values are the theorems' (listed in the user
+        guide, and in ``_gdro_core.step_constants``); in high dimension ``eta_q`` of the SMD
+        methods carries a factor ``1/(D G)`` that barely moves q, and ``eta_q_scale`` is the knob
+        to tune (e.g. with GridSearchCV on a worst-group score). ``eta_q_scale=0`` freezes q at
+        uniform: ERM on the uniform mixture of the groups.
+    anytime : bool or 'auto', default='auto'
+        Time-varying step sizes ``~1/sqrt(t)`` and step-weighted averages (the paper's anytime
+        variants, eqs. 19, 30, 52), which need no horizon. ``'auto'``: anytime when the horizon is
+        unknown (``partial_fit`` without ``max_iter``, a ``fit`` that runs until converged: see
+        ``tol``) and for the anytime-only ATkRO(1)_a; fixed steps for the horizon T otherwise.
+        'depround' and 'mirror_prox' have no anytime version.
+    max_iter : int, default=None
+        Horizon T (rounds). In ``fit`` with ``sampling='pool'``: exactly this many rounds, with the
+        fixed step sizes for T (``tol`` and ``n_epochs`` are then not used). When streaming: the
+        horizon the fixed step sizes are set for; rounds beyond it keep the same steps (with a
+        warning).
+    n_epochs : float or 'auto', default='auto'
+        ``fit`` with ``sampling='pool'`` and no ``max_iter``: draw about ``n_epochs * n_samples``
+        samples in all (``T = ceil(n_epochs n / s)`` rounds of s samples; for 'weighted', T =
+        ``n_epochs n_1`` (SMDr) or ``n_epochs n_m / 2`` (SMPAm)). When ``fit`` runs until
+        converged (see ``tol``), the most it may run (scikit-learn's ``max_iter`` of
+        :class:`~sklearn.linear_model.SGDClassifier`). ``'auto'``: 1000 epochs at most when
+        ``fit`` runs until converged, otherwise one epoch (the paper's horizon).
+    tol : float or None, default=1e-3
+        Stopping criterion of a pooled ``fit``, as in scikit-learn's
+        :class:`~sklearn.linear_model.SGDClassifier`: ``fit`` runs epochs (``n_samples`` samples
+        each) with the anytime step sizes and stops when the objective of the fitted model on the
+        training rows (``objective_value_``: the worst group's mean loss, in standardised target
+        units for the regressor with ``standardize=True``) has not improved by at least ``tol``
+        for ``n_iter_no_change`` epochs in a row, or after ``n_epochs`` epochs (with a
+        ``ConvergenceWarning``). ``None``: ``n_epochs`` epochs (default one) with the fixed step
+        sizes for that horizon, the paper's setting (``tol=None`` is the paper's one-pass
+        ``fit``). Not used with ``max_iter``, ``anytime=False``, ``objective='weighted'`` (its
+        budgets are read as the paper prescribes) and the algorithms with a fixed horizon only
+        ('depround', 'mirror_prox'), nor by ``partial_fit`` (one pass over its rows). One epoch of
+        the paper's steps stops far from the optimum.
+    n_iter_no_change : int, default=5
+        Epochs without an improvement of at least ``tol`` before a pooled ``fit`` stops.
+    sampling : {'pool', 'stream'}, default='pool'
+        What ``fit`` does with the rows. ``'pool'``: each group's rows are its distribution P_i and
+        every round draws the samples the algorithm asks for from them, with replacement (the
+        paper's protocol for Adult), or in shuffled order without replacement for 'weighted' (each
+        group's budget read once). ``'stream'``: ``fit`` is ``partial_fit`` on the rows in order.
+    average : bool or 'auto', default='auto'
+        Predict with the averaged iterate (the paper's output ``w_bar``, certified by the theory);
+        False: the last iterate. ``'auto'``: the averaged iterate for a pooled ``fit`` (an
+        optimisation over a fixed sample, the paper's protocol) and for fixed step sizes (a
+        known horizon ``max_iter``), the last iterate when learning an open-ended stream with
+        the anytime step sizes, where it follows the stream instead of lagging behind it; the
+        choice is ``average_``.
+    fit_intercept : bool, default=True
+        Add a constant feature; the intercept is part of w (inside the ball).
+    max_buffer : int, default=1000
+        Streaming: rows of one group waiting for a round that needs them are kept in a FIFO of at
+        most this many rows (the oldest is dropped).
+    record_every : int, default=None
+        ``fit`` with ``sampling='pool'``: every that many rounds, record the averaged iterate in
+        ``history_coef_`` / ``history_q_`` / ``history_iter_`` (for learning curves).
+    standardize : bool, default=True
+        Standardise the features online (and, for the regressor, the target), prequentially:
+        row t is centred and scaled with the running mean and standard deviation of the rows
+        before it (clipped at 5 standard deviations; see
+        :class:`~skonline.preprocessing.OnlineStandardScaler`), and regression predictions are
+        mapped back to target units. A pooled ``fit`` standardises with the statistics of all its
+        rows. This is the scale ``radius`` and the step sizes assume, on data as it comes:
+        features in any units, rare one-hot columns, one extreme row cannot shrink the steps to
+        nothing. ``False``: the paper's algorithms on the raw data (what the reproductions use).
+        ``coef_`` and ``intercept_`` then act on the standardised features. A feature gets its
+        scale after 5 rows (before, it is passed on as 0), not after the 10 of the other
+        estimators' internal standardisation: on short tables every row passed on
+        as zeros is predicted from the intercept alone (measured with ``benchmarks/defaults.py``
+        and on held-out row orders and 150- to 600-row prefixes of its datasets: fewer streams
+        below their threshold at 5 rows than at 10, for the classifier and the regressor).
+    random_state : int, RandomState or Generator, default=None
+        Seeds every random draw (groups, pool rows, DepRound coins).
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metrics (average online loss; mistake rate for the classifier). The result does not
+        change. A pooled ``fit`` (``sampling='pool'``) prints one line per epoch instead, with the
+        rows drawn and the objective its stopping rule checks (see ``tol``).
+
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
-    intercept_ : ndarray of shape (1,)"""
-        + _DOC_ATTRS
-        + _DOC_NOTES
-        + """
+    intercept_ : ndarray of shape (1,)
+    groups_ : ndarray of shape (n_groups,)
+        Group labels (sorted); ``[0]`` when no groups were given (a single group).
+    n_groups_ : int
+        m.
+    k_ : int
+        Effective k (1 unless ``objective='top_k'``).
+    q_ : ndarray of shape (n_groups,)
+        Group weights: the averaged ``q_bar`` (the dual solution); ``q_last_`` the current ``q_t``.
+    weights_ : ndarray of shape (n_groups,)
+        Scale factors p of the weighted objective (ones otherwise).
+    group_risks_ : ndarray of shape (n_groups,)
+        Per-group risk estimates. After ``fit`` with ``sampling='pool'``: the loss of the fitted
+        model on each group's rows. Otherwise: the running mean of the losses of the samples each
+        group contributed to the rounds, at the iterate of their round (an estimate that lags the
+        model); NaN for a group not sampled yet.
+    objective_value_ : float
+        The objective (max, weighted max or top-k average) of ``group_risks_``.
+    group_draws_ : ndarray of shape (n_groups,)
+        Samples of each group used by the rounds.
+    n_iter_ : int
+        Rounds completed (the paper's t).
+    T_ : int or None
+        Horizon the fixed step sizes are set for (None with anytime steps).
+    anytime_ : bool
+        Whether the anytime schedules are used.
+    eta_w_, eta_q_, gamma_ : float
+        Step sizes (and IX coefficient) of the last round.
+    D_, G_ : float
+        The constants of the step sizes: ``D = radius / sqrt(2)`` and the gradient bound
+        ``G = Lip * max ||[x, 1]|| / (B sqrt(n_heads))`` (a running maximum when streaming).
+    n_epochs_ : float or None
+        After ``fit`` with ``sampling='pool'``: the epochs it ran (samples drawn / ``n_samples``);
+        None when streaming.
+    history_coef_, history_q_, history_iter_ : ndarray or None
+        With ``record_every``: averaged iterates (n_records, n_heads, n_features + fit_intercept),
+        averaged q and the round of each record.
+    n_samples_seen_ : int
+        Rows passed to ``fit`` / ``partial_fit``.
+    cumulative_loss_ : float
+        Streaming: loss of the prequential predictions (each row predicted on arrival). After a
+        pool ``fit``: the loss of the fitted model on the training rows.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has feature names that are all strings.
+
+    Notes
+    -----
+    **Groups and routing.** ``groups`` is a keyword of ``fit`` and ``partial_fit`` that the
+    estimator requests for metadata routing by default: with
+    ``sklearn.set_config(enable_metadata_routing=True)``, ``GridSearchCV(est, cv=GroupKFold())
+    .fit(X, y, groups=g)`` and ``cross_validate`` pass ``g`` to both the splitter and the
+    estimator, and a Pipeline forwards it to this step. Without routing, GridSearchCV gives
+    ``groups`` to the splitter only; pass it as ``<step>__groups`` through a Pipeline instead.
+    ``groups=None`` means one group: every algorithm then reduces to projected, averaged SGD
+    with the prescribed step sizes (scikit-learn's estimator checks run in that mode). Since this
+    is usually a forgotten ``groups`` (e.g. GridSearchCV without metadata routing), ``fit`` and
+    the first ``partial_fit`` warn (a ``UserWarning``) when ``groups`` is not passed.
+
+    **Streaming.** ``partial_fit`` takes the rows as fresh samples ``(x, y, group)``, each used at
+    most once. The algorithm's next round says which groups it needs (all of them for 'smd', one
+    drawn from q for 'online', ...); rows wait in a per-group FIFO until their round can run, and
+    a drawn group is never redrawn because it is absent (that would bias the sampling). Every
+    call after the first must pass ``groups`` unless there is a single group; declare all groups
+    on the first call with ``group_labels`` if the first chunk may miss some.
+
+    **Exceptions to the streaming contract.** With ``sampling='pool'`` (the default), ``fit``
+    resamples the groups, epoch after epoch until its objective settles (``tol``), instead of
+    passing once over the rows, so it does not equal ``partial_fit`` over the same rows (use
+    ``sampling='stream'`` for that; ``partial_fit`` is always one pass). ``objective='weighted'`` needs the
+    budgets in advance and is fit-only (no ``partial_fit``).
+
+    **Sample weights.** ``sample_weight`` multiplies each row's loss (value and gradient) wherever
+    the row is used: a sampled row contributes ``w l`` to its group's risk estimate, to the
+    w-player's gradient and to the q-player's loss, so each group's risk becomes the weighted
+    risk. ``group_risks_`` after ``fit`` are the weighted means of the rows' losses per group;
+    ``cumulative_loss_`` sums ``w l``. A row of weight 0 has no effect on the updates but is still
+    drawn (it uses a round's sample), so it is not the same as leaving it out, and integer weights
+    are not repeated rows (the pools are sampled uniformly). The step sizes assume gradients
+    bounded by ``G_``: weights in [0, 1] keep that (larger weights scale the bounds). Weights are
+    per row: ``partial_fit`` stays chunk-invariant.
+
+    References
+    ----------
+    L. Zhang, H. Bai, P. Zhao, T. Yang, Z.-H. Zhou. Stochastic Approximation Approaches to Group
+    Distributionally Robust Optimization and Beyond (journal version of L. Zhang, P. Zhao,
+    Z.-H. Zhuang, T. Yang, Z.-H. Zhou, NeurIPS 2023). Algorithms 1-9, Theorems 1-16.
+
     Examples
     --------
     The toy problem of the paper (Example 1): 16 groups of Bernoulli targets with means 0.5 and
@@ -1222,7 +1404,6 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
     >>> round(float(gdro.coef_[0]), 1), round(float(top5.coef_[0]), 1)
     (0.5, 0.8)
     """
-    )
 
     _parameter_constraints = {
         **_BaseGroupDRO._parameter_constraints,

@@ -524,7 +524,30 @@ class _OnlineEnsembleBase:
         check_is_fitted(self, "estimators_")
 
 
-_DOC_PARAMS = """
+class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEstimator):
+    """Online aggregation of scikit-learn regressors by an expert rule.
+
+    Each round the ensemble predicts ``sum_i w_t[i] f_i(x_t)`` with the weights ``w_t`` of an
+    aggregation rule (default: :class:`FixedShare` with an adaptive learning rate, which tracks the
+    best expert when it changes over the stream), then charges each expert its loss on ``y_t``. For
+    a convex loss the ensemble's loss is at most the mixture loss ``<w_t, l_t>`` (Jensen), so the
+    rule's tracking regret bound transfers to the ensemble's predictions (on the scaled losses).
+
+    Chunk protocol: for each chunk passed to ``partial_fit``, (1) the experts predict the chunk with
+    their current state, except that an online expert with ``partial_fit_predict`` (every skonline
+    learner) learns the chunk in its own pass and gives each row's prediction made before that
+    row, (2) the rule runs row by row over the chunk's loss matrix in compiled code (the
+    prediction of each row mixes the experts' predictions with the weights of that row), (3) the
+    other online experts learn the chunk. A chunk of one row is the exact online protocol. An
+    online expert without ``partial_fit_predict`` is *asleep* (the rule's sleeping experts) until
+    it has learned its first chunk, and so is an expert whose prediction is not finite. Rows where
+    every expert is asleep get a fallback prediction (regression: the mean of the past targets;
+    classification: uniform probabilities) and do not update the rule. With frozen and skonline
+    experts only, every chunking gives the same result (up to the experts' own rounding
+    differences between batch sizes).
+
+    Parameters
+    ----------
     estimators : list of (str, estimator) or None, default=None
         The experts. ``None``: skonline's own learners, one per family, at their defaults (linear,
         distributionally robust, kernel selection, kernel ridge; see :func:`default_estimators`,
@@ -540,15 +563,26 @@ _DOC_PARAMS = """
         prior probability of a switch at each row. Measured on the development streams and the
         drift scenarios of ``benchmarks/defaults.py`` and ``benchmarks/ensemble.py``, 0.001
         recovered after a switch of the best expert faster than the decreasing rate 1/(t + 1)
-        (``alpha='decreasing'``, the default before), whose weight floor falls with t, and than
+        (``alpha='decreasing'``), whose weight floor falls with t, and than
         0.0003, without the extra mixing of 0.003. The paper's rules at their worst-case tuning
         (``PCS()``, ``FixedShare()``) shrink their learning rate with the horizon and, measured on
         streams with a switch between frozen experts (``benchmarks/defaults.py``), kept most of
         their weight on the stale expert for thousands of rows. Its parameters are reachable as
         ``rule__<param>`` (e.g. in ``GridSearchCV``), also with the default ``None``: setting
-        ``rule__<param>`` then first puts that default rule in ``rule``."""
-
-_DOC_COMMON = """
+        ``rule__<param>`` then first puts that default rule in ``rule``.
+    loss : {'squared_error', 'absolute_error', 'quantile'}, default='squared_error'
+        Loss of the experts' predictions: ``(f - y)^2``, ``|f - y|`` or the pinball loss
+        ``max(q (y - f), (q - 1) (y - f))`` of the quantile ``quantile`` (scikit-learn's names,
+        as in :class:`~sklearn.ensemble.HistGradientBoostingRegressor`; ``'squared'``,
+        ``'absolute'`` and ``'pinball'`` are accepted aliases).
+    quantile : float in (0, 1), default=0.5
+        Quantile level of the pinball loss (``loss='quantile'``).
+    clip_predictions : bool, default=True
+        Clip each expert's prediction to the range of the targets seen before the row (a no-op
+        until two targets were seen). A clipped prediction is never farther from a target inside
+        that range, it keeps one diverging expert from ruining the mixture (the clipped simplex
+        gives every expert some weight), and with ``loss_bound='auto'`` it keeps the scaled losses
+        in [0, 1] without clipping them, so that the rule's guarantee carries over to the mixture.
     loss_bound : 'auto' or float, default='auto'
         How the experts' losses are mapped to [0, 1] for the rule, row by row (so that the scale of a
         row is known when the row is revealed and does not depend on the chunking): a loss ``x``
@@ -564,48 +598,7 @@ _DOC_COMMON = """
         (must be fitted).
     random_state : None, int, RandomState or Generator, default=None
         Seeds the default experts (``estimators=None``) that draw random numbers, one integer each;
-        experts given in ``estimators`` keep their own ``random_state``."""
-
-_DOC_PROTOCOL = """
-    Chunk protocol: for each chunk passed to ``partial_fit``, (1) the experts predict the chunk with
-    their current state, except that an online expert with ``partial_fit_predict`` (every skonline
-    learner) learns the chunk in its own pass and gives each row's prediction made before that
-    row, (2) the rule runs row by row over the chunk's loss matrix in compiled code (the
-    prediction of each row mixes the experts' predictions with the weights of that row), (3) the
-    other online experts learn the chunk. A chunk of one row is the exact online protocol. An
-    online expert without ``partial_fit_predict`` is *asleep* (the rule's sleeping experts) until
-    it has learned its first chunk, and so is an expert whose prediction is not finite. Rows where
-    every expert is asleep get a fallback prediction (regression: the mean of the past targets;
-    classification: uniform probabilities) and do not update the rule. With frozen and skonline
-    experts only, every chunking gives the same result (up to the experts' own rounding
-    differences between batch sizes)."""
-
-
-class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEstimator):
-    __doc__ = f"""Online aggregation of scikit-learn regressors by an expert rule.
-
-    Each round the ensemble predicts ``sum_i w_t[i] f_i(x_t)`` with the weights ``w_t`` of an
-    aggregation rule (default: :class:`FixedShare` with an adaptive learning rate, which tracks the
-    best expert when it changes over the stream), then charges each expert its loss on ``y_t``. For
-    a convex loss the ensemble's loss is at most the mixture loss ``<w_t, l_t>`` (Jensen), so the
-    rule's tracking regret bound transfers to the ensemble's predictions (on the scaled losses).
-{_DOC_PROTOCOL}
-
-    Parameters
-    ----------{_DOC_PARAMS}
-    loss : {{'squared_error', 'absolute_error', 'quantile'}}, default='squared_error'
-        Loss of the experts' predictions: ``(f - y)^2``, ``|f - y|`` or the pinball loss
-        ``max(q (y - f), (q - 1) (y - f))`` of the quantile ``quantile`` (scikit-learn's names,
-        as in :class:`~sklearn.ensemble.HistGradientBoostingRegressor`; ``'squared'``,
-        ``'absolute'`` and ``'pinball'`` are accepted aliases).
-    quantile : float in (0, 1), default=0.5
-        Quantile level of the pinball loss (``loss='quantile'``).
-    clip_predictions : bool, default=True
-        Clip each expert's prediction to the range of the targets seen before the row (a no-op
-        until two targets were seen). A clipped prediction is never farther from a target inside
-        that range, it keeps one diverging expert from ruining the mixture (the clipped simplex
-        gives every expert some weight), and with ``loss_bound='auto'`` it keeps the scaled losses
-        in [0, 1] without clipping them, so that the rule's guarantee carries over to the mixture.{_DOC_COMMON}
+        experts given in ``estimators`` keep their own ``random_state``.
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
@@ -765,21 +758,71 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
 
 
 class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseEstimator):
-    __doc__ = f"""Online aggregation of scikit-learn classifiers by an expert rule (mixing probabilities).
+    """Online aggregation of scikit-learn classifiers by an expert rule (mixing probabilities).
 
     Each round the ensemble predicts the class probabilities ``sum_i w_t[i] p_i(x_t)`` (the one-hot
     vector of ``predict`` for an expert without ``predict_proba``) with the weights ``w_t`` of an
     aggregation rule (default: :class:`FixedShare` with an adaptive learning rate), and the label of
     largest mixed probability; each expert is then charged its loss on ``y_t``.
-{_DOC_PROTOCOL}
+
+    Chunk protocol: for each chunk passed to ``partial_fit``, (1) the experts predict the chunk with
+    their current state, except that an online expert with ``partial_fit_predict`` (every skonline
+    learner) learns the chunk in its own pass and gives each row's prediction made before that
+    row, (2) the rule runs row by row over the chunk's loss matrix in compiled code (the
+    prediction of each row mixes the experts' predictions with the weights of that row), (3) the
+    other online experts learn the chunk. A chunk of one row is the exact online protocol. An
+    online expert without ``partial_fit_predict`` is *asleep* (the rule's sleeping experts) until
+    it has learned its first chunk, and so is an expert whose prediction is not finite. Rows where
+    every expert is asleep get a fallback prediction (regression: the mean of the past targets;
+    classification: uniform probabilities) and do not update the rule. With frozen and skonline
+    experts only, every chunking gives the same result (up to the experts' own rounding
+    differences between batch sizes).
 
     Parameters
-    ----------{_DOC_PARAMS}
-    loss : {{'log_loss', 'zero_one', 'brier'}}, default='log_loss'
+    ----------
+    estimators : list of (str, estimator) or None, default=None
+        The experts. ``None``: skonline's own learners, one per family, at their defaults (linear,
+        distributionally robust, kernel selection, kernel ridge; see :func:`default_estimators`,
+        resolved at the first call into ``estimators_`` and ``expert_names_``; the parameter stays
+        ``None``). They are prequential, so the ensemble's result does not depend on the chunking.
+        A model with ``partial_fit`` learns online (cloned at the first call); a model
+        without it must be fitted already and is used frozen (wrap it in
+        :class:`sklearn.frozen.FrozenEstimator` so that ``clone`` and grid searches keep it fitted).
+    rule : aggregation rule of :mod:`skonline.experts`, default=None
+        The rule that weighs the experts (cloned; its ``loss_range`` is set to (0, 1)). ``None``:
+        ``FixedShare(eta='adaptive', alpha=0.001)``, Fixed Share with AdaHedge's learning rate
+        (it adapts to the observed losses and needs no horizon) and a constant sharing rate, the
+        prior probability of a switch at each row. Measured on the development streams and the
+        drift scenarios of ``benchmarks/defaults.py`` and ``benchmarks/ensemble.py``, 0.001
+        recovered after a switch of the best expert faster than the decreasing rate 1/(t + 1)
+        (``alpha='decreasing'``), whose weight floor falls with t, and than
+        0.0003, without the extra mixing of 0.003. The paper's rules at their worst-case tuning
+        (``PCS()``, ``FixedShare()``) shrink their learning rate with the horizon and, measured on
+        streams with a switch between frozen experts (``benchmarks/defaults.py``), kept most of
+        their weight on the stale expert for thousands of rows. Its parameters are reachable as
+        ``rule__<param>`` (e.g. in ``GridSearchCV``), also with the default ``None``: setting
+        ``rule__<param>`` then first puts that default rule in ``rule``.
+    loss : {'log_loss', 'zero_one', 'brier'}, default='log_loss'
         Loss of each expert: ``-log p_i(y)`` (probabilities clipped at 1e-15), the 0-1 loss of its
         predicted label, or the Brier score ``sum_c (p_i(c) - 1[c = y])^2``. The log loss of the mixture
         is at most the mixture of the log losses (convexity), so the rule's bound transfers; for the
-        0-1 loss it holds for the randomised prediction that draws an expert from the weights.{_DOC_COMMON}
+        0-1 loss it holds for the randomised prediction that draws an expert from the weights.
+    loss_bound : 'auto' or float, default='auto'
+        How the experts' losses are mapped to [0, 1] for the rule, row by row (so that the scale of a
+        row is known when the row is revealed and does not depend on the chunking): a loss ``x``
+        becomes ``min(x / B, 1)``. A float gives B. ``'auto'``: for regression, the loss of a
+        prediction off by the range of the targets seen so far (``range^2`` for the squared loss,
+        ``range`` for the absolute loss, ``max(q, 1 - q) range`` for the pinball loss; until two
+        distinct targets have been seen, the largest loss so far); for classification 1 (0-1
+        loss), 2 (Brier) or the largest log loss seen so far (at most ``log(1e15)``). Clipping
+        keeps a diverging expert from squashing the other experts' losses to zero.
+    update_experts : 'auto' or bool, default='auto'
+        ``'auto'``: experts with ``partial_fit`` learn online (a ``FrozenEstimator`` never), the
+        others are frozen. ``True``: every expert learns online; ``False``: every expert is frozen
+        (must be fitted).
+    random_state : None, int, RandomState or Generator, default=None
+        Seeds the default experts (``estimators=None``) that draw random numbers, one integer each;
+        experts given in ``estimators`` keep their own ``random_state``.
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online

@@ -13,19 +13,18 @@ from ..utils._warnings import warn
 from ..utils.validation import readonly
 from . import _matrix_core as core
 from . import _rules_core as rules_core
-from ._rules import _REF_LZ
 
 __all__ = ["PCSP"]
 
 
 class PCSP(OnlineMixin, BaseEstimator):
-    __doc__ = f"""Prod on the clipped spectraplex (PCSP): online matrix prediction, tracking bound.
+    """Prod on the clipped spectraplex (PCSP): online matrix prediction, tracking bound.
 
     Each round the learner plays a density matrix ``W_t`` (symmetric PSD, trace one), the adversary
     reveals a symmetric loss matrix ``Z_t`` with spectral norm at most ``loss_bound`` and the learner
     suffers ``Tr(W_t Z_t)`` (Steinhardt & Liang's setting). PCSP (Lu & Zhang, Algorithm 5) is the
     matrix Prod step ``log W_t + log(I - eta Z_t)`` followed by the von Neumann projection onto the
-    clipped spectraplex ``{{W : Tr W = 1, lambda_min(W) >= gamma}}``, ``gamma = S / (T K)``, computed
+    clipped spectraplex ``{W : Tr W = 1, lambda_min(W) >= gamma}``, ``gamma = S / (T K)``, computed
     exactly by projecting the eigenvalues (two K x K eigen-decompositions per round, O(K^3)).
     Theorem 5: for ``eta <= 1/2`` and every comparator sequence of density matrices ``U_t`` with at
     most S - 1 switches, ``TR(T, S) <= eta M_2 + S log(K T / S) / eta + 5 S / 2`` with
@@ -76,7 +75,8 @@ class PCSP(OnlineMixin, BaseEstimator):
 
     References
     ----------
-    {_REF_LZ}, Algorithm 5 and Theorem 5; Steinhardt & Liang, "Adaptivity and optimism: an
+    Lu & Zhang, "Adaptive and Efficient Algorithms for Tracking the Best Expert", arXiv 2019,
+    Algorithm 5 and Theorem 5; Steinhardt & Liang, "Adaptivity and optimism: an
     improved exponentiated gradient algorithm", ICML 2014.
 
     Examples

@@ -100,38 +100,6 @@ def _check_range(est, L, lo, hi):
             )
 
 
-_DOC_PROTOCOL = """
-    Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
-    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
-    that round: the weights played are renormalised over the awake experts and an asleep expert is
-    charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
-    ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
-"""
-
-_DOC_COMMON_PARAMS = """
-    horizon : int or None, default=None
-        The number of rounds T, used by the prescribed tuning. ``None``: horizon-free doubling
-        schedule (at round t the tuning uses ``T_k = S 2^k``, the smallest such value >= t, and the
-        state carries over when T_k doubles; this costs a log T factor in the bounds). With an int,
-        the paper's algorithm exactly; beyond ``horizon`` rounds it keeps running with the same
-        parameters and warns.
-    loss_range : tuple (low, high), default=(0.0, 1.0)
-        The declared range of the losses. Losses outside it are rejected with a ``ValueError``
-        before any state change."""
-
-_DOC_COMMON_ATTRS = """
-    weights_ : ndarray of shape (K,)
-        The distribution to be played at the next round (all experts awake).
-    cumulative_loss_ : float
-        Loss of the mixture, sum over rounds of ``<w_t, l_t>`` (awake experts; user units).
-    expert_cumulative_losses_ : ndarray of shape (K,)
-        Each expert's observed cumulative loss (rounds where it was awake).
-    n_samples_seen_ : int
-        Rounds processed (the paper's t).
-    n_features_in_ : int
-        Number of experts K."""
-
-
 class _BaseRule(OnlineMixin, BaseEstimator):
     """Shared machinery: validation of loss matrices, sleeping experts, ``predict(P)``."""
 
@@ -337,29 +305,51 @@ class _TunedRule(_BaseRule):
     )
 
 
-_REF_LZ = """Lu & Zhang, "Adaptive and Efficient Algorithms for Tracking the Best Expert", arXiv 2019"""
-
-
 class Hedge(_TunedRule):
-    __doc__ = f"""Exponentially weighted average forecaster (Hedge, multiplicative weights).
+    """Exponentially weighted average forecaster (Hedge, multiplicative weights).
 
-    ``w_{{t+1}}[i] ∝ w_t[i] exp(-eta l_t[i])`` from uniform weights: the paper's Algorithm 1 (online
+    ``w_{t+1}[i] ∝ w_t[i] exp(-eta l_t[i])`` from uniform weights: the paper's Algorithm 1 (online
     mirror descent with the negative entropy on the simplex, eq. 6). Static regret
     ``<= log K / eta + eta T / 8`` for losses in [0, 1]; no tracking guarantee (an expert whose weight
     collapsed recovers slowly). Equals river's ``EWARegressor`` update on the same losses.
-{_DOC_PROTOCOL}
+
+    Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
+    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
+    that round: the weights played are renormalised over the awake experts and an asleep expert is
+    charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
+    ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
+
     Parameters
     ----------
     eta : float or 'auto', default='auto'
         Learning rate. ``'auto'``: ``sqrt(8 log K / T)``, the minimax tuning
-        (regret ``<= sqrt(T log K / 2)``).{_DOC_COMMON_PARAMS}
+        (regret ``<= sqrt(T log K / 2)``).
+    horizon : int or None, default=None
+        The number of rounds T, used by the prescribed tuning. ``None``: horizon-free doubling
+        schedule (at round t the tuning uses ``T_k = S 2^k``, the smallest such value >= t, and the
+        state carries over when T_k doubles; this costs a log T factor in the bounds). With an int,
+        the paper's algorithm exactly; beyond ``horizon`` rounds it keeps running with the same
+        parameters and warns.
+    loss_range : tuple (low, high), default=(0.0, 1.0)
+        The declared range of the losses. Losses outside it are rejected with a ``ValueError``
+        before any state change.
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metric (average online loss). The result does not change.
 
     Attributes
-    ----------{_DOC_COMMON_ATTRS}
+    ----------
+    weights_ : ndarray of shape (K,)
+        The distribution to be played at the next round (all experts awake).
+    cumulative_loss_ : float
+        Loss of the mixture, sum over rounds of ``<w_t, l_t>`` (awake experts; user units).
+    expert_cumulative_losses_ : ndarray of shape (K,)
+        Each expert's observed cumulative loss (rounds where it was awake).
+    n_samples_seen_ : int
+        Rounds processed (the paper's t).
+    n_features_in_ : int
+        Number of experts K.
     eta_ : float
         Learning rate of the last round.
     horizon_ : float
@@ -367,7 +357,8 @@ class Hedge(_TunedRule):
 
     References
     ----------
-    Freund & Schapire (1997), JCSS 55(1); {_REF_LZ}, Algorithm 1.
+    Freund & Schapire (1997), JCSS 55(1); Lu & Zhang, "Adaptive and Efficient Algorithms for
+    Tracking the Best Expert", arXiv 2019, Algorithm 1.
 
     Examples
     --------
@@ -397,21 +388,27 @@ class Hedge(_TunedRule):
 
 
 class FixedShare(_TunedRule):
-    __doc__ = f"""Fixed Share: Hedge with weight sharing, for tracking the best expert.
+    """Fixed Share: Hedge with weight sharing, for tracking the best expert.
 
     After the Hedge step ``v ∝ w_t exp(-eta l_t)`` every expert gives a fraction ``alpha`` of its
     weight to the K - 1 others in equal parts (Herbster & Warmuth 1998; the parametrisation used by
-    the paper, Sec. 2.2): ``w_{{t+1}}[i] = (1 - alpha) v[i] + alpha (1 - v[i]) / (K - 1)``. It is the
+    the paper, Sec. 2.2): ``w_{t+1}[i] = (1 - alpha) v[i] + alpha (1 - v[i]) / (K - 1)``. It is the
     Bayesian mixture over switching sequences with a switch probability ``alpha``, so against any
     sequence with m switches the tracking regret is at most
     ``(log K + m log((K - 1) / alpha) + (T - 1 - m) log(1 / (1 - alpha))) / eta + eta T / 8``.
-{_DOC_PROTOCOL}
+
+    Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
+    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
+    that round: the weights played are renormalised over the awake experts and an asleep expert is
+    charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
+    ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
+
     Parameters
     ----------
     eta : float, 'auto' or 'adaptive', default='auto'
         Learning rate. ``'auto'`` minimises the bound above for S - 1 switches:
         ``sqrt(8 C / T)`` with C the bracket at m = S - 1 (a worst-case tuning that shrinks with
-        the horizon). ``'adaptive'``: AdaHedge's rate ``eta_t = log K / Delta_{{t-1}}``, with
+        the horizon). ``'adaptive'``: AdaHedge's rate ``eta_t = log K / Delta_{t-1}``, with
         ``Delta`` the cumulative mixability gap (played loss minus mix loss; de Rooij, van Erven,
         Grünwald & Koolen 2014): it adapts to the observed losses, stays large while the experts'
         losses are well separated (the regime where tracking pays), needs no horizon, and follows
@@ -424,14 +421,33 @@ class FixedShare(_TunedRule):
         Koolen & de Rooij 2013).
         ``FixedShare(eta='adaptive', alpha='decreasing')`` is the online ensembles' default rule.
     n_segments : int, default=1
-        The number S of segments of the comparator (S - 1 switches).{_DOC_COMMON_PARAMS}
+        The number S of segments of the comparator (S - 1 switches).
+    horizon : int or None, default=None
+        The number of rounds T, used by the prescribed tuning. ``None``: horizon-free doubling
+        schedule (at round t the tuning uses ``T_k = S 2^k``, the smallest such value >= t, and the
+        state carries over when T_k doubles; this costs a log T factor in the bounds). With an int,
+        the paper's algorithm exactly; beyond ``horizon`` rounds it keeps running with the same
+        parameters and warns.
+    loss_range : tuple (low, high), default=(0.0, 1.0)
+        The declared range of the losses. Losses outside it are rejected with a ``ValueError``
+        before any state change.
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metric (average online loss). The result does not change.
 
     Attributes
-    ----------{_DOC_COMMON_ATTRS}
+    ----------
+    weights_ : ndarray of shape (K,)
+        The distribution to be played at the next round (all experts awake).
+    cumulative_loss_ : float
+        Loss of the mixture, sum over rounds of ``<w_t, l_t>`` (awake experts; user units).
+    expert_cumulative_losses_ : ndarray of shape (K,)
+        Each expert's observed cumulative loss (rounds where it was awake).
+    n_samples_seen_ : int
+        Rounds processed (the paper's t).
+    n_features_in_ : int
+        Number of experts K.
     eta_ : float
         Learning rate of the last round.
     horizon_ : float
@@ -494,16 +510,6 @@ class FixedShare(_TunedRule):
         core.fixed_share_pass(L, self._settings(), self._state(cum_loss), out, core.round_buffers(L.shape[1]))
 
 
-_DOC_CLIP_PARAMS = """
-    n_segments : int, default=1
-        The number S of segments of the comparator (S - 1 switches). It sets the floor
-        ``gamma = S / (T K)`` and the tuning constant ``c = S log(K T / S)``. ``n_segments=1`` still
-        tracks: the per-interval bounds hold with ``log(K T)`` in place of ``log(K T / S)``.
-    min_weight : float or 'auto', default='auto'
-        The floor gamma of the clipped simplex ``{w in simplex : w[i] >= gamma}`` (eq. 11);
-        ``'auto'``: ``S / (T K)``. Needs ``K * gamma <= 1``."""
-
-
 class _ClippedRule(_TunedRule):
     _parameter_constraints = {
         **_BaseRule._parameter_constraints,
@@ -516,26 +522,58 @@ class _ClippedRule(_TunedRule):
 
 
 class ClippedHedge(_ClippedRule):
-    __doc__ = f"""Hedge on the clipped simplex (projection update) for tracking the best expert.
+    """Hedge on the clipped simplex (projection update) for tracking the best expert.
 
     The Hedge step followed by the KL projection onto the clipped simplex
-    ``{{w in simplex : w[i] >= gamma}}``, ``gamma = S / (T K)``: Algorithm 1 with step 5 replaced by
+    ``{w in simplex : w[i] >= gamma}``, ``gamma = S / (T K)``: Algorithm 1 with step 5 replaced by
     eq. (12) of Lu & Zhang. By their Proposition 1 it is Herbster & Warmuth's projection update.
     Theorem 1: against every sequence of experts with at most S - 1 switches,
     ``TR(T, S) <= eta T + S log(K T / S) / eta + S``. The projection is exact, O(K log K).
-{_DOC_PROTOCOL}
+
+    Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
+    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
+    that round: the weights played are renormalised over the awake experts and an asleep expert is
+    charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
+    ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
+
     Parameters
     ----------
     eta : float or 'auto', default='auto'
         Learning rate. ``'auto'``: ``sqrt(S log(K T / S) / T)`` (Theorem 1), giving
-        ``TR <= 2 sqrt(S T log(K T / S)) + S``.{_DOC_CLIP_PARAMS}{_DOC_COMMON_PARAMS}
+        ``TR <= 2 sqrt(S T log(K T / S)) + S``.
+    n_segments : int, default=1
+        The number S of segments of the comparator (S - 1 switches). It sets the floor
+        ``gamma = S / (T K)`` and the tuning constant ``c = S log(K T / S)``. ``n_segments=1`` still
+        tracks: the per-interval bounds hold with ``log(K T)`` in place of ``log(K T / S)``.
+    min_weight : float or 'auto', default='auto'
+        The floor gamma of the clipped simplex ``{w in simplex : w[i] >= gamma}`` (eq. 11);
+        ``'auto'``: ``S / (T K)``. Needs ``K * gamma <= 1``.
+    horizon : int or None, default=None
+        The number of rounds T, used by the prescribed tuning. ``None``: horizon-free doubling
+        schedule (at round t the tuning uses ``T_k = S 2^k``, the smallest such value >= t, and the
+        state carries over when T_k doubles; this costs a log T factor in the bounds). With an int,
+        the paper's algorithm exactly; beyond ``horizon`` rounds it keeps running with the same
+        parameters and warns.
+    loss_range : tuple (low, high), default=(0.0, 1.0)
+        The declared range of the losses. Losses outside it are rejected with a ``ValueError``
+        before any state change.
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metric (average online loss). The result does not change.
 
     Attributes
-    ----------{_DOC_COMMON_ATTRS}
+    ----------
+    weights_ : ndarray of shape (K,)
+        The distribution to be played at the next round (all experts awake).
+    cumulative_loss_ : float
+        Loss of the mixture, sum over rounds of ``<w_t, l_t>`` (awake experts; user units).
+    expert_cumulative_losses_ : ndarray of shape (K,)
+        Each expert's observed cumulative loss (rounds where it was awake).
+    n_samples_seen_ : int
+        Rounds processed (the paper's t).
+    n_features_in_ : int
+        Number of experts K.
     eta_ : float
         Learning rate of the last round.
     horizon_ : float
@@ -545,7 +583,8 @@ class ClippedHedge(_ClippedRule):
 
     References
     ----------
-    {_REF_LZ}, Theorem 1 and Proposition 1; Herbster & Warmuth, "Tracking the best linear
+    Lu & Zhang, "Adaptive and Efficient Algorithms for Tracking the Best Expert", arXiv 2019,
+    Theorem 1 and Proposition 1; Herbster & Warmuth, "Tracking the best linear
     predictor", JMLR 1 (2001).
 
     Examples
@@ -574,14 +613,20 @@ class ClippedHedge(_ClippedRule):
 
 
 class PCS(_ClippedRule):
-    __doc__ = f"""Prod on the clipped simplex (PCS): second-order bound for tracking the best expert.
+    """Prod on the clipped simplex (PCS): second-order bound for tracking the best expert.
 
     The Prod step ``w_t[i] (1 - eta l_t[i])`` followed by the KL projection onto the clipped simplex
     (Lu & Zhang, Algorithm 2, eq. 14). Theorem 2: for ``eta <= 1/2``, against every sequence of
     experts ``E_1..E_T`` with at most S - 1 switches,
     ``TR(T, S) <= eta L_2 + S log(K T / S) / eta + 3 S / 2`` with ``L_2 = sum_t l_t[E_t]^2``: small
     when the tracked experts have small losses.
-{_DOC_PROTOCOL}
+
+    Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
+    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
+    that round: the weights played are renormalised over the awake experts and an asleep expert is
+    charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
+    ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
+
     Parameters
     ----------
     eta : float in (0, 1) or 'auto', default='auto'
@@ -590,15 +635,40 @@ class PCS(_ClippedRule):
         ``eta <= 1/2``); ``eta >= 1`` would make ``1 - eta l`` vanish and is rejected.
     l2_bound : float or None, default=None
         An upper bound on ``L_2`` used by ``eta='auto'``; ``None``: the worst case ``L_2 <= T``. A
-        parameter-free second-order tracking bound is an open problem (paper, Sec. 3.3).\
-{_DOC_CLIP_PARAMS}{_DOC_COMMON_PARAMS}
+        parameter-free second-order tracking bound is an open problem (paper, Sec. 3.3).
+    n_segments : int, default=1
+        The number S of segments of the comparator (S - 1 switches). It sets the floor
+        ``gamma = S / (T K)`` and the tuning constant ``c = S log(K T / S)``. ``n_segments=1`` still
+        tracks: the per-interval bounds hold with ``log(K T)`` in place of ``log(K T / S)``.
+    min_weight : float or 'auto', default='auto'
+        The floor gamma of the clipped simplex ``{w in simplex : w[i] >= gamma}`` (eq. 11);
+        ``'auto'``: ``S / (T K)``. Needs ``K * gamma <= 1``.
+    horizon : int or None, default=None
+        The number of rounds T, used by the prescribed tuning. ``None``: horizon-free doubling
+        schedule (at round t the tuning uses ``T_k = S 2^k``, the smallest such value >= t, and the
+        state carries over when T_k doubles; this costs a log T factor in the bounds). With an int,
+        the paper's algorithm exactly; beyond ``horizon`` rounds it keeps running with the same
+        parameters and warns.
+    loss_range : tuple (low, high), default=(0.0, 1.0)
+        The declared range of the losses. Losses outside it are rejected with a ``ValueError``
+        before any state change.
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metric (average online loss). The result does not change.
 
     Attributes
-    ----------{_DOC_COMMON_ATTRS}
+    ----------
+    weights_ : ndarray of shape (K,)
+        The distribution to be played at the next round (all experts awake).
+    cumulative_loss_ : float
+        Loss of the mixture, sum over rounds of ``<w_t, l_t>`` (awake experts; user units).
+    expert_cumulative_losses_ : ndarray of shape (K,)
+        Each expert's observed cumulative loss (rounds where it was awake).
+    n_samples_seen_ : int
+        Rounds processed (the paper's t).
+    n_features_in_ : int
+        Number of experts K.
     eta_ : float
         Learning rate of the last round.
     horizon_ : float
@@ -608,7 +678,8 @@ class PCS(_ClippedRule):
 
     References
     ----------
-    {_REF_LZ}, Algorithm 2 and Theorem 2; Cesa-Bianchi, Mansour & Stoltz, "Improved second-order
+    Lu & Zhang, "Adaptive and Efficient Algorithms for Tracking the Best Expert", arXiv 2019,
+    Algorithm 2 and Theorem 2; Cesa-Bianchi, Mansour & Stoltz, "Improved second-order
     bounds for prediction with expert advice", COLT 2005 (Prod).
 
     Examples
@@ -652,7 +723,6 @@ class PCS(_ClippedRule):
             )
 
 
-
 class _OptimisticRule(_ClippedRule):
     _rule_code = core.OCS
 
@@ -679,7 +749,9 @@ class _OptimisticRule(_ClippedRule):
         return halved
 
 
-_DOC_OCS = """
+class OCS(_OptimisticRule):
+    """Optimistic mirror descent on the clipped simplex (OCS): path-length tracking bound.
+
     OCS keeps an auxiliary sequence ``w~`` and uses the last loss vector as an optimistic guess of
     the next one (optimistic mirror descent, Chiang et al. 2012; Rakhlin & Sridharan 2013), both steps
     on the clipped simplex (Lu & Zhang, Algorithm 3):
@@ -689,28 +761,54 @@ _DOC_OCS = """
 
     with ``l_0 = 0``. Theorem 3: ``TR(T, S) <= eta P_inf + S log(K T / S) / eta + S`` for every
     ``eta > 0``, with the path length ``P_inf = sum_t ||l_t - l_{t-1}||_inf^2``: small when the losses
-    move slowly, however often the best expert changes."""
+    move slowly, however often the best expert changes.
 
+    Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
+    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
+    that round: the weights played are renormalised over the awake experts and an asleep expert is
+    charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
+    ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
 
-class OCS(_OptimisticRule):
-    __doc__ = f"""Optimistic mirror descent on the clipped simplex (OCS): path-length tracking bound.
-{_DOC_OCS}
-{_DOC_PROTOCOL}
     Parameters
     ----------
     eta : float or 'auto', default='auto'
         Learning rate (any ``eta > 0``). ``'auto'``: ``sqrt(S log(K T / S) / path_length_bound)``
         (Theorem 3). Without a bound on the path length use :class:`OCSPlus`.
     path_length_bound : float or None, default=None
-        Upper bound on ``P_inf`` for ``eta='auto'``; ``None``: the worst case ``P_inf <= T``.\
-{_DOC_CLIP_PARAMS}{_DOC_COMMON_PARAMS}
+        Upper bound on ``P_inf`` for ``eta='auto'``; ``None``: the worst case ``P_inf <= T``.
+    n_segments : int, default=1
+        The number S of segments of the comparator (S - 1 switches). It sets the floor
+        ``gamma = S / (T K)`` and the tuning constant ``c = S log(K T / S)``. ``n_segments=1`` still
+        tracks: the per-interval bounds hold with ``log(K T)`` in place of ``log(K T / S)``.
+    min_weight : float or 'auto', default='auto'
+        The floor gamma of the clipped simplex ``{w in simplex : w[i] >= gamma}`` (eq. 11);
+        ``'auto'``: ``S / (T K)``. Needs ``K * gamma <= 1``.
+    horizon : int or None, default=None
+        The number of rounds T, used by the prescribed tuning. ``None``: horizon-free doubling
+        schedule (at round t the tuning uses ``T_k = S 2^k``, the smallest such value >= t, and the
+        state carries over when T_k doubles; this costs a log T factor in the bounds). With an int,
+        the paper's algorithm exactly; beyond ``horizon`` rounds it keeps running with the same
+        parameters and warns.
+    loss_range : tuple (low, high), default=(0.0, 1.0)
+        The declared range of the losses. Losses outside it are rejected with a ``ValueError``
+        before any state change.
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metric (average online loss). The result does not change.
 
     Attributes
-    ----------{_DOC_COMMON_ATTRS}
+    ----------
+    weights_ : ndarray of shape (K,)
+        The distribution to be played at the next round (all experts awake).
+    cumulative_loss_ : float
+        Loss of the mixture, sum over rounds of ``<w_t, l_t>`` (awake experts; user units).
+    expert_cumulative_losses_ : ndarray of shape (K,)
+        Each expert's observed cumulative loss (rounds where it was awake).
+    n_samples_seen_ : int
+        Rounds processed (the paper's t).
+    n_features_in_ : int
+        Number of experts K.
     eta_ : float
         Learning rate of the last round.
     horizon_ : float
@@ -720,7 +818,7 @@ class OCS(_OptimisticRule):
 
     References
     ----------
-    {_REF_LZ}, Algorithm 3 and Theorem 3.
+    Lu & Zhang, "Adaptive and Efficient Algorithms for Tracking the Best Expert", arXiv 2019, Algorithm 3 and Theorem 3.
 
     Examples
     --------
@@ -752,24 +850,66 @@ class OCS(_OptimisticRule):
 
 
 class OCSPlus(_OptimisticRule):
-    __doc__ = f"""OCS with the doubling trick on the learning rate (OCS+): no learning rate to tune.
-{_DOC_OCS}
+    """OCS with the doubling trick on the learning rate (OCS+): no learning rate to tune.
+
+    OCS keeps an auxiliary sequence ``w~`` and uses the last loss vector as an optimistic guess of
+    the next one (optimistic mirror descent, Chiang et al. 2012; Rakhlin & Sridharan 2013), both steps
+    on the clipped simplex (Lu & Zhang, Algorithm 3):
+
+    * ``w_t = argmin_{w in clipped simplex} <w, eta l_{t-1}> + KL(w || w~_t)``  (eq. 17)
+    * ``w~_{t+1} = argmin_{w in clipped simplex} <w, eta l_t> + KL(w || w~_t)``  (eq. 18)
+
+    with ``l_0 = 0``. Theorem 3: ``TR(T, S) <= eta P_inf + S log(K T / S) / eta + S`` for every
+    ``eta > 0``, with the path length ``P_inf = sum_t ||l_t - l_{t-1}||_inf^2``: small when the losses
+    move slowly, however often the best expert changes.
 
     OCS+ (Algorithm 4) runs OCS in epochs: it starts with ``eta_1 = sqrt(c)``, ``c = S log(K T / S)``,
     accumulates the path length ``P_m`` of the current epoch and halves eta (a new epoch starts at the
     next round) as soon as ``eta_m^2 P_m > c``; the weights and the last loss carry over.
     Theorem 4: ``TR(T, S) = O(sqrt(S (P_inf + 1) log(K T / S)) + S)``; from its proof,
     ``TR <= 2^(m* + 1) sqrt(c) + S`` with m* the number of epochs.
-{_DOC_PROTOCOL}
+
+    Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
+    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
+    that round: the weights played are renormalised over the awake experts and an asleep expert is
+    charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
+    ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
+
     Parameters
-    ----------{_DOC_CLIP_PARAMS}{_DOC_COMMON_PARAMS}
+    ----------
+    n_segments : int, default=1
+        The number S of segments of the comparator (S - 1 switches). It sets the floor
+        ``gamma = S / (T K)`` and the tuning constant ``c = S log(K T / S)``. ``n_segments=1`` still
+        tracks: the per-interval bounds hold with ``log(K T)`` in place of ``log(K T / S)``.
+    min_weight : float or 'auto', default='auto'
+        The floor gamma of the clipped simplex ``{w in simplex : w[i] >= gamma}`` (eq. 11);
+        ``'auto'``: ``S / (T K)``. Needs ``K * gamma <= 1``.
+    horizon : int or None, default=None
+        The number of rounds T, used by the prescribed tuning. ``None``: horizon-free doubling
+        schedule (at round t the tuning uses ``T_k = S 2^k``, the smallest such value >= t, and the
+        state carries over when T_k doubles; this costs a log T factor in the bounds). With an int,
+        the paper's algorithm exactly; beyond ``horizon`` rounds it keeps running with the same
+        parameters and warns.
+    loss_range : tuple (low, high), default=(0.0, 1.0)
+        The declared range of the losses. Losses outside it are rejected with a ``ValueError``
+        before any state change.
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metric (average online loss). The result does not change.
 
     Attributes
-    ----------{_DOC_COMMON_ATTRS}
+    ----------
+    weights_ : ndarray of shape (K,)
+        The distribution to be played at the next round (all experts awake).
+    cumulative_loss_ : float
+        Loss of the mixture, sum over rounds of ``<w_t, l_t>`` (awake experts; user units).
+    expert_cumulative_losses_ : ndarray of shape (K,)
+        Each expert's observed cumulative loss (rounds where it was awake).
+    n_samples_seen_ : int
+        Rounds processed (the paper's t).
+    n_features_in_ : int
+        Number of experts K.
     eta_ : float
         Learning rate of the current epoch.
     horizon_ : float
@@ -785,7 +925,8 @@ class OCSPlus(_OptimisticRule):
 
     References
     ----------
-    {_REF_LZ}, Algorithm 4 and Theorem 4; Wei & Luo, COLT 2018 (the doubling trick).
+    Lu & Zhang, "Adaptive and Efficient Algorithms for Tracking the Best Expert", arXiv 2019,
+    Algorithm 4 and Theorem 4; Wei & Luo, COLT 2018 (the doubling trick).
 
     Examples
     --------
@@ -828,15 +969,21 @@ class OCSPlus(_OptimisticRule):
 
 
 class MLPoly(_BaseRule):
-    __doc__ = f"""ML-Poly: polynomially weighted average with one adaptive learning rate per expert.
+    """ML-Poly: polynomially weighted average with one adaptive learning rate per expert.
 
-    Parameter-free. ``w_t[i] ∝ eta_i (R_{{t-1, i}})_+`` with the cumulative regrets
-    ``R_i = sum_s (l_hat_s - l_s[i])`` and ``1 / eta_i = sum_s r_{{s,i}}^2 + B`` (``B`` the largest
+    Parameter-free. ``w_t[i] ∝ eta_i (R_{t-1, i})_+`` with the cumulative regrets
+    ``R_i = sum_s (l_hat_s - l_s[i])`` and ``1 / eta_i = sum_s r_{s,i}^2 + B`` (``B`` the largest
     squared instantaneous regret so far), uniform while no regret is positive. This is opera's
     ``MLpol`` update, line for line. Static regret
-    ``O(sqrt(K log K sum_t r_{{t,i}}^2))`` against every expert i (Gaillard, Stoltz & van Erven 2014,
+    ``O(sqrt(K log K sum_t r_{t,i}^2))`` against every expert i (Gaillard, Stoltz & van Erven 2014,
     second-order bound with excess losses); no tracking guarantee.
-{_DOC_PROTOCOL}
+
+    Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
+    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
+    that round: the weights played are renormalised over the awake experts and an asleep expert is
+    charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
+    ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
+
     Parameters
     ----------
     loss_range : tuple (low, high), default=(0.0, 1.0)
@@ -847,7 +994,17 @@ class MLPoly(_BaseRule):
         metric (average online loss). The result does not change.
 
     Attributes
-    ----------{_DOC_COMMON_ATTRS}
+    ----------
+    weights_ : ndarray of shape (K,)
+        The distribution to be played at the next round (all experts awake).
+    cumulative_loss_ : float
+        Loss of the mixture, sum over rounds of ``<w_t, l_t>`` (awake experts; user units).
+    expert_cumulative_losses_ : ndarray of shape (K,)
+        Each expert's observed cumulative loss (rounds where it was awake).
+    n_samples_seen_ : int
+        Rounds processed (the paper's t).
+    n_features_in_ : int
+        Number of experts K.
     regrets_ : ndarray of shape (K,)
         Cumulative regrets ``R_i`` (losses scaled to [0, 1]).
     learning_rates_ : ndarray of shape (K,)
@@ -896,15 +1053,21 @@ class MLPoly(_BaseRule):
 
 
 class BOA(_BaseRule):
-    __doc__ = f"""BOA: Bernstein Online Aggregation with one adaptive learning rate per expert.
+    """BOA: Bernstein Online Aggregation with one adaptive learning rate per expert.
 
-    Parameter-free. ``w_t[i] ∝ pi_i exp(eta_i sum_s (r_{{s,i}} - eta_i r_{{s,i}}^2))`` with the
-    instantaneous regrets ``r_{{s,i}} = l_hat_s - l_s[i]``, ``eta_i = min(1 / (2 B_i), sqrt(log K / V_i))``,
-    ``B_i = max_s |r_{{s,i}}|`` and ``V_i = sum_s r_{{s,i}}^2``: the second-order (Bernstein) correction
+    Parameter-free. ``w_t[i] ∝ pi_i exp(eta_i sum_s (r_{s,i} - eta_i r_{s,i}^2))`` with the
+    instantaneous regrets ``r_{s,i} = l_hat_s - l_s[i]``, ``eta_i = min(1 / (2 B_i), sqrt(log K / V_i))``,
+    ``B_i = max_s |r_{s,i}|`` and ``V_i = sum_s r_{s,i}^2``: the second-order (Bernstein) correction
     gives excess-loss bounds and fast rates under stochastic conditions (Wintenberger 2017). This is
     opera's ``BOA`` update, except that opera drops every expert's second-order term while any expert
     has had zero regret so far; here each expert's term is kept (it is zero for that expert anyway).
-{_DOC_PROTOCOL}
+
+    Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
+    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
+    that round: the weights played are renormalised over the awake experts and an asleep expert is
+    charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
+    ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
+
     Parameters
     ----------
     prior : array-like of shape (K,) or None, default=None
@@ -917,7 +1080,17 @@ class BOA(_BaseRule):
         metric (average online loss). The result does not change.
 
     Attributes
-    ----------{_DOC_COMMON_ATTRS}
+    ----------
+    weights_ : ndarray of shape (K,)
+        The distribution to be played at the next round (all experts awake).
+    cumulative_loss_ : float
+        Loss of the mixture, sum over rounds of ``<w_t, l_t>`` (awake experts; user units).
+    expert_cumulative_losses_ : ndarray of shape (K,)
+        Each expert's observed cumulative loss (rounds where it was awake).
+    n_samples_seen_ : int
+        Rounds processed (the paper's t).
+    n_features_in_ : int
+        Number of experts K.
     learning_rates_ : ndarray of shape (K,)
         Current ``eta_i`` (capped at exp(350) while an expert has had no regret).
 
@@ -974,14 +1147,20 @@ class BOA(_BaseRule):
 
 
 class AdaHedge(_BaseRule):
-    __doc__ = f"""AdaHedge: Hedge with the learning rate tuned online from the mixability gap.
+    """AdaHedge: Hedge with the learning rate tuned online from the mixability gap.
 
-    Parameter-free. ``w_t ∝ exp(-eta_t L_{{t-1}})`` on the cumulative losses with
-    ``eta_t = log K / Delta_{{t-1}}``, where ``Delta`` sums the mixability gaps
+    Parameter-free. ``w_t ∝ exp(-eta_t L_{t-1})`` on the cumulative losses with
+    ``eta_t = log K / Delta_{t-1}``, where ``Delta`` sums the mixability gaps
     ``<w_t, l_t> + log(sum_i w_t[i] exp(-eta_t l_t[i])) / eta_t`` (``Delta = 0``: follow the leaders).
     Static regret ``<= 2 sqrt(L* (T - L*) log K / T) + O(log K)`` for losses in [0, 1] (de Rooij et
     al. 2014, Thm. 8), ``L*`` the best expert's loss; no tracking guarantee.
-{_DOC_PROTOCOL}
+
+    Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
+    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
+    that round: the weights played are renormalised over the awake experts and an asleep expert is
+    charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
+    ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
+
     Parameters
     ----------
     loss_range : tuple (low, high), default=(0.0, 1.0)
@@ -992,7 +1171,17 @@ class AdaHedge(_BaseRule):
         metric (average online loss). The result does not change.
 
     Attributes
-    ----------{_DOC_COMMON_ATTRS}
+    ----------
+    weights_ : ndarray of shape (K,)
+        The distribution to be played at the next round (all experts awake).
+    cumulative_loss_ : float
+        Loss of the mixture, sum over rounds of ``<w_t, l_t>`` (awake experts; user units).
+    expert_cumulative_losses_ : ndarray of shape (K,)
+        Each expert's observed cumulative loss (rounds where it was awake).
+    n_samples_seen_ : int
+        Rounds processed (the paper's t).
+    n_features_in_ : int
+        Number of experts K.
     mixability_gap_ : float
         ``Delta`` (losses scaled to [0, 1]).
 

@@ -45,7 +45,14 @@ def _cos_sin(P, sigma, D):
     return np.hstack([np.cos(a), np.sin(a)]) * (1.0 / math.sqrt(D))
 
 
-_DIFF = """
+class RandomFourierFeatures(TransformerMixin, BaseEstimator):
+    """Random Fourier features of the Gaussian kernel, in the [cos, sin] form.
+
+    ``fit`` draws D frequencies w_j ~ N(0, sigma^-2 I_d); ``transform`` maps x to
+    z(x) = D^(-1/2) [cos(w_1 . x), ..., cos(w_D . x), sin(w_1 . x), ..., sin(w_D . x)], so that
+    ``E[z(x) . z(v)] = exp(-||x - v||^2 / (2 sigma^2))`` (Rahimi & Recht 2007; the map of Li & Liao
+    2022, Appendix F). Dense and CSR input.
+
     Differences from :class:`sklearn.kernel_approximation.RBFSampler`:
 
     * features: ``[cos(W x), sin(W x)] / sqrt(D)`` with no random phase, versus RBFSampler's
@@ -60,20 +67,7 @@ _DIFF = """
       ``gamma = 1 / (2 sigma^2)``;
     * ``random_state`` seeds a :class:`numpy.random.Generator` (the same integer gives other
       frequencies than in RBFSampler).
-"""
 
-
-class RandomFourierFeatures(TransformerMixin, BaseEstimator):
-    __doc__ = (
-        """Random Fourier features of the Gaussian kernel, in the [cos, sin] form.
-
-    ``fit`` draws D frequencies w_j ~ N(0, sigma^-2 I_d); ``transform`` maps x to
-    z(x) = D^(-1/2) [cos(w_1 . x), ..., cos(w_D . x), sin(w_1 . x), ..., sin(w_D . x)], so that
-    ``E[z(x) . z(v)] = exp(-||x - v||^2 / (2 sigma^2))`` (Rahimi & Recht 2007; the map of Li & Liao
-    2022, Appendix F). Dense and CSR input.
-"""
-        + _DIFF
-        + """
     Parameters
     ----------
     sigma : float, default=1.0
@@ -112,7 +106,6 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     >>> rff.get_feature_names_out()[[0, 4000]]
     array(['rff_cos0', 'rff_sin0'], dtype=object)
     """
-    )
 
     _parameter_constraints = {
         "sigma": [Interval(Real, 0, None, closed="neither")],
@@ -207,8 +200,7 @@ def _check_input_features(est, input_features):
 
 
 class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
-    __doc__ = (
-        """Random Fourier features of K Gaussian kernels (one block per bandwidth).
+    """Random Fourier features of K Gaussian kernels (one block per bandwidth).
 
     The feature maps of the candidate kernels of online kernel selection: block k is the
     [cos, sin] map of :class:`RandomFourierFeatures` with bandwidth ``sigmas[k]`` and D
@@ -216,9 +208,22 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
     and kernel k uses the frequencies B / sigma_k (the authors' code for RF-OKS++; the blocks are
     then coupled but each is an exact random-feature map of its kernel); with ``False`` each
     kernel gets an independent matrix (Algorithm 3 of Li & Liao 2022).
-"""
-        + _DIFF
-        + """
+
+    Differences from :class:`sklearn.kernel_approximation.RBFSampler`:
+
+    * features: ``[cos(W x), sin(W x)] / sqrt(D)`` with no random phase, versus RBFSampler's
+      ``sqrt(2 / n) cos(W x + b)`` with ``b ~ U[0, 2 pi]``. Each (cos, sin) pair is exact on the
+      diagonal: ``||z(x)||_2 = 1 = k(x, x)`` for every x, and the estimate
+      z(x) . z(v) = mean_j cos(w_j . (x - v)) has no larger a variance than random-phase
+      cosines with the same number of columns, and a much smaller one for wide kernels
+      (Sutherland & Schneider, UAI 2015);
+    * ``n_components`` counts frequencies D; the output has 2D columns (RBFSampler's
+      ``n_components`` counts output columns, so compare RBFSampler(n_components=2D));
+    * the bandwidth is sigma of ``exp(-||x - v||^2 / (2 sigma^2))``, i.e. RBFSampler's
+      ``gamma = 1 / (2 sigma^2)``;
+    * ``random_state`` seeds a :class:`numpy.random.Generator` (the same integer gives other
+      frequencies than in RBFSampler).
+
     Parameters
     ----------
     sigmas : array-like of float, default=(0.25, 0.5, 1, 2, 4, 8)
@@ -249,7 +254,6 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
     >>> m.get_feature_names_out()[[0, 100]]
     array(['rff0_cos0', 'rff1_cos0'], dtype=object)
     """
-    )
 
     _parameter_constraints = {
         "sigmas": ["array-like"],

@@ -13,12 +13,6 @@ from ..utils._online_kernel import rbf_matrix_t
 from . import _core as core
 from ._base import (
     _CAP_ROWS,
-    _DOC_ALGORITHM,
-    _DOC_ALPHA,
-    _DOC_CLIP,
-    _DOC_SIGMA,
-    _DOC_STANDARDIZE,
-    _DOC_VERBOSE_REGRESSOR,
     STANDARDIZE_SAMPLE_WEIGHT_XFAIL,
     _GrowingStateMixin,
     awv_settings,
@@ -39,8 +33,7 @@ _PIVOT_TOL = 1e-10
 
 
 class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorMixin, BaseEstimator):
-    __doc__ = (
-        r"""Exact online kernel regression with the Kernel-AWV forecaster, O(t^2) per row.
+    r"""Exact online kernel regression with the Kernel-AWV forecaster, O(t^2) per row.
 
     At round :math:`t` the forecaster predicts :math:`\hat f_t(x_t)` with
 
@@ -81,9 +74,11 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
     forecaster on the whole stream.
 
     Parameters
-    ----------"""
-        + _DOC_ALPHA
-        + r"""
+    ----------
+    alpha : float, default=1.0
+        Ridge parameter :math:`\lambda > 0` (the paper's lambda; scikit-learn's ``Ridge`` and
+        ``KernelRidge`` call it ``alpha``): the forecaster minimises
+        :math:`\sum_{s<t} (y_s - f(x_s))^2 + \lambda \|f\|^2 + f(x_t)^2`. The paper uses 1.
     kernel : {'rbf', 'linear'}, default='rbf'
         ``'rbf'``: the Gaussian kernel :math:`\exp(-\|x - x'\|^2 / (2\sigma^2))`; ``'linear'``:
         :math:`x^\top x'` (then this equals :class:`AWVRegressor` on raw features).
@@ -96,13 +91,41 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         Size of the Nyström dictionary the forecaster switches to at ``max_rows`` (at most the
         rows stored, and the rank of their kernel matrix: with the linear kernel the projection
         keeps the exact forecaster).
-"""
-        + _DOC_SIGMA
-        + _DOC_ALGORITHM
-        + _DOC_CLIP
-        + _DOC_STANDARDIZE
-        + _DOC_VERBOSE_REGRESSOR
-        + r"""
+    sigma : float or 'auto', default='auto'
+        Bandwidth of the Gaussian kernel :math:`\exp(-\|x - x'\|^2 / (2\sigma^2))`
+        (``gamma = 1 / (2 sigma**2)`` in scikit-learn's ``rbf_kernel``). ``'auto'``:
+        :math:`\sqrt{d}` for :math:`d` features, so that two typical standardised rows
+        (squared distance about :math:`2d`, see ``standardize``) have kernel value about
+        :math:`e^{-1}`, in the spirit of scikit-learn's ``gamma='scale'``. The paper uses 1 on
+        features scaled to [-1, 1].
+    algorithm : {'awv', 'ridge'}, default='awv'
+        ``'awv'``: the Azoury-Warmuth-Vovk forecaster: the current input enters the covariance
+        (with target 0) before predicting; this is what the paper's regret bounds are for.
+        ``'ridge'``: online (kernel) ridge regression, predicting with the previous solution (the
+        paper's "KRR" / "Projected-KRR" used on its real data sets). The AWV prediction is the
+        ridge prediction shrunk by the factor :math:`1/(1 + v^\top A_{t-1}^{-1} v) \in (0, 1]`,
+        so the two give identical signs (identical classifier decisions).
+    clip : float or None, default=None
+        If set to :math:`B`, predictions are clipped to :math:`[-B, B]` (the loss is counted on
+        the clipped prediction). The paper's forecasters need no clipping and do not know
+        :math:`B` (its bounds hold for unclipped predictions); clipping can only lower the square
+        loss when :math:`|y_t| \le B`.
+    standardize : bool, default=True
+        Standardise the features and the target online, prequentially: row :math:`t` is
+        centred and scaled with the running mean and standard deviation of the rows before it
+        (values beyond 5 standard deviations clipped; see
+        :class:`~skonline.preprocessing.OnlineStandardScaler`), the forecaster learns the
+        standardised target, and each prediction is mapped back to target units with the
+        statistics of the rows before it. This gives the forecaster the scale its ridge
+        parameter and bandwidth assume, on data as it comes (raw features, targets with an
+        offset), and keeps the chunking invariance. ``False``: the paper's forecaster on the raw
+        features and targets (what the paper reproductions use; scale the data beforehand).
+        ``coef_``, ``b_`` and ``precision_`` then describe the standardised problem. Every row
+        enters the running statistics once, whatever its ``sample_weight``.
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metrics (average online loss). The result does not change.
 
     Attributes
     ----------
@@ -158,7 +181,6 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
     >>> bool(np.mean((y_online[200:] - y[200:]) ** 2) < 0.01)
     True
     """
-    )
 
     _parameter_constraints = {
         "alpha": [Interval(Real, 0, None, closed="neither")],

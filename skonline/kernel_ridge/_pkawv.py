@@ -27,12 +27,6 @@ from . import _core as core
 from ._base import (
     _CAP_COMPONENTS,
     _CAP_ROWS,
-    _DOC_ALGORITHM,
-    _DOC_CLIP,
-    _DOC_FORGETTING,
-    _DOC_STANDARDIZE,
-    _DOC_VERBOSE_CLASSIFIER,
-    _DOC_VERBOSE_REGRESSOR,
     _GrowingStateMixin,
     _LinearAWVMixin,
     first_capacity,
@@ -55,7 +49,6 @@ _AUTO_MAX_TAYLOR = 120
 _AUTO_ALPHA = {"taylor": 1.0, "nystrom": 0.3}
 #: CSR chunks are densified (then standardised and learned) this many rows at a time
 _BLOCK_ROWS = 1024
-
 
 
 class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
@@ -507,118 +500,6 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         return int(self._n_skipped_[0]) if self.features_ == "nystrom" else 0
 
 
-_DOC_FEATURES = """
-    features : {'auto', 'taylor', 'nystrom'}, default='auto'
-        The subspace the forecaster is projected on. ``'auto'``: ``'taylor'`` while the Taylor
-        map has at most 120 coordinates (:math:`\\binom{M+d}{d} \\le 120`: :math:`d \\le 14`
-        at degree 2), else ``'nystrom'``, a decision from the number of features only; the choice
-        is ``features_``. ``'taylor'``: the span of the Taylor basis functions of total degree
-        :math:`\\le M` (:class:`~skonline.kernel_approximation.TaylorFeatures`), fixed:
-        :math:`r = \\binom{M+d}{d}` features, O(r^2) per row (Theorem 4). ``'nystrom'``: the span
-        of :math:`k(x_j, \\cdot)` over a dictionary of past inputs grown online by KORS
-        (approximate ridge leverage score sampling; Theorem 6), as a growing orthonormal
-        embedding :math:`\\phi(x) = L^{-1} k_D(x)` (:math:`L L^\\top = K_{DD}`): each insertion
-        appends one coordinate and re-projects the past rows kept (``max_history``) on it. Cost
-        per row O(m d + m^2) for a dictionary of m points, plus O(h (d + m)) on an insertion
-        (h rows of history); once the dictionary reaches ``max_components`` it is frozen and every
-        row costs O(m d + m^2). With more than 4,095 features the points are kept as sparse rows
-        (d then counts a row's non-zeros), and CSR rows are never densified."""
-
-_DOC_ALPHA_PKAWV = """
-    alpha : float or 'auto', default='auto'
-        Ridge parameter :math:`\\lambda > 0` (the paper's lambda): the forecaster minimises
-        :math:`\\sum_{s<t} (y_s - f(x_s))^2 + \\lambda \\|f\\|^2 + f(x_t)^2`. ``'auto'``: 1.0 with
-        Taylor features (the paper's value), 0.3 with Nyström features (chosen by measurement on the
-        development suite of ``benchmarks/defaults.py`` and on the whole phishing and adult
-        streams, with the 192-point dictionary and the default forgetting; on the Taylor streams
-        of the suite a smaller value lost accuracy)."""
-
-_DOC_KERNEL = """
-    sigma : float or 'auto', default='auto'
-        Bandwidth :math:`\\sigma` of the Gaussian kernel :math:`\\exp(-\\|x-x'\\|^2/(2\\sigma^2))`
-        (``gamma = 1 / (2 sigma**2)`` in scikit-learn's ``rbf_kernel``). ``'auto'``:
-        :math:`\\sqrt{d}` for :math:`d` features, so that two typical standardised rows
-        (squared distance about :math:`2d`, see ``standardize``) have kernel value about
-        :math:`e^{-1}`. The paper uses 1 on features scaled to [-1, 1].
-    degree : int, default=2
-        Taylor degree :math:`M` (``features='taylor'``). The paper's experiments use 2 to 4.
-    mu : float, default=1.0
-        KORS ridge level :math:`\\mu` of the leverage scores (``features='nystrom'``): smaller
-        gives a bigger, more accurate dictionary. The paper's experiments use :math:`\\mu = 1`
-        (its theory asks for :math:`\\mu \\le \\lambda`, e.g. :math:`\\mu = n^{-2}`).
-    beta : float, default=1.0
-        KORS oversampling factor :math:`\\beta`: inclusion probability
-        :math:`p_t = \\min(\\beta \\tilde\\tau_t, 1)` (theory: :math:`12 \\log(n/\\delta)`;
-        experiments: 1).
-    eps : float, default=0.5
-        KORS accuracy :math:`\\varepsilon`:
-        :math:`\\tilde\\tau_t = (1+\\varepsilon)\\, s_t^2/(s_t^2+\\mu)` with
-        :math:`s_t^2 = k(x_t,x_t) - \\bar k^\\top (W K_{DD} W + \\mu I)^{-1} \\bar k`,
-        :math:`\\bar k = W k_D(x_t)`.
-    kors_weighting : {'inverse_p', 'inverse_sqrt_p'}, default='inverse_p'
-        Weight :math:`w_j` a dictionary point receives in :math:`W` when it is added with
-        probability :math:`p_j`. ``'inverse_p'`` is what the paper's code (Appendix H.2) does and
-        what its experiments ran; ``'inverse_sqrt_p'`` is the unbiased sampling-matrix convention
-        of leverage-score sampling, under which KORS's guarantee (Proposition 5) is usually
-        stated. ``'inverse_p'`` inflates the weights, hence gives smaller dictionaries.
-    max_components : int or None, default=192
-        ``features='nystrom'``: budget :math:`m_{\\max}` on the dictionary size (the paper has
-        none). When it is reached the dictionary is frozen: later rows are not offered to KORS
-        (``n_rows_after_budget_``), the history is released and learning continues as AWV on the
-        fixed :math:`m`-dimensional map, O(m d + m^2) per row whatever the length of the stream;
-        the regret is then that of AWV in the frozen subspace (Theorem 3 with that projection).
-        The default was chosen by measurement: the largest dictionary whose frozen pass keeps
-        within 1/20 of ``SGDClassifier``'s rows/s at 100 dense features (``P`` is
-        :math:`8 m^2` bytes and its update bounds a row's cost), against the accuracy on the
-        whole phishing and adult streams (``benchmarks/results/kernel_ridge_budget.md``).
-        **Memory** (bytes), dense layout:
-        :math:`8\\,[c\\,(3c + d + K + 3) + h\\,(d + K + 1 + c)]`, with :math:`c \\le`
-        ``max_components`` the dictionary capacity (powers of two from 16), :math:`K` the
-        number of heads and :math:`h \\le 2\\,` ``max_history`` the history capacity (powers
-        of two from 256; 0 once the dictionary is frozen); sparse layout: :math:`d` replaced by
-        :math:`1.5 z`, :math:`z` the non-zeros of a stored row. The largest state measured at
-        the defaults is in ``benchmarks/results/kernel_ridge_budget.md``. ``None``: no budget.
-    max_history : int or None, default=4096
-        ``features='nystrom'``: the rows an insertion re-projects on the grown span, the most
-        recent ones (the history buffers hold at most twice as many, then keep the last
-        ``max_history``). Older rows keep a zero coordinate on the new point: their features are
-        their projection on the dictionary as it was ``max_history`` rows after them. With
-        forgetting :math:`\\gamma` the rows left out weigh at most
-        :math:`\\gamma^{\\mathrm{max\\_history}}`. ``None``: the whole history, the paper's algorithm (memory and
-        the cost of an insertion then grow with the stream; a ``UserWarning`` when the state
-        passes 1 GiB). The window against the whole history, measured:
-        ``benchmarks/results/kernel_ridge_budget.md``.
-    random_state : int, RandomState instance, Generator or None, default=None
-        Source of the KORS Bernoulli draws (``features='nystrom'``; one uniform per row)."""
-
-_DOC_ATTRS = """
-    features_ : {'taylor', 'nystrom'}
-        The feature map in use (the choice of ``features='auto'``).
-    n_components_ : int
-        Dimension m of the current feature map (Taylor: C(M+d, d); Nyström: dictionary size).
-    precision_ : ndarray of shape (m, m)
-        :math:`A_t^{-1} = (\\lambda I + \\sum_{s \\le t} \\phi(x_s) \\phi(x_s)^\\top)^{-1}`.
-    b_ : ndarray of shape (m,) (regressor) or (n_heads, m) (classifier)
-        :math:`b_t = \\sum_{s \\le t} y_s \\phi(x_s)`, one row per head (one head for two classes,
-        one per class otherwise).
-    coef_ : ndarray
-        Ridge weights :math:`A_t^{-1} b_t` in feature coordinates.
-    powers_ : ndarray of shape (m, n_features_in_)
-        ``features='taylor'``: multi-index of each Taylor feature.
-    components_, component_indices_, component_weights_, component_probabilities_ : ndarray
-        ``features='nystrom'``: dictionary points (standardised, as the forecaster saw them; a
-        CSR matrix in the sparse layout), their stream positions, KORS weights and inclusion
-        probabilities.
-    n_skipped_components_ : int
-        ``features='nystrom'``: sampled points not added because numerically already in the span
-        (squared residual below 1e-10; a guard the paper does not have).
-    n_rows_after_budget_ : int
-        ``features='nystrom'``: rows seen after the dictionary reached ``max_components``.
-    n_samples_seen_ : int
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Defined only when X has feature names that are all strings."""
-
 _REFERENCE = """
 
     Notes
@@ -667,8 +548,7 @@ _NYSTROM_SAMPLE_WEIGHT_XFAIL = {
 
 
 class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEstimator):
-    __doc__ = (
-        r"""Online kernel ridge regression at O(m^2) per row: Kernel-AWV projected on m features.
+    r"""Online kernel ridge regression at O(m^2) per row: Kernel-AWV projected on m features.
 
     The paper's PKAWV (eq. 4): at round :math:`t`, predict :math:`\hat f_t(x_t)` with
 
@@ -683,25 +563,202 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
     :math:`O(n m \mu / \lambda)` (Theorem 6).
 
     Parameters
-    ----------"""
-        + _DOC_FEATURES + _DOC_ALPHA_PKAWV + _DOC_KERNEL + _DOC_ALGORITHM + _DOC_CLIP + _DOC_STANDARDIZE
-        + _DOC_FORGETTING + _DOC_VERBOSE_REGRESSOR
-        + """
+    ----------
+    features : {'auto', 'taylor', 'nystrom'}, default='auto'
+        The subspace the forecaster is projected on. ``'auto'``: ``'taylor'`` while the Taylor
+        map has at most 120 coordinates (:math:`\binom{M+d}{d} \le 120`: :math:`d \le 14`
+        at degree 2), else ``'nystrom'``, a decision from the number of features only; the choice
+        is ``features_``. ``'taylor'``: the span of the Taylor basis functions of total degree
+        :math:`\le M` (:class:`~skonline.kernel_approximation.TaylorFeatures`), fixed:
+        :math:`r = \binom{M+d}{d}` features, O(r^2) per row (Theorem 4). ``'nystrom'``: the span
+        of :math:`k(x_j, \cdot)` over a dictionary of past inputs grown online by KORS
+        (approximate ridge leverage score sampling; Theorem 6), as a growing orthonormal
+        embedding :math:`\phi(x) = L^{-1} k_D(x)` (:math:`L L^\top = K_{DD}`): each insertion
+        appends one coordinate and re-projects the past rows kept (``max_history``) on it. Cost
+        per row O(m d + m^2) for a dictionary of m points, plus O(h (d + m)) on an insertion
+        (h rows of history); once the dictionary reaches ``max_components`` it is frozen and every
+        row costs O(m d + m^2). With more than 4,095 features the points are kept as sparse rows
+        (d then counts a row's non-zeros), and CSR rows are never densified.
+    alpha : float or 'auto', default='auto'
+        Ridge parameter :math:`\lambda > 0` (the paper's lambda): the forecaster minimises
+        :math:`\sum_{s<t} (y_s - f(x_s))^2 + \lambda \|f\|^2 + f(x_t)^2`. ``'auto'``: 1.0 with
+        Taylor features (the paper's value), 0.3 with Nyström features (chosen by measurement on the
+        development suite of ``benchmarks/defaults.py`` and on the whole phishing and adult
+        streams, with the 192-point dictionary and the default forgetting; on the Taylor streams
+        of the suite a smaller value lost accuracy).
+    sigma : float or 'auto', default='auto'
+        Bandwidth :math:`\sigma` of the Gaussian kernel :math:`\exp(-\|x-x'\|^2/(2\sigma^2))`
+        (``gamma = 1 / (2 sigma**2)`` in scikit-learn's ``rbf_kernel``). ``'auto'``:
+        :math:`\sqrt{d}` for :math:`d` features, so that two typical standardised rows
+        (squared distance about :math:`2d`, see ``standardize``) have kernel value about
+        :math:`e^{-1}`. The paper uses 1 on features scaled to [-1, 1].
+    degree : int, default=2
+        Taylor degree :math:`M` (``features='taylor'``). The paper's experiments use 2 to 4.
+    mu : float, default=1.0
+        KORS ridge level :math:`\mu` of the leverage scores (``features='nystrom'``): smaller
+        gives a bigger, more accurate dictionary. The paper's experiments use :math:`\mu = 1`
+        (its theory asks for :math:`\mu \le \lambda`, e.g. :math:`\mu = n^{-2}`).
+    beta : float, default=1.0
+        KORS oversampling factor :math:`\beta`: inclusion probability
+        :math:`p_t = \min(\beta \tilde\tau_t, 1)` (theory: :math:`12 \log(n/\delta)`;
+        experiments: 1).
+    eps : float, default=0.5
+        KORS accuracy :math:`\varepsilon`:
+        :math:`\tilde\tau_t = (1+\varepsilon)\, s_t^2/(s_t^2+\mu)` with
+        :math:`s_t^2 = k(x_t,x_t) - \bar k^\top (W K_{DD} W + \mu I)^{-1} \bar k`,
+        :math:`\bar k = W k_D(x_t)`.
+    kors_weighting : {'inverse_p', 'inverse_sqrt_p'}, default='inverse_p'
+        Weight :math:`w_j` a dictionary point receives in :math:`W` when it is added with
+        probability :math:`p_j`. ``'inverse_p'`` is what the paper's code (Appendix H.2) does and
+        what its experiments ran; ``'inverse_sqrt_p'`` is the unbiased sampling-matrix convention
+        of leverage-score sampling, under which KORS's guarantee (Proposition 5) is usually
+        stated. ``'inverse_p'`` inflates the weights, hence gives smaller dictionaries.
+    max_components : int or None, default=192
+        ``features='nystrom'``: budget :math:`m_{\max}` on the dictionary size (the paper has
+        none). When it is reached the dictionary is frozen: later rows are not offered to KORS
+        (``n_rows_after_budget_``), the history is released and learning continues as AWV on the
+        fixed :math:`m`-dimensional map, O(m d + m^2) per row whatever the length of the stream;
+        the regret is then that of AWV in the frozen subspace (Theorem 3 with that projection).
+        The default was chosen by measurement: the largest dictionary whose frozen pass keeps
+        within 1/20 of ``SGDClassifier``'s rows/s at 100 dense features (``P`` is
+        :math:`8 m^2` bytes and its update bounds a row's cost), against the accuracy on the
+        whole phishing and adult streams (``benchmarks/results/kernel_ridge_budget.md``).
+        **Memory** (bytes), dense layout:
+        :math:`8\,[c\,(3c + d + K + 3) + h\,(d + K + 1 + c)]`, with :math:`c \le`
+        ``max_components`` the dictionary capacity (powers of two from 16), :math:`K` the
+        number of heads and :math:`h \le 2\,` ``max_history`` the history capacity (powers
+        of two from 256; 0 once the dictionary is frozen); sparse layout: :math:`d` replaced by
+        :math:`1.5 z`, :math:`z` the non-zeros of a stored row. The largest state measured at
+        the defaults is in ``benchmarks/results/kernel_ridge_budget.md``. ``None``: no budget.
+    max_history : int or None, default=4096
+        ``features='nystrom'``: the rows an insertion re-projects on the grown span, the most
+        recent ones (the history buffers hold at most twice as many, then keep the last
+        ``max_history``). Older rows keep a zero coordinate on the new point: their features are
+        their projection on the dictionary as it was ``max_history`` rows after them. With
+        forgetting :math:`\gamma` the rows left out weigh at most
+        :math:`\gamma^{\mathrm{max\_history}}`. ``None``: the whole history, the paper's algorithm (memory and
+        the cost of an insertion then grow with the stream; a ``UserWarning`` when the state
+        passes 1 GiB). The window against the whole history, measured:
+        ``benchmarks/results/kernel_ridge_budget.md``.
+    random_state : int, RandomState instance, Generator or None, default=None
+        Source of the KORS Bernoulli draws (``features='nystrom'``; one uniform per row).
+    algorithm : {'awv', 'ridge'}, default='awv'
+        ``'awv'``: the Azoury-Warmuth-Vovk forecaster: the current input enters the covariance
+        (with target 0) before predicting; this is what the paper's regret bounds are for.
+        ``'ridge'``: online (kernel) ridge regression, predicting with the previous solution (the
+        paper's "KRR" / "Projected-KRR" used on its real data sets). The AWV prediction is the
+        ridge prediction shrunk by the factor :math:`1/(1 + v^\top A_{t-1}^{-1} v) \in (0, 1]`,
+        so the two give identical signs (identical classifier decisions).
+    clip : float or None, default=None
+        If set to :math:`B`, predictions are clipped to :math:`[-B, B]` (the loss is counted on
+        the clipped prediction). The paper's forecasters need no clipping and do not know
+        :math:`B` (its bounds hold for unclipped predictions); clipping can only lower the square
+        loss when :math:`|y_t| \le B`.
+    standardize : bool, default=True
+        Standardise the features and the target online, prequentially: row :math:`t` is
+        centred and scaled with the running mean and standard deviation of the rows before it
+        (values beyond 5 standard deviations clipped; see
+        :class:`~skonline.preprocessing.OnlineStandardScaler`), the forecaster learns the
+        standardised target, and each prediction is mapped back to target units with the
+        statistics of the rows before it. This gives the forecaster the scale its ridge
+        parameter and bandwidth assume, on data as it comes (raw features, targets with an
+        offset), and keeps the chunking invariance. ``False``: the paper's forecaster on the raw
+        features and targets (what the paper reproductions use; scale the data beforehand).
+        ``coef_``, ``b_`` and ``precision_`` then describe the standardised problem. Every row
+        enters the running statistics once, whatever its ``sample_weight``.
+    forgetting : float in (0, 1], default=0.999
+        Forgetting factor :math:`\gamma`, for streams whose target drifts. After each row the
+        past is discounted: the forecaster minimises
+        :math:`\sum_{s<t} \gamma^{t-s} w_s (y_s - f(x_s))^2 + f^\top R_t f + f(x_t)^2`, a
+        ridge regression over an effective window of about :math:`1/(1-\gamma)` rows (1,000 at
+        the default), with a regulariser :math:`R_t` that stays near :math:`\lambda I`: the
+        mass :math:`(1-\gamma)\lambda m` that discounting removes from it each row is put back
+        on :math:`\lceil m(1-\gamma) \rceil` coordinates in turn, so that each coordinate's
+        regulariser stays within about :math:`[0.58\lambda, 1.58\lambda]` (plain exponential
+        forgetting would let it decay as :math:`\gamma^t \lambda`, and :math:`A_t^{-1}` blow up
+        in the directions the data stop exciting). Cost: while :math:`m (1-\gamma) \le 1` the
+        discount and the refresh are folded into the row's single pass over :math:`A_t^{-1}`
+        (one more multiply-add per entry); beyond, O(:math:`\lceil m(1-\gamma)\rceil` m^2).
+        ``forgetting=1.0`` is the paper's forecaster exactly (no discount; what its regret bounds
+        and the paper reproductions use). The default was chosen on the development suite of ``benchmarks/defaults.py``
+        (data as it comes, chunks of 100 rows predicted before they are learned): with 1.0 the
+        forecaster, a ridge regression over the whole history, cannot follow the drifting
+        synthetic streams there (gradual weight drift, a turning hyperplane, abrupt concept
+        switches), while the default follows them and keeps the stationary streams within the
+        benchmark's acceptance margin. Every row is discounted, whatever its
+        ``sample_weight``.
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metrics (average online loss). The result does not change.
 
     Attributes
     ----------
     cumulative_loss_ : float
-        :math:`\\sum_t (y_t - \\hat y_t)^2` of the prequential predictions."""
-        + _DOC_ATTRS
-        + """
+        :math:`\sum_t (y_t - \hat y_t)^2` of the prequential predictions.
+    features_ : {'taylor', 'nystrom'}
+        The feature map in use (the choice of ``features='auto'``).
+    n_components_ : int
+        Dimension m of the current feature map (Taylor: C(M+d, d); Nyström: dictionary size).
+    precision_ : ndarray of shape (m, m)
+        :math:`A_t^{-1} = (\lambda I + \sum_{s \le t} \phi(x_s) \phi(x_s)^\top)^{-1}`.
+    b_ : ndarray of shape (m,) (regressor) or (n_heads, m) (classifier)
+        :math:`b_t = \sum_{s \le t} y_s \phi(x_s)`, one row per head (one head for two classes,
+        one per class otherwise).
+    coef_ : ndarray
+        Ridge weights :math:`A_t^{-1} b_t` in feature coordinates.
+    powers_ : ndarray of shape (m, n_features_in_)
+        ``features='taylor'``: multi-index of each Taylor feature.
+    components_, component_indices_, component_weights_, component_probabilities_ : ndarray
+        ``features='nystrom'``: dictionary points (standardised, as the forecaster saw them; a
+        CSR matrix in the sparse layout), their stream positions, KORS weights and inclusion
+        probabilities.
+    n_skipped_components_ : int
+        ``features='nystrom'``: sampled points not added because numerically already in the span
+        (squared residual below 1e-10; a guard the paper does not have).
+    n_rows_after_budget_ : int
+        ``features='nystrom'``: rows seen after the dictionary reached ``max_components``.
+    n_samples_seen_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has feature names that are all strings.
 
     See Also
     --------
     KernelAWVRegressor : the exact forecaster, O(t^2) per row.
     AWVRegressor : the same forecaster on any fixed feature map.
-    PKAWVClassifier : the same forecaster on +-1 targets, one-vs-rest."""
-        + _REFERENCE
-        + """
+    PKAWVClassifier : the same forecaster on +-1 targets, one-vs-rest.
+
+    Notes
+    -----
+    ``sample_weight`` (``fit`` / ``partial_fit``) gives weighted least squares: a row of weight
+    w enters the covariance as ``w v v'`` (a weighted rank-one update), the targets as ``w y v``
+    and the loss as ``w (y - f)^2`` (``cumulative_loss_`` is weighted). An integer weight k gives
+    the same final solution as k copies of the row (up to rounding), though not the same
+    prequential predictions (the copies would be predicted one after the other). Weights are per
+    row: any chunking gives the same state. With ``forgetting < 1`` the integer-weight and
+    zero-weight equivalences hold up to the discount: every row, whatever its weight, is a time step
+    that discounts the past. Without forgetting a row of weight 0 changes nothing in the model with
+    Taylor features; with Nyström features it is still offered to KORS (the dictionary does not
+    depend on targets or weights) and kept, with weight 0, in the history.
+
+    Input: dense or CSR rows; the same rows as CSR or dense give the same model bit for bit (a
+    CSR row is densified, or, with more than 4,095 features, a dense row is made sparse, before the
+    standardisation). With ``standardize=True`` and more than 4,095 features the rows are scaled
+    by their running root mean square without centring (centring would fill sparse rows; the
+    Gaussian kernel does not depend on a common shift).
+
+    The paper's algorithms: ``features='taylor', alpha=1.0, sigma=1.0, standardize=False,
+    forgetting=1.0`` (PKAWV-Taylor), and ``features='nystrom', alpha=1.0, sigma=1.0,
+    max_components=None, max_history=None, standardize=False, forgetting=1.0`` (exact
+    PKAWV-Nyström: the whole history re-projected on every insertion).
+
+    References
+    ----------
+    R. Jézéquel, P. Gaillard, A. Rudi. Efficient online learning with kernels for adversarial large
+    scale problems. NeurIPS 2019 (eq. 4; Theorems 3, 4 and 6; Appendix H).
+    D. Calandriello, A. Lazaric, M. Valko. Efficient second-order online kernel learning with
+    adaptive embedding. NeurIPS 2017 (KORS).
 
     Examples
     --------
@@ -722,7 +779,6 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
     >>> bool(np.mean((nys.predict(X) - y) ** 2) < 0.02)
     True
     """
-    )
 
     def __init__(self, features="auto", *, alpha="auto", sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
                  kors_weighting="inverse_p", max_components=192, max_history=4096, algorithm="awv", clip=None,
@@ -774,8 +830,7 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
 
 
 class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMixin, BaseEstimator):
-    __doc__ = (
-        r"""Online kernel classifier: PKAWV regression on +-1 targets, one-vs-rest.
+    r"""Online kernel classifier: PKAWV regression on +-1 targets, one-vs-rest.
 
     Not in the paper as a class, but what its classification experiments run: square-loss PKAWV
     (see :class:`PKAWVRegressor`) on targets :math:`\pm 1`, predicting the sign. Multiclass
@@ -787,10 +842,134 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
     ``> 0`` predicts ``classes_[1]``).
 
     Parameters
-    ----------"""
-        + _DOC_FEATURES + _DOC_ALPHA_PKAWV + _DOC_KERNEL + _DOC_ALGORITHM + _DOC_CLIP + _DOC_STANDARDIZE
-        + _DOC_FORGETTING + _DOC_VERBOSE_CLASSIFIER
-        + """
+    ----------
+    features : {'auto', 'taylor', 'nystrom'}, default='auto'
+        The subspace the forecaster is projected on. ``'auto'``: ``'taylor'`` while the Taylor
+        map has at most 120 coordinates (:math:`\binom{M+d}{d} \le 120`: :math:`d \le 14`
+        at degree 2), else ``'nystrom'``, a decision from the number of features only; the choice
+        is ``features_``. ``'taylor'``: the span of the Taylor basis functions of total degree
+        :math:`\le M` (:class:`~skonline.kernel_approximation.TaylorFeatures`), fixed:
+        :math:`r = \binom{M+d}{d}` features, O(r^2) per row (Theorem 4). ``'nystrom'``: the span
+        of :math:`k(x_j, \cdot)` over a dictionary of past inputs grown online by KORS
+        (approximate ridge leverage score sampling; Theorem 6), as a growing orthonormal
+        embedding :math:`\phi(x) = L^{-1} k_D(x)` (:math:`L L^\top = K_{DD}`): each insertion
+        appends one coordinate and re-projects the past rows kept (``max_history``) on it. Cost
+        per row O(m d + m^2) for a dictionary of m points, plus O(h (d + m)) on an insertion
+        (h rows of history); once the dictionary reaches ``max_components`` it is frozen and every
+        row costs O(m d + m^2). With more than 4,095 features the points are kept as sparse rows
+        (d then counts a row's non-zeros), and CSR rows are never densified.
+    alpha : float or 'auto', default='auto'
+        Ridge parameter :math:`\lambda > 0` (the paper's lambda): the forecaster minimises
+        :math:`\sum_{s<t} (y_s - f(x_s))^2 + \lambda \|f\|^2 + f(x_t)^2`. ``'auto'``: 1.0 with
+        Taylor features (the paper's value), 0.3 with Nyström features (chosen by measurement on the
+        development suite of ``benchmarks/defaults.py`` and on the whole phishing and adult
+        streams, with the 192-point dictionary and the default forgetting; on the Taylor streams
+        of the suite a smaller value lost accuracy).
+    sigma : float or 'auto', default='auto'
+        Bandwidth :math:`\sigma` of the Gaussian kernel :math:`\exp(-\|x-x'\|^2/(2\sigma^2))`
+        (``gamma = 1 / (2 sigma**2)`` in scikit-learn's ``rbf_kernel``). ``'auto'``:
+        :math:`\sqrt{d}` for :math:`d` features, so that two typical standardised rows
+        (squared distance about :math:`2d`, see ``standardize``) have kernel value about
+        :math:`e^{-1}`. The paper uses 1 on features scaled to [-1, 1].
+    degree : int, default=2
+        Taylor degree :math:`M` (``features='taylor'``). The paper's experiments use 2 to 4.
+    mu : float, default=1.0
+        KORS ridge level :math:`\mu` of the leverage scores (``features='nystrom'``): smaller
+        gives a bigger, more accurate dictionary. The paper's experiments use :math:`\mu = 1`
+        (its theory asks for :math:`\mu \le \lambda`, e.g. :math:`\mu = n^{-2}`).
+    beta : float, default=1.0
+        KORS oversampling factor :math:`\beta`: inclusion probability
+        :math:`p_t = \min(\beta \tilde\tau_t, 1)` (theory: :math:`12 \log(n/\delta)`;
+        experiments: 1).
+    eps : float, default=0.5
+        KORS accuracy :math:`\varepsilon`:
+        :math:`\tilde\tau_t = (1+\varepsilon)\, s_t^2/(s_t^2+\mu)` with
+        :math:`s_t^2 = k(x_t,x_t) - \bar k^\top (W K_{DD} W + \mu I)^{-1} \bar k`,
+        :math:`\bar k = W k_D(x_t)`.
+    kors_weighting : {'inverse_p', 'inverse_sqrt_p'}, default='inverse_p'
+        Weight :math:`w_j` a dictionary point receives in :math:`W` when it is added with
+        probability :math:`p_j`. ``'inverse_p'`` is what the paper's code (Appendix H.2) does and
+        what its experiments ran; ``'inverse_sqrt_p'`` is the unbiased sampling-matrix convention
+        of leverage-score sampling, under which KORS's guarantee (Proposition 5) is usually
+        stated. ``'inverse_p'`` inflates the weights, hence gives smaller dictionaries.
+    max_components : int or None, default=192
+        ``features='nystrom'``: budget :math:`m_{\max}` on the dictionary size (the paper has
+        none). When it is reached the dictionary is frozen: later rows are not offered to KORS
+        (``n_rows_after_budget_``), the history is released and learning continues as AWV on the
+        fixed :math:`m`-dimensional map, O(m d + m^2) per row whatever the length of the stream;
+        the regret is then that of AWV in the frozen subspace (Theorem 3 with that projection).
+        The default was chosen by measurement: the largest dictionary whose frozen pass keeps
+        within 1/20 of ``SGDClassifier``'s rows/s at 100 dense features (``P`` is
+        :math:`8 m^2` bytes and its update bounds a row's cost), against the accuracy on the
+        whole phishing and adult streams (``benchmarks/results/kernel_ridge_budget.md``).
+        **Memory** (bytes), dense layout:
+        :math:`8\,[c\,(3c + d + K + 3) + h\,(d + K + 1 + c)]`, with :math:`c \le`
+        ``max_components`` the dictionary capacity (powers of two from 16), :math:`K` the
+        number of heads and :math:`h \le 2\,` ``max_history`` the history capacity (powers
+        of two from 256; 0 once the dictionary is frozen); sparse layout: :math:`d` replaced by
+        :math:`1.5 z`, :math:`z` the non-zeros of a stored row. The largest state measured at
+        the defaults is in ``benchmarks/results/kernel_ridge_budget.md``. ``None``: no budget.
+    max_history : int or None, default=4096
+        ``features='nystrom'``: the rows an insertion re-projects on the grown span, the most
+        recent ones (the history buffers hold at most twice as many, then keep the last
+        ``max_history``). Older rows keep a zero coordinate on the new point: their features are
+        their projection on the dictionary as it was ``max_history`` rows after them. With
+        forgetting :math:`\gamma` the rows left out weigh at most
+        :math:`\gamma^{\mathrm{max\_history}}`. ``None``: the whole history, the paper's algorithm (memory and
+        the cost of an insertion then grow with the stream; a ``UserWarning`` when the state
+        passes 1 GiB). The window against the whole history, measured:
+        ``benchmarks/results/kernel_ridge_budget.md``.
+    random_state : int, RandomState instance, Generator or None, default=None
+        Source of the KORS Bernoulli draws (``features='nystrom'``; one uniform per row).
+    algorithm : {'awv', 'ridge'}, default='awv'
+        ``'awv'``: the Azoury-Warmuth-Vovk forecaster: the current input enters the covariance
+        (with target 0) before predicting; this is what the paper's regret bounds are for.
+        ``'ridge'``: online (kernel) ridge regression, predicting with the previous solution (the
+        paper's "KRR" / "Projected-KRR" used on its real data sets). The AWV prediction is the
+        ridge prediction shrunk by the factor :math:`1/(1 + v^\top A_{t-1}^{-1} v) \in (0, 1]`,
+        so the two give identical signs (identical classifier decisions).
+    clip : float or None, default=None
+        If set to :math:`B`, predictions are clipped to :math:`[-B, B]` (the loss is counted on
+        the clipped prediction). The paper's forecasters need no clipping and do not know
+        :math:`B` (its bounds hold for unclipped predictions); clipping can only lower the square
+        loss when :math:`|y_t| \le B`.
+    standardize : bool, default=True
+        Standardise the features and the target online, prequentially: row :math:`t` is
+        centred and scaled with the running mean and standard deviation of the rows before it
+        (values beyond 5 standard deviations clipped; see
+        :class:`~skonline.preprocessing.OnlineStandardScaler`), the forecaster learns the
+        standardised target, and each prediction is mapped back to target units with the
+        statistics of the rows before it. This gives the forecaster the scale its ridge
+        parameter and bandwidth assume, on data as it comes (raw features, targets with an
+        offset), and keeps the chunking invariance. ``False``: the paper's forecaster on the raw
+        features and targets (what the paper reproductions use; scale the data beforehand).
+        ``coef_``, ``b_`` and ``precision_`` then describe the standardised problem. Every row
+        enters the running statistics once, whatever its ``sample_weight``.
+    forgetting : float in (0, 1], default=0.999
+        Forgetting factor :math:`\gamma`, for streams whose target drifts. After each row the
+        past is discounted: the forecaster minimises
+        :math:`\sum_{s<t} \gamma^{t-s} w_s (y_s - f(x_s))^2 + f^\top R_t f + f(x_t)^2`, a
+        ridge regression over an effective window of about :math:`1/(1-\gamma)` rows (1,000 at
+        the default), with a regulariser :math:`R_t` that stays near :math:`\lambda I`: the
+        mass :math:`(1-\gamma)\lambda m` that discounting removes from it each row is put back
+        on :math:`\lceil m(1-\gamma) \rceil` coordinates in turn, so that each coordinate's
+        regulariser stays within about :math:`[0.58\lambda, 1.58\lambda]` (plain exponential
+        forgetting would let it decay as :math:`\gamma^t \lambda`, and :math:`A_t^{-1}` blow up
+        in the directions the data stop exciting). Cost: while :math:`m (1-\gamma) \le 1` the
+        discount and the refresh are folded into the row's single pass over :math:`A_t^{-1}`
+        (one more multiply-add per entry); beyond, O(:math:`\lceil m(1-\gamma)\rceil` m^2).
+        ``forgetting=1.0`` is the paper's forecaster exactly (no discount; what its regret bounds
+        and the paper reproductions use). The default was chosen on the development suite of ``benchmarks/defaults.py``
+        (data as it comes, chunks of 100 rows predicted before they are learned): with 1.0 the
+        forecaster, a ridge regression over the whole history, cannot follow the drifting
+        synthetic streams there (gradual weight drift, a turning hyperplane, abrupt concept
+        switches), while the default follows them and keeps the stationary streams within the
+        benchmark's acceptance margin. Every row is discounted, whatever its
+        ``sample_weight``.
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metrics (average online loss; mistake rate). The result does not change.
 
     Attributes
     ----------
@@ -798,15 +977,68 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
     n_mistakes_ : int
         Mistakes of the prequential predictions.
     cumulative_loss_ : float
-        Square loss of the prequential decision values, summed over rows and heads."""
-        + _DOC_ATTRS
-        + """
+        Square loss of the prequential decision values, summed over rows and heads.
+    features_ : {'taylor', 'nystrom'}
+        The feature map in use (the choice of ``features='auto'``).
+    n_components_ : int
+        Dimension m of the current feature map (Taylor: C(M+d, d); Nyström: dictionary size).
+    precision_ : ndarray of shape (m, m)
+        :math:`A_t^{-1} = (\lambda I + \sum_{s \le t} \phi(x_s) \phi(x_s)^\top)^{-1}`.
+    b_ : ndarray of shape (m,) (regressor) or (n_heads, m) (classifier)
+        :math:`b_t = \sum_{s \le t} y_s \phi(x_s)`, one row per head (one head for two classes,
+        one per class otherwise).
+    coef_ : ndarray
+        Ridge weights :math:`A_t^{-1} b_t` in feature coordinates.
+    powers_ : ndarray of shape (m, n_features_in_)
+        ``features='taylor'``: multi-index of each Taylor feature.
+    components_, component_indices_, component_weights_, component_probabilities_ : ndarray
+        ``features='nystrom'``: dictionary points (standardised, as the forecaster saw them; a
+        CSR matrix in the sparse layout), their stream positions, KORS weights and inclusion
+        probabilities.
+    n_skipped_components_ : int
+        ``features='nystrom'``: sampled points not added because numerically already in the span
+        (squared residual below 1e-10; a guard the paper does not have).
+    n_rows_after_budget_ : int
+        ``features='nystrom'``: rows seen after the dictionary reached ``max_components``.
+    n_samples_seen_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has feature names that are all strings.
 
     See Also
     --------
-    PKAWVRegressor : the same forecaster for regression."""
-        + _REFERENCE
-        + """
+    PKAWVRegressor : the same forecaster for regression.
+
+    Notes
+    -----
+    ``sample_weight`` (``fit`` / ``partial_fit``) gives weighted least squares: a row of weight
+    w enters the covariance as ``w v v'`` (a weighted rank-one update), the targets as ``w y v``
+    and the loss as ``w (y - f)^2`` (``cumulative_loss_`` is weighted). An integer weight k gives
+    the same final solution as k copies of the row (up to rounding), though not the same
+    prequential predictions (the copies would be predicted one after the other). Weights are per
+    row: any chunking gives the same state. With ``forgetting < 1`` the integer-weight and
+    zero-weight equivalences hold up to the discount: every row, whatever its weight, is a time step
+    that discounts the past. Without forgetting a row of weight 0 changes nothing in the model with
+    Taylor features; with Nyström features it is still offered to KORS (the dictionary does not
+    depend on targets or weights) and kept, with weight 0, in the history.
+
+    Input: dense or CSR rows; the same rows as CSR or dense give the same model bit for bit (a
+    CSR row is densified, or, with more than 4,095 features, a dense row is made sparse, before the
+    standardisation). With ``standardize=True`` and more than 4,095 features the rows are scaled
+    by their running root mean square without centring (centring would fill sparse rows; the
+    Gaussian kernel does not depend on a common shift).
+
+    The paper's algorithms: ``features='taylor', alpha=1.0, sigma=1.0, standardize=False,
+    forgetting=1.0`` (PKAWV-Taylor), and ``features='nystrom', alpha=1.0, sigma=1.0,
+    max_components=None, max_history=None, standardize=False, forgetting=1.0`` (exact
+    PKAWV-Nyström: the whole history re-projected on every insertion).
+
+    References
+    ----------
+    R. Jézéquel, P. Gaillard, A. Rudi. Efficient online learning with kernels for adversarial large
+    scale problems. NeurIPS 2019 (eq. 4; Theorems 3, 4 and 6; Appendix H).
+    D. Calandriello, A. Lazaric, M. Valko. Efficient second-order online kernel learning with
+    adaptive embedding. NeurIPS 2017 (KORS).
 
     Examples
     --------
@@ -820,7 +1052,6 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
     >>> bool(np.mean(y_online[1000:] == y[1000:]) > 0.95)
     True
     """
-    )
 
     def __init__(self, features="auto", *, alpha="auto", sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
                  kors_weighting="inverse_p", max_components=192, max_history=4096, algorithm="awv", clip=None,

@@ -1,8 +1,10 @@
 """Compiled passes of online kernel selection under bandit feedback (Li & Liao, ECML-PKDD 2022).
 
 Each algorithm is written once, as the paper's round (sample I ~ p, predict with f_I, observe the
-loss, step f_I, update q and p): :func:`_oks`, :func:`_okspp`, :func:`_ioks`. Its hypotheses are one
-of two backends, each a record plus three operations (``begin_row``, ``value``, ``step``):
+loss, step f_I, update q and p): :func:`oks_pass`, :func:`okspp_pass`, :func:`ioks_pass`; and
+:func:`okspp_full_pass`, OKS++ with full feedback (every kernel's hypothesis predicts and steps on
+every row, nothing is sampled). Its hypotheses are one of three backends, each a record plus three
+operations (``begin_row``, ``value``, ``step``):
 
 * :class:`ExactExpansion` (``n_components=None``): f_{h,k} = scale[h,k] * sum_j alpha[h,k,j]
   kappa_k(store[idx[h,k,j]], .), the support rows in one shared store (a row is stored once even
@@ -12,12 +14,15 @@ of two backends, each a record plus three operations (``begin_row``, ``value``, 
   sqrt(D) with W_k = omega_b / sigma_k, projection = coordinate clipping at ``thr``. With one
   shared base the projections x . omega of the rows do not depend on the state; the estimator
   computes them for the chunk beforehand (:class:`ProjectedRows`) and the pass only evaluates the
-  sampled kernel's cos/sin (otherwise the rows are :class:`DenseRows` or :class:`SparseRows`).
+  sampled kernel's cos/sin (otherwise the rows are :class:`DenseRows` or :class:`SparseRows`);
+* :class:`SharedExpansion` (full feedback, exact): every hypothesis's support is every stored row,
+  and the distances of a row to the store are computed once for all of them.
 
-The compiled entry points are one per algorithm and backend (``okspp_exact_pass``,
-``okspp_rf_pass``, ...; :data:`PASSES`), all called as ``pass_(rows, rounds, settings, state,
-model, out, loss_sum)`` with the named records below, so a configuration compiles its own
-algorithm, backend and row format and nothing else.
+The compiled entry points are the four passes above (:data:`PASSES` maps an algorithm to its
+bandit pass), all called as ``pass_(rows, rounds, settings, state, model, out, loss_sum)`` with
+the named records below; each compiles one specialisation per backend and row format, selected by
+the types of its records, so a configuration compiles its own algorithm, backend and row format
+and nothing else.
 
 State arrays are updated in place; all randomness is in the uniforms ``rounds.u`` (one per row and
 head) drawn by the estimator. A pass returns -1, or the first row at which a prediction or the
@@ -709,8 +714,8 @@ def ioks_constants(T, K, U, G1, loss_bound, eta_scale):
 
 
 # ----------------------------------------------------------------------------------- algorithms
-# One body per algorithm, over any backend (begin_row, value, step); the entry points below
-# instantiate each with one backend.
+# One body per algorithm, over any backend (begin_row, value, step): numba compiles one
+# specialisation per backend record type.
 @njit
 def oks_pass(rows, rounds, settings, state, model, out, loss_sum):
     """OKS (Yang et al. 2012; Algorithm 1 of the paper with the constants of Remark 1)."""
@@ -945,13 +950,9 @@ def shared_expansion_decision(X, weights, inv2s2, store, n_store, alpha, scale, 
                     out[r, h] += weights[h, k] * scale[h, k] * _dot(alpha[h, k], kv, n)
 
 
-#: the compiled pass of each algorithm and backend (``rf``: random features); a pass compiles one
-#: specialisation per backend, selected by the type of its model record
-PASSES = {
-    ("oks", False): oks_pass, ("oks", True): oks_pass,
-    ("oks++", False): okspp_pass, ("oks++", True): okspp_pass,
-    ("ioks", False): ioks_pass, ("ioks", True): ioks_pass,
-}
+#: the compiled bandit pass of each algorithm (every backend: a pass compiles one specialisation
+#: per backend, selected by the type of its model record)
+PASSES = {"oks": oks_pass, "oks++": okspp_pass, "ioks": ioks_pass}
 
 
 # ----------------------------------------------------------------------------------- predict

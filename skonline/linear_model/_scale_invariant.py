@@ -439,7 +439,42 @@ class _ScaleInvariantBase:
         return tags
 
 
-_DOC_COMMON = """
+# as scikit-learn marks them for its own online learners (SGDClassifier, SGDRegressor, Perceptron)
+_SAMPLE_WEIGHT_XFAIL = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "sample_weight is not equivalent to removing/repeating samples (an online learner: each "
+        "copy of a row would be a round of its own)."
+    ),
+    "check_sample_weight_equivalence_on_sparse_data": (
+        "sample_weight is not equivalent to removing/repeating samples (an online learner: each "
+        "copy of a row would be a round of its own)."
+    ),
+}
+
+
+_REFERENCE = """
+    References
+    ----------
+    W. Kotłowski. Scale-Invariant Unconstrained Online Learning. ALT 2017 (Algorithms 1 and 2;
+    Theorems 3.4 and 4.5 -- the latter with the corrected "+ Gamma_T" term).
+"""
+
+
+class ScaleInvariantClassifier(_ScaleInvariantBase, SampleWeightMixin, OnlineDecisionClassifierMixin, BaseEstimator):
+    """Online linear classifier that needs no learning rate and no feature scaling.
+
+    Kotłowski's scale-invariant unconstrained online learner: its predictions are exactly unchanged
+    when the features are rescaled (``invariance='coordinate'``) or mapped by any invertible linear
+    map (``invariance='full'``), and its regret against every linear comparator is bounded in terms
+    of the comparator's predictions alone. Multiclass problems are learned one-vs-rest, the heads
+    sharing the feature statistics.
+
+    Parameters
+    ----------
+    loss : {'log_loss', 'hinge', 'modified_huber'}, default='log_loss'
+        A Lipschitz classification loss (alias ``'logistic'``). The derivative is divided by the
+        Lipschitz constant (4 for modified_huber). ``'squared_hinge'`` is rejected: its derivative
+        is unbounded.
     invariance : {'auto', 'coordinate', 'full'}, default='auto'
         ``'coordinate'``: Algorithm 1, predictions invariant to rescaling each feature
         (x_i -> a_i x_i); O(nnz) per row, sparse input read as it is. ``'full'``: Algorithm 2,
@@ -452,11 +487,11 @@ _DOC_COMMON = """
         predictions near 0 for hundreds to thousands of rows, and it is not invariant to offsets
         (a feature's mean); Algorithm 2 learns from the first rows and is affine-invariant.
         Measured on raw streams (``benchmarks/defaults.py``) Algorithm 2 matched or beat a scaled
-        logistic regression where Algorithm 1 lost 5 to 50 accuracy points. Its weak spot: it
+        logistic regression where Algorithm 1 lost accuracy. Its weak spot: it
         predicts 0 on each of the first d + 1 rows (each brings a new direction) and weighs every
         direction alike, including the near-null ones of nearly collinear columns, so on short
-        tables with such columns (breast_cancer: 0.90 against 0.96 for a scaled logistic
-        regression) a learner with a prior in standardised units does better. Algorithm 2 warns
+        tables with such columns (breast_cancer, against a scaled logistic regression) a learner
+        with a prior in standardised units does better. Algorithm 2 warns
         (``UserWarning``) when the stream reaches 3 rows per column and a column's variance
         inflation factor exceeds 1,000; see "Where the defaults still fall short" in the user
         guide (data as it comes). The warning changes nothing.
@@ -487,14 +522,17 @@ _DOC_COMMON = """
         direction adds a term of order ``1 / ||x_perp||^2`` to the pseudo-inverse, so a direction
         that is new only by rounding (two near-duplicate columns that part by 1e-9, as on
         ailerons) would swamp it; the default treats anything within a relative 1e-6 of the span as
-        in it. (The default was 1e-10 before; it broke down on such data.)
+        in it (a tolerance of 1e-10 broke down on such data).
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metrics (average online loss; mistake rate for the classifier). The result does not change.
-"""
 
-_DOC_ATTRS = """
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_mistakes_ : int
+        Mistakes of the prequential predictions.
     invariance_ : str
         The algorithm in use, ``'coordinate'`` or ``'full'`` (see ``invariance``).
     coef_ : ndarray
@@ -519,21 +557,7 @@ _DOC_ATTRS = """
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined only when X has feature names that are all strings.
-"""
 
-# as scikit-learn marks them for its own online learners (SGDClassifier, SGDRegressor, Perceptron)
-_SAMPLE_WEIGHT_XFAIL = {
-    "check_sample_weight_equivalence_on_dense_data": (
-        "sample_weight is not equivalent to removing/repeating samples (an online learner: each "
-        "copy of a row would be a round of its own)."
-    ),
-    "check_sample_weight_equivalence_on_sparse_data": (
-        "sample_weight is not equivalent to removing/repeating samples (an online learner: each "
-        "copy of a row would be a round of its own)."
-    ),
-}
-
-_DOC_WEIGHTS = """
     Notes
     -----
     ``sample_weight`` (``fit`` / ``partial_fit``) multiplies the loss of each row: the row's loss
@@ -544,44 +568,12 @@ _DOC_WEIGHTS = """
     bound is stated for derivatives bounded by 1: with weights in [0, 1] it holds for the weighted
     loss sum_t w_t l_t; larger weights scale the bound with max_t w_t (divide the weights by their
     maximum to keep it). Weights are per row, so any chunking still gives the same state.
-"""
 
-_REFERENCE = """
     References
     ----------
     W. Kotłowski. Scale-Invariant Unconstrained Online Learning. ALT 2017 (Algorithms 1 and 2;
     Theorems 3.4 and 4.5 -- the latter with the corrected "+ Gamma_T" term).
-"""
 
-
-class ScaleInvariantClassifier(_ScaleInvariantBase, SampleWeightMixin, OnlineDecisionClassifierMixin, BaseEstimator):
-    __doc__ = (
-        """Online linear classifier that needs no learning rate and no feature scaling.
-
-    Kotłowski's scale-invariant unconstrained online learner: its predictions are exactly unchanged
-    when the features are rescaled (``invariance='coordinate'``) or mapped by any invertible linear
-    map (``invariance='full'``), and its regret against every linear comparator is bounded in terms
-    of the comparator's predictions alone. Multiclass problems are learned one-vs-rest, the heads
-    sharing the feature statistics.
-
-    Parameters
-    ----------
-    loss : {'log_loss', 'hinge', 'modified_huber'}, default='log_loss'
-        A Lipschitz classification loss (alias ``'logistic'``). The derivative is divided by the
-        Lipschitz constant (4 for modified_huber). ``'squared_hinge'`` is rejected: its derivative
-        is unbounded.
-"""
-        + _DOC_COMMON
-        + """
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-    n_mistakes_ : int
-        Mistakes of the prequential predictions."""
-        + _DOC_ATTRS
-        + _DOC_WEIGHTS
-        + _REFERENCE
-        + """
     Examples
     --------
     >>> import numpy as np
@@ -597,7 +589,6 @@ class ScaleInvariantClassifier(_ScaleInvariantBase, SampleWeightMixin, OnlineDec
     >>> float((clf2.predict(X * scale) == clf.predict(X)).mean())
     1.0
     """
-    )
 
     _parameter_constraints = {
         **_ScaleInvariantBase._parameter_constraints,
@@ -634,8 +625,7 @@ class ScaleInvariantClassifier(_ScaleInvariantBase, SampleWeightMixin, OnlineDec
         return self._run_pass(chunk.X, chunk.Y, chunk.sample_weight)
 
 class ScaleInvariantRegressor(_ScaleInvariantBase, SampleWeightMixin, OnlineRegressorMixin, BaseEstimator):
-    __doc__ = (
-        """Online linear regressor that needs no learning rate and no feature scaling.
+    """Online linear regressor that needs no learning rate and no feature scaling.
 
     Kotłowski's scale-invariant unconstrained online learner with a Lipschitz regression loss.
     Invariance is with respect to the features. The algorithm's steps do not depend on the scale
@@ -659,15 +649,102 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, SampleWeightMixin, OnlineRegr
         transformed (the predictions are invariant to their scale already). ``False``: the
         paper's learner on the raw targets, whose weights must then grow to the target's scale
         (slow for targets far from 0, e.g. with an offset of 100).
-"""
-        + _DOC_COMMON
-        + """
+    invariance : {'auto', 'coordinate', 'full'}, default='auto'
+        ``'coordinate'``: Algorithm 1, predictions invariant to rescaling each feature
+        (x_i -> a_i x_i); O(nnz) per row, sparse input read as it is. ``'full'``: Algorithm 2,
+        predictions invariant to any invertible linear map x -> A x (affine with an intercept);
+        O(d^2) per row and memory (sparse input is densified a block of rows at a time).
+        ``'auto'``: ``'full'`` up to 200 columns (features plus intercept), ``'coordinate'``
+        beyond, decided from the number of columns only (the same rows as CSR or dense give the
+        same model; the choice is
+        ``invariance_``). Algorithm 1 starts slowly: its prior weight 1/(alpha t d) keeps its
+        predictions near 0 for hundreds to thousands of rows, and it is not invariant to offsets
+        (a feature's mean); Algorithm 2 learns from the first rows and is affine-invariant.
+        Measured on raw streams (``benchmarks/defaults.py``) Algorithm 2 matched or beat a scaled
+        logistic regression where Algorithm 1 lost accuracy. Its weak spot: it
+        predicts 0 on each of the first d + 1 rows (each brings a new direction) and weighs every
+        direction alike, including the near-null ones of nearly collinear columns, so on short
+        tables with such columns (breast_cancer, against a scaled logistic regression) a learner
+        with a prior in standardised units does better. Algorithm 2 warns
+        (``UserWarning``) when the stream reaches 3 rows per column and a column's variance
+        inflation factor exceeds 1,000; see "Where the defaults still fall short" in the user
+        guide (data as it comes). The warning changes nothing.
+    alpha : float, default=1.5
+        The paper's alpha > 9/8, the only hyperparameter of the potential (not a regularisation
+        strength as in SGD). Smaller is more aggressive; the additive constant of the regret bound
+        is kappa(alpha) = exp(1 / (2 (alpha - 9/8))).
+    fit_intercept : bool, default=True
+        Append a constant feature. With ``invariance='full'`` the predictions are then invariant to
+        any invertible affine map of the features (e.g. StandardScaler).
+    predict_mode : {'linear', 'online'}, default='linear'
+        How ``predict`` uses the learned state. ``'linear'``: ``X @ coef_.T + intercept_`` with
+        ``coef_`` the algorithm's weight for a query with the feature absent (scikit-learn
+        convention). ``'online'``: exactly what the algorithm would predict on the query at the next
+        round (the paper's w_t depends on x_t), state frozen.
+    internal_scaling : {'first', 'none'}, default='first'
+        Divide each feature internally by the absolute value of its first nonzero value: a fixed
+        diagonal map, so it changes no prediction in exact arithmetic, but it keeps squares of
+        values as small as 1e-150 or as large as 1e150 representable. Known limit of
+        ``invariance='full'``: a feature whose first nonzero value is many orders of magnitude
+        below its later values (e.g. Nyström features, ~1e-20 far from the dictionary) makes the
+        internal rows badly scaled, and the pseudo-inverse update can break down (the chunk is
+        then rejected with a ``FloatingPointError``); use ``invariance='coordinate'`` there.
+    rank_tol : float, default=1e-6
+        ``invariance='full'`` only: a row brings a new direction when
+        ``||x_perp|| > rank_tol * ||x||`` (norms, not squared norms), with ``x_perp`` its component
+        orthogonal to the rows seen so far (internal coordinates, projected twice). A new
+        direction adds a term of order ``1 / ||x_perp||^2`` to the pseudo-inverse, so a direction
+        that is new only by rounding (two near-duplicate columns that part by 1e-9, as on
+        ailerons) would swamp it; the default treats anything within a relative 1e-6 of the span as
+        in it (a tolerance of 1e-10 broke down on such data).
+    verbose : int, default=0
+        Print progress while learning: one line per block of 100,000 rows (10,000 with
+        ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
+        metrics (average online loss; mistake rate for the classifier). The result does not change.
+
     Attributes
-    ----------"""
-        + _DOC_ATTRS
-        + _DOC_WEIGHTS
-        + _REFERENCE
-        + """
+    ----------
+    invariance_ : str
+        The algorithm in use, ``'coordinate'`` or ``'full'`` (see ``invariance``).
+    coef_ : ndarray
+        Linear weights in input units (see ``predict_mode``).
+    intercept_ : ndarray of shape (n_heads,)
+    n_samples_seen_ : int
+        Rounds processed (the paper's t).
+    neg_cum_grad_ : ndarray of shape (n_heads, n_features + fit_intercept)
+        The paper's h_t = -sum_q g_q x_q per head, in internal units.
+    sum_sq_ : ndarray of shape (n_features + fit_intercept,)
+        ``invariance='coordinate'``: the paper's s_t^2 per feature, in internal units.
+    pinv_ : ndarray of shape (D, D)
+        ``invariance='full'``: the pseudo-inverse S_t^dagger of sum_q x_q x_q', internal units.
+    basis_, rank_ : ndarray
+        ``invariance='full'``: orthonormal basis of range(S_t) in the first ``rank_[0]`` columns.
+    gamma_ : ndarray of shape (n_heads,)
+        ``invariance='full'``: the paper's Gamma_t = sum_q g_q^2 x_q' S_q^dagger x_q.
+    scale_ : ndarray of shape (n_features,)
+        Internal scale of each feature (0 until the feature is first nonzero).
+    cumulative_loss_ : float
+        Sum of the training loss of the prequential predictions.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has feature names that are all strings.
+
+    Notes
+    -----
+    ``sample_weight`` (``fit`` / ``partial_fit``) multiplies the loss of each row: the row's loss
+    derivative g_t becomes w_t g_t, and ``cumulative_loss_`` sums w_t l_t. The feature statistics
+    (s_t^2, S_t) do not depend on the loss and still include every row, so a row of weight 0 does
+    not move h_t but does enter them: it is not the same as leaving the row out, and an integer
+    weight is not the same as repeating the row (each copy would be a new round). The regret
+    bound is stated for derivatives bounded by 1: with weights in [0, 1] it holds for the weighted
+    loss sum_t w_t l_t; larger weights scale the bound with max_t w_t (divide the weights by their
+    maximum to keep it). Weights are per row, so any chunking still gives the same state.
+
+    References
+    ----------
+    W. Kotłowski. Scale-Invariant Unconstrained Online Learning. ALT 2017 (Algorithms 1 and 2;
+    Theorems 3.4 and 4.5 -- the latter with the corrected "+ Gamma_T" term).
+
     Examples
     --------
     >>> import numpy as np
@@ -679,7 +756,6 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, SampleWeightMixin, OnlineRegr
     >>> float(np.mean(np.abs(reg.predict(X) - y))) < 0.5
     True
     """
-    )
 
     _parameter_constraints = {
         **_ScaleInvariantBase._parameter_constraints,

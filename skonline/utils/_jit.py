@@ -3,10 +3,10 @@
 Every compiled function is cached on disk and built without numba's C-callable (``cfunc``)
 wrapper (``no_cfunc_wrapper=True``): that wrapper only serves first-class function values (a
 compiled function passed to another as an argument), which skonline never uses, and numba
-otherwise lowers and optimises one for every compiled function and overload: 0.2-0.4 s (6-10 %)
-of the cold first fit of an online ensemble or a kernel selection estimator, measured in fresh
-processes with an empty cache. A function compiled this way is called from Python and from
-compiled code as before.
+otherwise lowers and optimises one for every compiled function and overload, a measurable part
+of the cold first fit of an online ensemble or a kernel selection estimator (fresh processes
+with an empty cache; ``benchmarks/cold_start.py``). A function compiled this way is called from
+Python and from compiled code as before.
 
     from ..utils._jit import OVERLOAD_OPTIONS, compiled_only, njit
 
@@ -292,9 +292,9 @@ def compiled_only(func=None, **options):
 
     numba builds, for every compiled function, a CPython wrapper that unboxes each argument, then
     optimises it and emits its machine code with the function; a helper that only compiled callers
-    reach never uses it. Dropping it from the internal helpers took 0.25 s off
-    KernelSelectionRegressor's cold first fit and 0.12 s off OnlineEnsembleRegressor's (3
-    alternated fresh processes each). Without it, a call from Python would crash the interpreter,
+    reach never uses it. Dropping it from the internal helpers shortens the cold first fit of
+    the estimators with many helpers (KernelSelectionRegressor, OnlineEnsembleRegressor; measured
+    in alternated fresh processes). Without it, a call from Python would crash the interpreter,
     so this dispatcher refuses one with a ``TypeError``; tests call such a helper through an
     ``@njit`` function. Public functions (``skonline.utils``) keep their Python entry.
     """

@@ -21,7 +21,7 @@ only. Its output usually goes to an estimator that standardises again: every war
 that estimator's statistics as a row of exact zeros, so after 10 warm-up rows each column there
 is "constant so far" at 0, the first real row is output as ``+-clip`` in every column, and the
 next rows are scaled by a spread estimated mostly from zeros (on wine, with GroupDRO: every column
-of row 10 clipped, 22% of the values of rows 10-19, mean ``|z|`` 2.4 instead of 0.8). Three zero
+of row 10 clipped, and many values of the rows after it). Three zero
 rows leave the downstream statistics almost intact; a 3-row scale is rough, but clipped, and the
 downstream learner or standardiser sees it for a few rows only.
 """

@@ -12,6 +12,8 @@ from sklearn.base import clone
 from skonline.dro import GroupDROClassifier, GroupDRORegressor
 from skonline.dro import _gdro_core as core
 
+from _paper import paper
+
 # --------------------------------------------------------------------------- Example 1
 MU = np.r_[0.5, np.linspace(0.86, 1.0, 15)]
 
@@ -50,29 +52,29 @@ def test_example1_gdro_and_top5_solutions(seed):
     """GDRO solution 0.5 (value 0.25), AT5RO solution 0.8 (value 0.16); w_G < w_A."""
     T = 20000
     X, y, g = _ex1_stream(T, seed)
-    smd = GroupDRORegressor(sampling="stream", max_iter=T, random_state=seed, **EX1).fit(X, y, groups=g)
+    smd = paper(GroupDRORegressor, sampling="stream", max_iter=T, random_state=seed, **EX1).fit(X, y, groups=g)
     w = smd.coef_[0] + 0.5
     assert abs(w - 0.5) < 0.06 and _lmax(w) < 0.255
     assert smd.G_ == 2.0 and smd.n_iter_ == T and np.argmax(smd.q_) == 0
-    smd_a = GroupDRORegressor(sampling="stream", random_state=seed, **EX1).fit(X, y, groups=g)
+    smd_a = paper(GroupDRORegressor, sampling="stream", random_state=seed, **EX1).fit(X, y, groups=g)
     assert smd_a.anytime_ and _lmax(smd_a.coef_[0] + 0.5) < 0.2535
-    top5 = GroupDRORegressor(objective="top_k", k=5, sampling="stream", max_iter=T,
-                             random_state=seed, **EX1).fit(X, y, groups=g)
+    top5 = paper(GroupDRORegressor, objective="top_k", k=5, sampling="stream", max_iter=T,
+                 random_state=seed, **EX1).fit(X, y, groups=g)
     wa = top5.coef_[0] + 0.5
     assert abs(wa - 0.8) < 0.05 and _l5(wa) < 0.162
     assert abs(top5.q_[0] - 0.2) < 0.02 and top5.q_.max() <= 0.2 + 1e-12
     assert w < wa
     Xp, yp, gp = _ex1_pools(4000, seed)
-    online = GroupDRORegressor(algorithm="online", max_iter=T, random_state=seed, **EX1).fit(
+    online = paper(GroupDRORegressor, algorithm="online", max_iter=T, random_state=seed, **EX1).fit(
         Xp, yp, groups=gp)
     assert _lmax(online.coef_[0] + 0.5) < 0.30
-    dep = GroupDRORegressor(objective="top_k", k=5, algorithm="depround", max_iter=T,
-                            random_state=seed, **EX1).fit(Xp, yp, groups=gp)
+    dep = paper(GroupDRORegressor, objective="top_k", k=5, algorithm="depround", max_iter=T,
+                random_state=seed, **EX1).fit(Xp, yp, groups=gp)
     wd = dep.coef_[0] + 0.5
     assert abs(wd - 0.8) < 0.05 and _l5(wd) < 0.162
     assert dep.group_draws_.sum() == 5 * T
-    any1 = GroupDRORegressor(objective="top_k", k=5, algorithm="online", max_iter=T,
-                             random_state=seed, **EX1).fit(Xp, yp, groups=gp)
+    any1 = paper(GroupDRORegressor, objective="top_k", k=5, algorithm="online", max_iter=T,
+                 random_state=seed, **EX1).fit(Xp, yp, groups=gp)
     assert any1.anytime_ and _l5(any1.coef_[0] + 0.5) < 0.165
     assert any1.group_draws_.sum() == T
 
@@ -127,7 +129,7 @@ def test_gdro_matches_exact_saddle_point():
     T = 100_000
     for kw, tol in [({}, 0.005), ({"anytime": True}, 0.003), ({"algorithm": "online"}, 0.003)]:
         params = dict(max_iter=T * (m if kw.get("algorithm") == "online" else 1), **kw)
-        clf = GroupDROClassifier(radius=R, random_state=0, **params).fit(X, y, groups=g)
+        clf = paper(GroupDROClassifier, radius=R, random_state=0, **params).fit(X, y, groups=g)
         w = np.r_[clf.coef_[0], clf.intercept_]
         gap = risks(w).max() - opt
         D, G = R / math.sqrt(2), clf.G_
@@ -171,7 +173,7 @@ def test_q_concentrates_on_hardest_group(het_data):
     for name, kw in [("erm", dict(eta_q_scale=0.0)), ("smd", {}), ("online", dict(algorithm="online")),
                      ("top3", dict(objective="top_k", k=3)),
                      ("top3_dep", dict(objective="top_k", k=3, algorithm="depround"))]:
-        clf = GroupDROClassifier(radius=5.0, max_iter=T, random_state=0, **kw).fit(Xtr, ytr, groups=gtr)
+        clf = paper(GroupDROClassifier, radius=5.0, max_iter=T, random_state=0, **kw).fit(Xtr, ytr, groups=gtr)
         risk[name] = clf.group_risk(Xte, yte, gte)[1]
         if name == "erm":
             np.testing.assert_allclose(clf.q_, 1 / 20, rtol=1e-12)
@@ -209,27 +211,27 @@ def _same_fit(a, b):
 def test_k1_top_k_reproduces_gdro(sampling):
     X, y, g = _blobs()
     kw = dict(random_state=5, sampling=sampling, max_iter=1000, eta_q_scale=20)
-    _same_fit(GroupDROClassifier(objective="top_k", k=1, **kw).fit(X, y, groups=g),
-              GroupDROClassifier(**kw).fit(X, y, groups=g))
+    _same_fit(paper(GroupDROClassifier, objective="top_k", k=1, **kw).fit(X, y, groups=g),
+              paper(GroupDROClassifier, **kw).fit(X, y, groups=g))
     # DepRound with k = 1 draws i with probability q_i: Alg. 6 is Alg. 2, same step sizes
-    _same_fit(GroupDROClassifier(objective="top_k", k=1, algorithm="depround", **kw).fit(X, y, groups=g),
-              GroupDROClassifier(algorithm="online", **kw).fit(X, y, groups=g))
+    _same_fit(paper(GroupDROClassifier, objective="top_k", k=1, algorithm="depround", **kw).fit(X, y, groups=g),
+              paper(GroupDROClassifier, algorithm="online", **kw).fit(X, y, groups=g))
     # Alg. 7 with k = 1 is Online(1)_a
     kw.pop("max_iter")
-    _same_fit(GroupDROClassifier(objective="top_k", k=1, algorithm="online", **kw).fit(X, y, groups=g),
-              GroupDROClassifier(algorithm="online", anytime=True, **kw).fit(X, y, groups=g))
+    _same_fit(paper(GroupDROClassifier, objective="top_k", k=1, algorithm="online", **kw).fit(X, y, groups=g),
+              paper(GroupDROClassifier, algorithm="online", anytime=True, **kw).fit(X, y, groups=g))
 
 
 def test_k_equal_m_keeps_q_uniform_and_float_k():
     X, y, g = _blobs(m=4)
     for alg in ("smd", "depround", "online"):
-        clf = GroupDROClassifier(objective="top_k", k=4, algorithm=alg, max_iter=300,
-                                 random_state=0, eta_q_scale=50).fit(X, y, groups=g)
+        clf = paper(GroupDROClassifier, objective="top_k", k=4, algorithm=alg, max_iter=300,
+                    random_state=0, eta_q_scale=50).fit(X, y, groups=g)
         np.testing.assert_allclose(clf.q_, 0.25, rtol=1e-14)
         np.testing.assert_allclose(clf.q_last_, 0.25, rtol=1e-14)
-    clf = GroupDROClassifier(objective="top_k", k=0.5, max_iter=10).fit(X, y, groups=g)
+    clf = paper(GroupDROClassifier, objective="top_k", k=0.5, max_iter=10).fit(X, y, groups=g)
     assert clf.k_ == 2
-    clf = GroupDROClassifier(objective="top_k", k=0.3, max_iter=10).fit(X, y, groups=g)
+    clf = paper(GroupDROClassifier, objective="top_k", k=0.3, max_iter=10).fit(X, y, groups=g)
     assert clf.k_ == 2  # ceil(0.3 * 4)
 
 
@@ -260,8 +262,8 @@ def test_single_group_is_projected_averaged_sgd(anytime):
     rng = np.random.default_rng(1)
     X = rng.standard_normal((300, 4)) * [1, 2, 3, 4]
     y = X @ [1.0, -1, 0.5, 0.2] + rng.standard_normal(300)
-    reg = GroupDRORegressor(sampling="stream", radius=3.0, anytime=anytime,
-                            max_iter=None if anytime else 300).fit(X, y)
+    reg = paper(GroupDRORegressor, sampling="stream", radius=3.0, anytime=anytime,
+                max_iter=None if anytime else 300).fit(X, y)
     ref = _reference_sgd(X, y, 3.0, anytime, T=300)
     np.testing.assert_allclose(np.r_[reg.coef_, reg.intercept_], ref, rtol=1e-12, atol=1e-14)
     assert reg.n_groups_ == 1 and reg.q_.tolist() == [1.0]
@@ -288,8 +290,8 @@ def test_step_size_formulas():
         (2 * D / (G * math.sqrt(5 * T)), math.sqrt(k * math.log(m) / (m * T))), rel=1e-14)
     # the estimator reports them (gamma = eta_q / 2), scaled by the knobs
     X, y, g = _blobs(m=8)
-    clf = GroupDROClassifier(algorithm="online", max_iter=50, eta_q_scale=3.0, eta_w_scale=0.5,
-                             radius=2 * math.sqrt(2)).fit(X, y, groups=g)
+    clf = paper(GroupDROClassifier, algorithm="online", max_iter=50, eta_q_scale=3.0, eta_w_scale=0.5,
+                radius=2 * math.sqrt(2)).fit(X, y, groups=g)
     cw, cq = c(core.ONLINE, False, 50, 2.0, clf.G_, 8, 1)
     assert clf.eta_w_ == pytest.approx(0.5 * cw) and clf.eta_q_ == pytest.approx(3 * cq)
     assert clf.gamma_ == pytest.approx(clf.eta_q_ / 2)
@@ -302,14 +304,14 @@ def test_weighted_budgets():
     g = np.repeat(np.arange(4), n_i)
     X = rng.standard_normal((g.size, 3))
     y = (X[:, 0] + 0.5 * g * X[:, 1] > 0).astype(int)
-    smdr = GroupDROClassifier(objective="weighted", random_state=0).fit(X, y, groups=g)
+    smdr = paper(GroupDROClassifier, objective="weighted", random_state=0).fit(X, y, groups=g)
     np.testing.assert_allclose(smdr.weights_, n_i / n_i.max())
     assert smdr.n_iter_ == 4000
     # budgets met in expectation: draws ~ Binomial(n_1, p_i), mean n_i
     p = n_i / n_i.max()
     assert smdr.group_draws_[0] == n_i[0]
     assert np.all(np.abs(smdr.group_draws_ - n_i) <= 4 * np.sqrt(n_i[0] * p * (1 - p)))
-    mp = GroupDROClassifier(objective="weighted", algorithm="mirror_prox", random_state=0).fit(X, y, groups=g)
+    mp = paper(GroupDROClassifier, objective="weighted", algorithm="mirror_prox", random_state=0).fit(X, y, groups=g)
     nm = n_i.min()
     np.testing.assert_allclose(mp.weights_, (1 / math.sqrt(nm) + 1) / (1 / math.sqrt(nm) + np.sqrt(nm / n_i)))
     assert mp.weights_[-1] == pytest.approx(1.0)
@@ -321,7 +323,7 @@ def test_weighted_budgets():
     assert not hasattr(smdr, "partial_fit") and not hasattr(mp, "partial_fit_predict")
     # equal group sizes: p = 1, SMDr samples every group every round
     geq = np.repeat(np.arange(4), 300)
-    eq = GroupDROClassifier(objective="weighted", random_state=0).fit(X[:1200], y[:1200], groups=geq)
+    eq = paper(GroupDROClassifier, objective="weighted", random_state=0).fit(X[:1200], y[:1200], groups=geq)
     np.testing.assert_array_equal(eq.weights_, 1.0)
     np.testing.assert_array_equal(eq.group_draws_, 300)
 
@@ -333,7 +335,7 @@ def _pickled(est):
 
 def test_errors_change_nothing():
     X, y, g = _blobs(m=3)
-    clf = GroupDROClassifier(algorithm="online", random_state=0)
+    clf = paper(GroupDROClassifier, algorithm="online", random_state=0)
     clf.partial_fit(X[:100], y[:100], groups=g[:100], classes=[0, 1])
     before = _pickled(clf)
     bad = [
@@ -347,37 +349,37 @@ def test_errors_change_nothing():
             clf.partial_fit(X[100:150], y[100:150], **kw)
         assert _pickled(clf) == before
     # a group declared in fit without any row cannot be sampled
-    fitted = GroupDROClassifier(random_state=0).fit(X, y, groups=g)
+    fitted = paper(GroupDROClassifier, random_state=0).fit(X, y, groups=g)
     before = _pickled(fitted)
     with pytest.raises(ValueError, match="has no samples"):
         fitted.fit(X, y, groups=g, group_labels=[0, 1, 2, 3])
     assert _pickled(fitted) == before
-    fresh = GroupDROClassifier()
+    fresh = paper(GroupDROClassifier)
     with pytest.raises(ValueError, match="has no samples"):
         fresh.fit(X, y, groups=g, group_labels=[0, 1, 2, 3])
     assert not hasattr(fresh, "coef_")
     # ... but a stream may declare a group that has not arrived yet
-    s = GroupDROClassifier(sampling="stream", max_iter=100).fit(X, y, groups=g, group_labels=[0, 1, 2, 3])
+    s = paper(GroupDROClassifier, sampling="stream", max_iter=100).fit(X, y, groups=g, group_labels=[0, 1, 2, 3])
     assert s.n_groups_ == 4 and s.n_iter_ == 0 and np.isnan(s.group_risks_).all()
     with pytest.raises(ValueError, match="exceeds the number of groups"):
-        GroupDROClassifier(objective="top_k", k=4).fit(X, y, groups=g)
+        paper(GroupDROClassifier, objective="top_k", k=4).fit(X, y, groups=g)
     with pytest.raises(ValueError, match="not available for objective"):
-        GroupDROClassifier(algorithm="depround").fit(X, y, groups=g)
+        paper(GroupDROClassifier, algorithm="depround").fit(X, y, groups=g)
     with pytest.raises(ValueError, match="no anytime version"):
-        GroupDROClassifier(objective="top_k", algorithm="depround", anytime=True).fit(X, y, groups=g)
+        paper(GroupDROClassifier, objective="top_k", algorithm="depround", anytime=True).fit(X, y, groups=g)
     with pytest.raises(ValueError, match="needs the horizon"):
-        GroupDROClassifier(objective="top_k", algorithm="depround").partial_fit(X, y, groups=g, classes=[0, 1])
+        paper(GroupDROClassifier, objective="top_k", algorithm="depround").partial_fit(X, y, groups=g, classes=[0, 1])
     with pytest.raises(ValueError, match="no fixed-step version"):
-        GroupDROClassifier(objective="top_k", algorithm="online", anytime=False).fit(X, y, groups=g)
+        paper(GroupDROClassifier, objective="top_k", algorithm="online", anytime=False).fit(X, y, groups=g)
     with pytest.raises(ValueError, match="not smooth"):
-        GroupDROClassifier("hinge", objective="weighted", algorithm="mirror_prox").fit(X, y, groups=g)
+        paper(GroupDROClassifier, "hinge", objective="weighted", algorithm="mirror_prox").fit(X, y, groups=g)
     with pytest.raises(ValueError, match="NaN"):
-        GroupDROClassifier().fit(X, y, groups=np.r_[np.nan, g[1:]])
+        paper(GroupDROClassifier).fit(X, y, groups=np.r_[np.nan, g[1:]])
 
 
 def test_horizon_warning_when_streaming_past_T():
     X, y, g = _blobs(m=1)
-    clf = GroupDROClassifier(sampling="stream", max_iter=100)
+    clf = paper(GroupDROClassifier, sampling="stream", max_iter=100)
     with pytest.warns(RuntimeWarning, match="exceed the horizon"):
         clf.partial_fit(X[:300], y[:300], classes=[0, 1])
     with warnings.catch_warnings():
@@ -417,7 +419,7 @@ def _chunks(n, sizes):
 def test_streaming_invariants_with_groups(params):
     """The shared checks' invariants with per-chunk groups (test_common passes kwargs only once)."""
     X, y, g = _blobs(seed=2, n=400, m=4)
-    est = GroupDROClassifier(sampling="stream", random_state=0, max_buffer=16, eta_q_scale=30, **params)
+    est = paper(GroupDROClassifier, sampling="stream", random_state=0, max_buffer=16, eta_q_scale=30, **params)
     first = dict(classes=[0, 1], group_labels=[0, 1, 2, 3])
     ref = clone(est)
     pred = ref.partial_fit_predict(X, y, groups=g, **first)
@@ -463,7 +465,7 @@ def test_pending_group_waits_and_is_not_redrawn():
     X, y, g = _blobs(seed=4, n=300, m=3)
     first = dict(classes=[0, 1], group_labels=[0, 1, 2])
     for seed in range(20):  # a seed whose first draw is not the first row's group
-        est = GroupDROClassifier(algorithm="online", random_state=seed, max_buffer=5)
+        est = paper(GroupDROClassifier, algorithm="online", random_state=seed, max_buffer=5)
         est.partial_fit(X[:1], y[:1], groups=[0], **first)
         if est._n_pending_[0] > 0 and est._pending_groups_[0] != 0:
             break
@@ -487,7 +489,7 @@ def test_multiclass_regressor_history_and_group_risk():
     X = rng.standard_normal((900, 3))
     y = np.argmax(X @ rng.standard_normal((3, 3)), axis=1)
     g = rng.integers(0, 3, 900)
-    clf = GroupDROClassifier(random_state=0, n_epochs=3, record_every=100).fit(X, y, groups=g)
+    clf = paper(GroupDROClassifier, random_state=0, n_epochs=3, record_every=100).fit(X, y, groups=g)
     assert clf.coef_.shape == (3, 3) and clf.intercept_.shape == (3,)
     assert clf.score(X, y) > 0.8
     np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
@@ -500,14 +502,14 @@ def test_multiclass_regressor_history_and_group_risk():
     np.testing.assert_allclose(risks, clf.group_risks_, rtol=1e-12)
     assert labels.tolist() == [0, 1, 2]
     yr = X @ [1.0, 2.0, -1.0] + 0.1 * rng.standard_normal(900)
-    reg = GroupDRORegressor(random_state=0, n_epochs=5).fit(X, yr, groups=g)
+    reg = paper(GroupDRORegressor, random_state=0, n_epochs=5).fit(X, yr, groups=g)
     assert reg.coef_.shape == (3,) and reg.intercept_.shape == (1,)
     assert reg.score(X, yr) > 0.9
-    sq = GroupDRORegressor("squared_error", random_state=0, n_epochs=5, eta_w_scale=20).fit(X, yr, groups=g)
+    sq = paper(GroupDRORegressor, "squared_error", random_state=0, n_epochs=5, eta_w_scale=20).fit(X, yr, groups=g)
     assert sq.score(X, yr) > 0.9
     # string group labels, pandas-free
     gs = np.array(["a", "b", "c"])[g]
-    clf2 = GroupDROClassifier(random_state=0).fit(X, y, groups=gs)
+    clf2 = paper(GroupDROClassifier, random_state=0).fit(X, y, groups=gs)
     assert clf2.groups_.tolist() == ["a", "b", "c"]
 
 
@@ -516,8 +518,8 @@ def test_q_stays_normalised_with_large_steps_and_raw_losses(algorithm):
     """Sparse q-updates renormalise incrementally: the error must not compound (Z < 1 amplifies
     it), even when unbounded raw losses and a large eta_q give huge multiplicative factors."""
     X, y, g = _blobs(seed=3, n=3000, m=6)
-    clf = GroupDROClassifier(algorithm=algorithm, eta_q_scale=300.0, radius=3.0, max_iter=20000,
-                             random_state=0).fit(X * 5, y, groups=g)
+    clf = paper(GroupDROClassifier, algorithm=algorithm, eta_q_scale=300.0, radius=3.0, max_iter=20000,
+                random_state=0).fit(X * 5, y, groups=g)
     assert abs(clf.q_.sum() - 1) < 1e-12 and abs(clf.q_last_.sum() - 1) < 1e-12
     np.testing.assert_allclose(clf._q_linear_, np.exp(clf._log_q_), rtol=1e-9, atol=1e-300)
 
@@ -533,17 +535,17 @@ def _two_groups(n=80, seed=0):
 
 def test_generator_random_state_is_accepted_and_cloned():
     X, y, g = _two_groups()
-    a = GroupDROClassifier(random_state=np.random.default_rng(0)).fit(X, y, groups=g)
-    b = clone(GroupDROClassifier(random_state=np.random.default_rng(0))).fit(X, y, groups=g)
+    a = paper(GroupDROClassifier, random_state=np.random.default_rng(0)).fit(X, y, groups=g)
+    b = clone(paper(GroupDROClassifier, random_state=np.random.default_rng(0))).fit(X, y, groups=g)
     np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
 def test_undeclared_group_in_fit_has_a_fit_message():
     X, y, g = _two_groups()
     with pytest.raises(ValueError, match="not in group_labels") as info:
-        GroupDROClassifier(random_state=0).fit(X, y, groups=g, group_labels=[0])
+        paper(GroupDROClassifier, random_state=0).fit(X, y, groups=g, group_labels=[0])
     assert "partial_fit" not in str(info.value)
-    est = GroupDROClassifier(random_state=0, sampling="stream")
+    est = paper(GroupDROClassifier, random_state=0, sampling="stream")
     est.partial_fit(X[:10], y[:10], groups=np.zeros(10, dtype=int), classes=[0, 1])
     with pytest.raises(ValueError, match="first call to partial_fit"):
         est.partial_fit(X, y, groups=g)
@@ -554,16 +556,16 @@ def test_fitting_without_groups_warns_once(Est):
     X, y, g = _two_groups()
     kw = {"classes": [0, 1]} if Est is GroupDROClassifier else {}
     with pytest.warns(UserWarning, match="without groups") as rec:
-        Est(random_state=0).fit(X, y)
+        paper(Est, random_state=0).fit(X, y)
     msgs = [str(w.message) for w in rec if "without groups" in str(w.message)]
     assert len(msgs) == 1 and "metadata routing" in msgs[0] and "groups" in msgs[0]
-    est = Est(random_state=0, sampling="stream")
+    est = paper(Est, random_state=0, sampling="stream")
     with pytest.warns(UserWarning, match="partial_fit was called without groups"):
         est.partial_fit(X[:40], y[:40], **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # only the first call warns
         est.partial_fit(X[40:], y[40:])
-        Est(random_state=0).fit(X, y, groups=g)  # with groups: no warning
+        paper(Est, random_state=0).fit(X, y, groups=g)  # with groups: no warning
 
 
 @pytest.mark.parametrize("Est", [GroupDROClassifier, GroupDRORegressor])
@@ -575,7 +577,7 @@ def test_sample_weight_multiplies_the_loss(Est):
         y = X[:, 0] + 0.1 * X[:, 2]
     w = np.random.default_rng(5).uniform(0, 2, 200)
     kw = {"classes": [0, 1]} if Est is GroupDROClassifier else {}
-    est = Est(random_state=0, sampling="stream")
+    est = paper(Est, random_state=0, sampling="stream")
     pred_dec = (est.partial_fit_decision_function if Est is GroupDROClassifier
                 else est.partial_fit_predict)(X, y, groups=g, sample_weight=w, **kw)
     from skonline.losses import get_loss
@@ -583,17 +585,12 @@ def test_sample_weight_multiplies_the_loss(Est):
     target = np.where(y == 1, 1.0, -1.0) if Est is GroupDROClassifier else y
     per_row = loss.value(target, np.asarray(pred_dec, dtype=float))
     assert est.cumulative_loss_ == pytest.approx(np.sum(w * per_row), rel=1e-10)
-    fitted = Est(random_state=0).fit(X, y, groups=g, sample_weight=w)
+    fitted = paper(Est, random_state=0).fit(X, y, groups=g, sample_weight=w)
     raw = fitted.decision_function(X) if Est is GroupDROClassifier else fitted.predict(X)
     vals = loss.value(target, raw)
     expected = [np.sum((w * vals)[g == k]) / np.sum(w[g == k]) for k in (0, 1)]
     np.testing.assert_allclose(fitted.group_risks_, expected, rtol=1e-10)
     # weights change the model; uniform weights do not
-    same = Est(random_state=0).fit(X, y, groups=g, sample_weight=np.ones(200))
-    np.testing.assert_array_equal(same.coef_, Est(random_state=0).fit(X, y, groups=g).coef_)
+    same = paper(Est, random_state=0).fit(X, y, groups=g, sample_weight=np.ones(200))
+    np.testing.assert_array_equal(same.coef_, paper(Est, random_state=0).fit(X, y, groups=g).coef_)
     assert not np.array_equal(fitted.coef_, same.coef_)
-
-
-# These tests check the algorithms against their paper: run them with the paper's settings
-# (tests/_paper_settings.py).
-pytestmark = pytest.mark.usefixtures("paper_settings")

@@ -9,6 +9,8 @@ from sklearn.preprocessing import StandardScaler
 
 from skonline.dro import GroupDROClassifier, GroupDRORegressor
 
+from _paper import paper
+
 
 @pytest.fixture
 def routing():
@@ -25,7 +27,7 @@ def _data(n=900, m=6, seed=0):
 
 
 def test_requests_groups_by_default(routing):
-    est = GroupDROClassifier()
+    est = paper(GroupDROClassifier)
     routing_ = est.get_metadata_routing()
     assert routing_.fit.requests["groups"] is True
     assert routing_.partial_fit.requests["groups"] is True
@@ -35,13 +37,13 @@ def test_requests_groups_by_default(routing):
 
 def test_gridsearch_with_groupkfold_routes_groups(routing):
     X, y, g = _data()
-    gs = GridSearchCV(GroupDROClassifier(random_state=0), {"eta_q_scale": [1.0, 30.0]},
+    gs = GridSearchCV(paper(GroupDROClassifier, random_state=0), {"eta_q_scale": [1.0, 30.0]},
                       cv=GroupKFold(3))
     gs.fit(X, y, groups=g)
     assert gs.best_estimator_.n_groups_ == 6
     # every fold's estimator learned the groups of its training fold, and the splitter kept
     # whole groups out
-    res = cross_validate(GroupDROClassifier(random_state=0), X, y, cv=GroupKFold(3),
+    res = cross_validate(paper(GroupDROClassifier, random_state=0), X, y, cv=GroupKFold(3),
                          params={"groups": g}, return_estimator=True, return_indices=True)
     for est, test_idx in zip(res["estimator"], res["indices"]["test"]):
         assert est.n_groups_ == 4
@@ -50,19 +52,19 @@ def test_gridsearch_with_groupkfold_routes_groups(routing):
 
 def test_pipeline_routes_groups(routing):
     X, y, g = _data()
-    pipe = make_pipeline(StandardScaler(), GroupDROClassifier(random_state=0))
+    pipe = make_pipeline(StandardScaler(), paper(GroupDROClassifier, random_state=0))
     pipe.fit(X, y, groups=g)
     assert pipe[-1].n_groups_ == 6
     gs = GridSearchCV(pipe, {"groupdroclassifier__radius": [1.0, 10.0]}, cv=GroupKFold(3))
     gs.fit(X, y, groups=g)
     assert gs.best_estimator_[-1].n_groups_ == 6
-    reg = make_pipeline(StandardScaler(), GroupDRORegressor(random_state=0)).fit(X, X[:, 0], groups=g)
+    reg = make_pipeline(StandardScaler(), paper(GroupDRORegressor, random_state=0)).fit(X, X[:, 0], groups=g)
     assert reg[-1].n_groups_ == 6
 
 
 def test_opting_out_of_groups(routing):
     X, y, g = _data()
-    est = GroupDROClassifier(random_state=0).set_fit_request(groups=False)
+    est = paper(GroupDROClassifier, random_state=0).set_fit_request(groups=False)
     res = cross_validate(est, X, y, cv=GroupKFold(3), params={"groups": g}, return_estimator=True)
     assert all(e.n_groups_ == 1 for e in res["estimator"])
 
@@ -71,16 +73,11 @@ def test_without_routing():
     """Default config: GridSearchCV gives `groups` to the splitter only (documented trap); the
     Pipeline `<step>__groups` fit parameter is the workaround."""
     X, y, g = _data()
-    gs = GridSearchCV(GroupDROClassifier(random_state=0), {"radius": [1.0, 10.0]}, cv=GroupKFold(3))
+    gs = GridSearchCV(paper(GroupDROClassifier, random_state=0), {"radius": [1.0, 10.0]}, cv=GroupKFold(3))
     gs.fit(X, y, groups=g)
     assert gs.best_estimator_.n_groups_ == 1
-    pipe = make_pipeline(StandardScaler(), GroupDROClassifier(random_state=0))
+    pipe = make_pipeline(StandardScaler(), paper(GroupDROClassifier, random_state=0))
     gs = GridSearchCV(pipe, {"groupdroclassifier__radius": [1.0, 10.0]}, cv=GroupKFold(3))
     gs.fit(X, y, groups=g, groupdroclassifier__groups=g)
     assert gs.best_estimator_[-1].n_groups_ == 6
-    assert GroupDROClassifier().fit(X, y, groups=g).n_groups_ == 6
-
-
-# These tests check the algorithms against their paper: run them with the paper's settings
-# (tests/_paper_settings.py).
-pytestmark = pytest.mark.usefixtures("paper_settings")
+    assert paper(GroupDROClassifier).fit(X, y, groups=g).n_groups_ == 6

@@ -8,6 +8,8 @@ from sklearn.preprocessing import StandardScaler
 from skonline.kernel_approximation import TaylorFeatures
 from skonline.kernel_ridge import AWVRegressor, PKAWVRegressor
 
+from _paper import paper
+
 
 def _data(n=80, d=4, seed=0):
     rng = np.random.default_rng(seed)
@@ -19,7 +21,7 @@ def _data(n=80, d=4, seed=0):
 @pytest.mark.parametrize("alpha", [1.0, 0.05, 7.0])
 def test_awv_is_ridge_with_the_current_point_at_target_zero(alpha):
     X, y = _data()
-    pred = AWVRegressor(alpha=alpha).partial_fit_predict(X, y)
+    pred = paper(AWVRegressor, alpha=alpha).partial_fit_predict(X, y)
     for t in range(X.shape[0]):
         ridge = Ridge(alpha=alpha, fit_intercept=False, solver="cholesky")
         ridge.fit(X[: t + 1], np.r_[y[:t], 0.0])
@@ -28,7 +30,7 @@ def test_awv_is_ridge_with_the_current_point_at_target_zero(alpha):
 
 def test_ridge_mode_is_ridge_on_the_past():
     X, y = _data()
-    pred = AWVRegressor(alpha=0.5, algorithm="ridge").partial_fit_predict(X, y)
+    pred = paper(AWVRegressor, alpha=0.5, algorithm="ridge").partial_fit_predict(X, y)
     assert pred[0] == 0.0
     for t in range(1, X.shape[0]):
         ridge = Ridge(alpha=0.5, fit_intercept=False, solver="cholesky").fit(X[:t], y[:t])
@@ -38,8 +40,8 @@ def test_ridge_mode_is_ridge_on_the_past():
 def test_awv_is_ridge_shrunk_by_the_leverage_factor():
     """y_awv = y_ridge / (1 + v' A_{t-1}^{-1} v)."""
     X, y = _data()
-    awv = AWVRegressor(alpha=2.0).partial_fit_predict(X, y)
-    ridge = AWVRegressor(alpha=2.0, algorithm="ridge").partial_fit_predict(X, y)
+    awv = paper(AWVRegressor, alpha=2.0).partial_fit_predict(X, y)
+    ridge = paper(AWVRegressor, alpha=2.0, algorithm="ridge").partial_fit_predict(X, y)
     for t in range(X.shape[0]):
         A = 2.0 * np.eye(4) + X[:t].T @ X[:t]
         lev = X[t] @ np.linalg.solve(A, X[t])
@@ -48,23 +50,23 @@ def test_awv_is_ridge_shrunk_by_the_leverage_factor():
 
 def test_state_is_the_direct_solve_and_predict_is_the_next_round():
     X, y = _data()
-    reg = AWVRegressor(alpha=1.5).fit(X[:60], y[:60])
+    reg = paper(AWVRegressor, alpha=1.5).fit(X[:60], y[:60])
     A = 1.5 * np.eye(4) + X[:60].T @ X[:60]
     np.testing.assert_allclose(reg.precision_, np.linalg.inv(A), rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(reg.b_, X[:60].T @ y[:60], rtol=1e-12)
     np.testing.assert_allclose(reg.coef_, np.linalg.solve(A, X[:60].T @ y[:60]), rtol=1e-10)
     nxt = reg.predict(X[60:])
     for i in range(60, 80):
-        step = AWVRegressor(alpha=1.5).fit(X[:60], y[:60]).partial_fit_predict(X[i : i + 1], y[i : i + 1])
+        step = paper(AWVRegressor, alpha=1.5).fit(X[:60], y[:60]).partial_fit_predict(X[i : i + 1], y[i : i + 1])
         np.testing.assert_allclose(nxt[i - 60], step[0], rtol=1e-10, atol=1e-14)
 
 
 def test_cumulative_loss_and_clip():
     X, y = _data()
-    reg = AWVRegressor()
+    reg = paper(AWVRegressor)
     pred = reg.partial_fit_predict(X, y)
     assert reg.cumulative_loss_ == pytest.approx(np.sum((y - pred) ** 2), rel=1e-12)
-    c = AWVRegressor(clip=0.5)
+    c = paper(AWVRegressor, clip=0.5)
     pc = c.partial_fit_predict(X, y)
     np.testing.assert_array_equal(pc, np.clip(pred, -0.5, 0.5))  # clipping does not touch the state
     assert np.abs(c.predict(X)).max() <= 0.5
@@ -76,7 +78,7 @@ def test_awv_regret_bound():
     X, y = _data(n=300, d=5, seed=3)
     y = np.clip(y, -2, 2)
     lam, B = 1.0, 2.0
-    reg = AWVRegressor(alpha=lam).fit(X, y)
+    reg = paper(AWVRegressor, alpha=lam).fit(X, y)
     best = y @ y - y @ X @ np.linalg.solve(lam * np.eye(5) + X.T @ X, X.T @ y)
     ev = np.linalg.eigvalsh(X.T @ X)
     bound = best + B**2 * np.sum(np.log1p(ev / lam))
@@ -87,18 +89,18 @@ def test_with_taylor_transformer_equals_pkawv_taylor():
     rng = np.random.default_rng(4)
     X = rng.uniform(-1, 1, (150, 3))
     y = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2]
-    a = AWVRegressor(transformer=TaylorFeatures(degree=3, sigma=0.9)).partial_fit_predict(X, y)
-    b = PKAWVRegressor(degree=3, sigma=0.9).partial_fit_predict(X, y)
+    a = paper(AWVRegressor, transformer=TaylorFeatures(degree=3, sigma=0.9)).partial_fit_predict(X, y)
+    b = paper(PKAWVRegressor, degree=3, sigma=0.9).partial_fit_predict(X, y)
     np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
 
 
 def test_transformer_fitted_is_used_as_is_unfitted_is_fitted_on_the_first_chunk():
     X, y = _data()
     sc = StandardScaler().fit(X * 3 + 1)
-    reg = AWVRegressor(transformer=sc).fit(X, y)
+    reg = paper(AWVRegressor, transformer=sc).fit(X, y)
     assert reg.transformer_ is not sc
     np.testing.assert_array_equal(reg.transformer_.mean_, sc.mean_)
-    reg2 = AWVRegressor(transformer=StandardScaler()).partial_fit(X[:20], y[:20])
+    reg2 = paper(AWVRegressor, transformer=StandardScaler()).partial_fit(X[:20], y[:20])
     np.testing.assert_allclose(reg2.transformer_.mean_, X[:20].mean(0))
     reg2.partial_fit(X[20:], y[20:])
     np.testing.assert_allclose(reg2.transformer_.mean_, X[:20].mean(0))  # frozen after the first chunk
@@ -111,7 +113,7 @@ def test_conditioning_stays_sane_over_1e5_rows():
     n = 100_000
     X = rng.uniform(-1, 1, (n, 5))
     y = np.clip(np.sin(3 * X[:, 0]) * X[:, 1] + 0.1 * rng.standard_normal(n), -1, 1)
-    reg = PKAWVRegressor(degree=3, sigma=1.0).fit(X, y)
+    reg = paper(PKAWVRegressor, degree=3, sigma=1.0).fit(X, y)
     P = reg.precision_
     np.testing.assert_array_equal(P, P.T)
     V = TaylorFeatures(degree=3).fit_transform(X)
@@ -127,11 +129,6 @@ def test_conditioning_stays_sane_over_1e5_rows():
     np.testing.assert_allclose(reg.predict(Xq), ref, rtol=1e-7, atol=1e-9)
 
 
-# These tests check the algorithms against their paper: run them with the paper's settings
-# (tests/_paper_settings.py).
-pytestmark = pytest.mark.usefixtures("paper_settings")
-
-
 def test_too_many_features_gives_a_clear_memory_error(monkeypatch):
     """AWV keeps an m x m matrix: where it cannot be allocated (2^18 CSR columns: 512 GiB), the
     MemoryError says why and what to use instead, and the estimator is unchanged."""
@@ -141,7 +138,7 @@ def test_too_many_features_gives_a_clear_memory_error(monkeypatch):
         raise MemoryError(f"Unable to allocate {8 * m * m} bytes")
 
     monkeypatch.setattr(_base.np, "eye", no_memory)
-    est = AWVRegressor()
+    est = paper(AWVRegressor)
     with pytest.raises(MemoryError, match=r"m = 50 features .* linear in\s+the features"):
         est.fit(np.ones((4, 50)), np.arange(4.0))
     assert not hasattr(est, "n_samples_seen_")

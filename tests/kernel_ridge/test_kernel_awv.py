@@ -8,6 +8,8 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 from skonline.kernel_ridge import AWVRegressor, KernelAWVRegressor
 
+from _paper import paper
+
 
 def _data(n=150, d=2, R=1.0, seed=0):
     rng = np.random.default_rng(seed)
@@ -21,7 +23,7 @@ def _data(n=150, d=2, R=1.0, seed=0):
 def test_equals_the_closed_form_at_every_round(algorithm, alpha, sigma):
     """AWV: k_t' (K_t + l I)^{-1} (y_1..y_{t-1}, 0); ridge: k_{t-1}(x_t)' (K_{t-1} + l I)^{-1} y."""
     X, y = _data()
-    pred = KernelAWVRegressor(alpha=alpha, sigma=sigma, algorithm=algorithm).partial_fit_predict(X, y)
+    pred = paper(KernelAWVRegressor, alpha=alpha, sigma=sigma, algorithm=algorithm).partial_fit_predict(X, y)
     K = rbf_kernel(X, gamma=1 / (2 * sigma**2))
     for t in range(X.shape[0]):
         if algorithm == "awv":
@@ -36,8 +38,8 @@ def test_linear_kernel_equals_awv_on_raw_features():
     rng = np.random.default_rng(1)
     X = rng.standard_normal((120, 3))
     y = X @ [1.0, -1.0, 0.5] + 0.2 * rng.standard_normal(120)
-    a = KernelAWVRegressor(kernel="linear", alpha=0.7).partial_fit_predict(X, y)
-    b = AWVRegressor(alpha=0.7).partial_fit_predict(X, y)
+    a = paper(KernelAWVRegressor, kernel="linear", alpha=0.7).partial_fit_predict(X, y)
+    b = paper(AWVRegressor, alpha=0.7).partial_fit_predict(X, y)
     np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
@@ -49,34 +51,34 @@ def test_regret_bound_of_proposition_1():
     g = rng.standard_normal((n, 2))
     X = g / np.linalg.norm(g, axis=1, keepdims=True) * 0.5 * np.sqrt(rng.uniform(0, 1, (n, 1)))
     y = np.clip(np.sin(3 * X[:, 0]) * np.cos(2 * X[:, 1]) + 0.2 * rng.standard_normal(n), -1, 1)
-    reg = KernelAWVRegressor().fit(X, y)
+    reg = paper(KernelAWVRegressor).fit(X, y)
     K = rbf_kernel(X, gamma=0.5)
     best = y @ np.linalg.solve(K + np.eye(n), y)
     log_term = np.sum(np.log1p(np.clip(np.linalg.eigvalsh(K), 0, None)))
     assert reg.cumulative_loss_ <= best + 1.0 * log_term
     # the AWV shrinkage is what the bound needs: ridge is the same up to the shrink factor
-    ridge = KernelAWVRegressor(algorithm="ridge").fit(X, y)
+    ridge = paper(KernelAWVRegressor, algorithm="ridge").fit(X, y)
     assert reg.cumulative_loss_ != ridge.cumulative_loss_
 
 
 def test_predict_is_the_next_round_and_dual_coef_is_the_ridge_solution():
     X, y = _data(n=100)
-    reg = KernelAWVRegressor(alpha=0.3).fit(X[:80], y[:80])
+    reg = paper(KernelAWVRegressor, alpha=0.3).fit(X[:80], y[:80])
     K = rbf_kernel(X[:80], gamma=0.5)
     np.testing.assert_allclose(reg.dual_coef_, np.linalg.solve(K + 0.3 * np.eye(80), y[:80]), rtol=1e-8)
     np.testing.assert_array_equal(reg.X_fit_, X[:80])
     p = reg.predict(X[80:])
     for i in range(80, 100):
-        step = KernelAWVRegressor(alpha=0.3).fit(X[:80], y[:80]).partial_fit_predict(X[i : i + 1], y[i : i + 1])
+        step = paper(KernelAWVRegressor, alpha=0.3).fit(X[:80], y[:80]).partial_fit_predict(X[i : i + 1], y[i : i + 1])
         np.testing.assert_allclose(p[i - 80], step[0], rtol=1e-10, atol=1e-13)
 
 
 def test_chunking_across_buffer_growth_is_bitwise():
     """The shared checks use 60 rows; this crosses the 256-row first capacity twice."""
     X, y = _data(n=700)
-    a = KernelAWVRegressor()
+    a = paper(KernelAWVRegressor)
     pa = a.partial_fit_predict(X, y)
-    b = KernelAWVRegressor()
+    b = paper(KernelAWVRegressor)
     pb = np.concatenate([b.partial_fit_predict(X[s], y[s]) for s in (slice(0, 255), slice(255, 257),
                                                                       slice(257, 600), slice(600, 700))])
     np.testing.assert_array_equal(pa, pb)
@@ -90,13 +92,13 @@ def test_per_round_cost_grows_with_t():
     import time
 
     X, y = _data(n=1600)
-    KernelAWVRegressor().fit(X[:50], y[:50])  # compile
+    paper(KernelAWVRegressor).fit(X[:50], y[:50])  # compile
 
     def best_time(n):
         times = []
         for _ in range(2):
             t0 = time.perf_counter()
-            KernelAWVRegressor().fit(X[:n], y[:n])
+            paper(KernelAWVRegressor).fit(X[:n], y[:n])
             times.append(time.perf_counter() - t0)
         return min(times)
 
@@ -127,7 +129,7 @@ def test_small_alpha_matches_a_direct_solve(alpha, near_duplicates):
     if near_duplicates:
         X[1::2] = X[::2] + 1e-6 * rng.standard_normal(X[1::2].shape)
     y = np.sin(3 * X[:, 0]) + 0.1 * rng.standard_normal(n)
-    pred = KernelAWVRegressor(alpha=alpha).partial_fit_predict(X, y)
+    pred = paper(KernelAWVRegressor, alpha=alpha).partial_fit_predict(X, y)
     assert np.all(np.isfinite(pred))
     rounds = np.r_[np.arange(0, n - 20, 3), np.arange(n - 20, n)]  # every third, then every round
     ref = _direct_awv(X, y, alpha, 1.0, rounds)
@@ -161,9 +163,9 @@ def test_budget_switches_to_pkawv_on_a_pivoted_dictionary_of_the_stored_rows(alg
     sum_{s<t} y_s phi_s (AWV). Solved directly here at every round after the switch."""
     X, y = _data(n=260, d=2, R=1.0, seed=4)
     B, m, lam, gamma = 120, 30, 0.5, 0.5
-    reg = KernelAWVRegressor(alpha=lam, max_rows=B, n_components=m, algorithm=algorithm)
+    reg = paper(KernelAWVRegressor, alpha=lam, max_rows=B, n_components=m, algorithm=algorithm)
     p = reg.partial_fit_predict(X, y)
-    exact = KernelAWVRegressor(alpha=lam, max_rows=None, algorithm=algorithm).partial_fit_predict(X[:B], y[:B])
+    exact = paper(KernelAWVRegressor, alpha=lam, max_rows=None, algorithm=algorithm).partial_fit_predict(X[:B], y[:B])
     np.testing.assert_array_equal(p[:B], exact)  # before the budget: exact Kernel-AWV, bit for bit
     K = rbf_kernel(X, gamma=gamma)
     piv = _pivoted_dictionary(K[:B, :B], m)
@@ -193,16 +195,16 @@ def test_budget_with_the_linear_kernel_stays_exact():
     rng = np.random.default_rng(1)
     X = rng.standard_normal((300, 3))
     y = X @ [1.0, -1.0, 0.5] + 0.2 * rng.standard_normal(300)
-    reg = KernelAWVRegressor(kernel="linear", alpha=0.7, max_rows=40)
+    reg = paper(KernelAWVRegressor, kernel="linear", alpha=0.7, max_rows=40)
     a = reg.partial_fit_predict(X, y)
     assert reg.n_components_ == 3
-    b = AWVRegressor(alpha=0.7).partial_fit_predict(X, y)
+    b = paper(AWVRegressor, alpha=0.7).partial_fit_predict(X, y)
     np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
 
 
 def test_budget_bounds_memory_and_releases_the_stored_rows():
     X, y = _data(n=3000)
-    reg = KernelAWVRegressor(max_rows=50, n_components=20)
+    reg = paper(KernelAWVRegressor, max_rows=50, n_components=20)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the switch is the designed behaviour: no warning
         reg.partial_fit(X[:100], y[:100])
@@ -217,7 +219,7 @@ def test_budget_bounds_memory_and_releases_the_stored_rows():
     with pytest.raises(AttributeError, match="released"):
         _ = reg.X_fit_
     # one call, or chunks across the switch: the same model bit for bit
-    ref = KernelAWVRegressor(max_rows=50, n_components=20)
+    ref = paper(KernelAWVRegressor, max_rows=50, n_components=20)
     ref.fit(X, y)
     np.testing.assert_array_equal(ref.predict(X[:50]), reg.predict(X[:50]))
     np.testing.assert_array_equal(ref._precision_, reg._precision_)
@@ -227,7 +229,7 @@ def test_pickle_holds_only_the_used_rows():
     import pickle
 
     X, y = _data(n=300)
-    reg = KernelAWVRegressor().fit(X[:260], y[:260])  # capacity 512: the buffers are 4x the state
+    reg = paper(KernelAWVRegressor).fit(X[:260], y[:260])  # capacity 512: the buffers are 4x the state
     assert reg._chol_buf_.shape == (512, 512)
     blob = pickle.dumps(reg)
     assert len(blob) < 8 * (260 * 260 + 260 * 3) + 20_000
@@ -240,7 +242,7 @@ def test_pickle_holds_only_the_used_rows():
 def test_unbounded_state_warns_before_it_passes_a_gigabyte():
     from skonline.utils._growing import WARN_BYTES, warn_growth
 
-    reg = KernelAWVRegressor(max_rows=None).fit(*_data(n=10))
+    reg = paper(KernelAWVRegressor, max_rows=None).fit(*_data(n=10))
     # the buffers double from 8,192 to 16,384 rows at row 8,193: 0.5 GB -> 2.1 GB
     assert reg._state_bytes(8192) < WARN_BYTES <= reg._state_bytes(8193)
     kw = {"what": "the stored rows", "param": "max_rows", "budget": None, "nbytes": reg._state_bytes, "policy": ""}
@@ -249,8 +251,3 @@ def test_unbounded_state_warns_before_it_passes_a_gigabyte():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warn_growth(reg, before=8300, after=9000, **kw)  # once, in the call that crosses
-
-
-# These tests check the algorithms against their paper: run them with the paper's settings
-# (tests/_paper_settings.py).
-pytestmark = pytest.mark.usefixtures("paper_settings")

@@ -9,6 +9,8 @@ from sklearn.utils.estimator_checks import check_regressors_train
 
 from skonline.kernel_ridge import KernelAWVRegressor, PKAWVClassifier, PKAWVRegressor
 
+from _paper import paper
+
 
 def _ball_stream(n=400, R=0.5, seed=0):
     """Spec check 7: x uniform in the R-ball of R^2, y = clip(sin(3x1)cos(2x2) + 0.2 eps, +-1)."""
@@ -23,11 +25,11 @@ def _ball_stream(n=400, R=0.5, seed=0):
 def test_taylor_approaches_kernel_awv_as_the_degree_grows():
     """R = 0.5: max |dy| ~ 1e-3 (M=2), 5e-6 (M=4), 8e-9 (M=6), 7e-12 (M=8) in the spec's run."""
     X, y = _ball_stream()
-    exact = KernelAWVRegressor()
+    exact = paper(KernelAWVRegressor)
     ref = exact.partial_fit_predict(X, y)
     gaps = []
     for M in (2, 4, 6, 8):
-        reg = PKAWVRegressor(degree=M)
+        reg = paper(PKAWVRegressor, degree=M)
         gaps.append(np.abs(reg.partial_fit_predict(X, y) - ref).max())
         if M == 6:
             assert gaps[-1] < 1e-6
@@ -40,14 +42,14 @@ def test_taylor_approaches_kernel_awv_as_the_degree_grows():
 def test_taylor_regret_vs_kernel_awv_at_radius_one():
     """R = 1: M=2 is visibly worse than exact, M=8 matches (spec: 40.39 / 36.00 / 35.81 / 35.81)."""
     X, y = _ball_stream(R=1.0, seed=1)
-    exact = KernelAWVRegressor().fit(X, y).cumulative_loss_
-    losses = [PKAWVRegressor(degree=M).fit(X, y).cumulative_loss_ for M in (2, 4, 8)]
+    exact = paper(KernelAWVRegressor).fit(X, y).cumulative_loss_
+    losses = [paper(PKAWVRegressor, degree=M).fit(X, y).cumulative_loss_ for M in (2, 4, 8)]
     assert abs(losses[2] - exact) < 1e-4 * exact
     assert abs(losses[1] - exact) < abs(losses[0] - exact)
 
 
 def test_check_regressors_train_with_a_bandwidth_for_standardised_data():
-    check_regressors_train("PKAWVRegressor", PKAWVRegressor(sigma=4.0))
+    check_regressors_train("PKAWVRegressor", paper(PKAWVRegressor, sigma=4.0))
 
 
 # --------------------------------------------------------------------------- Nyström
@@ -56,13 +58,13 @@ def test_nystrom_with_every_point_in_the_dictionary_equals_kernel_awv(algorithm)
     rng = np.random.default_rng(2)
     X = rng.uniform(-1, 1, (150, 5))
     y = np.sin(X.sum(1)) + 0.1 * rng.standard_normal(150)
-    reg = PKAWVRegressor(features="nystrom", beta=1e12, algorithm=algorithm, random_state=0)
+    reg = paper(PKAWVRegressor, features="nystrom", beta=1e12, algorithm=algorithm, random_state=0)
     p = reg.partial_fit_predict(X, y)
     assert reg.n_components_ == 150 and reg.n_skipped_components_ == 0
-    ref = KernelAWVRegressor(algorithm=algorithm).partial_fit_predict(X, y)
+    ref = paper(KernelAWVRegressor, algorithm=algorithm).partial_fit_predict(X, y)
     np.testing.assert_allclose(p, ref, rtol=0, atol=1e-8)
-    np.testing.assert_allclose(reg.predict(X[:20]), KernelAWVRegressor(algorithm=algorithm).fit(X, y).predict(X[:20]),
-                               atol=1e-8)
+    exact = paper(KernelAWVRegressor, algorithm=algorithm).fit(X, y)
+    np.testing.assert_allclose(reg.predict(X[:20]), exact.predict(X[:20]), atol=1e-8)
 
 
 def test_nystrom_embedding_equals_the_papers_dual_system():
@@ -72,7 +74,7 @@ def test_nystrom_embedding_equals_the_papers_dual_system():
     X = rng.uniform(-1, 1, (300, 2))
     y = np.cos(3 * X[:, 0]) * X[:, 1] + 0.1 * rng.standard_normal(300)
     lam = 0.5
-    reg = PKAWVRegressor(features="nystrom", alpha=lam, mu=0.05, random_state=1)
+    reg = paper(PKAWVRegressor, features="nystrom", alpha=lam, mu=0.05, random_state=1)
     p = reg.partial_fit_predict(X, y)
     idx = reg.component_indices_
     assert 20 < len(idx) < 150
@@ -92,10 +94,10 @@ def test_nystrom_chunking_across_buffer_growth_is_bitwise():
     rng = np.random.default_rng(4)
     X = rng.uniform(-1, 1, (600, 3))
     y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2
-    a = PKAWVRegressor(features="nystrom", mu=0.05, random_state=3)
+    a = paper(PKAWVRegressor, features="nystrom", mu=0.05, random_state=3)
     pa = a.partial_fit_predict(X, y)
     assert a.n_components_ > 40 and a._hist_XT_.shape[1] == 1024
-    b = PKAWVRegressor(features="nystrom", mu=0.05, random_state=3)
+    b = paper(PKAWVRegressor, features="nystrom", mu=0.05, random_state=3)
     pb = np.concatenate([b.partial_fit_predict(X[s], y[s]) for s in (slice(0, 1), slice(1, 256),
                                                                       slice(256, 257), slice(257, 600))])
     np.testing.assert_array_equal(pa, pb)
@@ -110,7 +112,7 @@ def test_nystrom_dictionary_matches_the_transformer():
     rng = np.random.default_rng(5)
     X = rng.uniform(-1, 1, (400, 3))
     y = X[:, 0]
-    reg = PKAWVRegressor(features="nystrom", mu=0.1, random_state=7).fit(X, y)
+    reg = paper(PKAWVRegressor, features="nystrom", mu=0.1, random_state=7).fit(X, y)
     nys = OnlineNystroem(mu=0.1, random_state=7).fit(X)
     np.testing.assert_array_equal(reg.component_indices_, nys.component_indices_)
     np.testing.assert_array_equal(reg.component_probabilities_, nys.component_probabilities_)
@@ -123,11 +125,11 @@ def test_classifier_heads_are_regressors_on_plus_minus_one_targets():
     labels = np.array(["a", "b", "c"])
     y = labels[(np.arctan2(X[:, 1], X[:, 0]) > 0).astype(int) + (X[:, 0] > 0.3)]
     for features in ("taylor", "nystrom"):
-        clf = PKAWVClassifier(features=features, degree=4, random_state=0)
+        clf = paper(PKAWVClassifier, features=features, degree=4, random_state=0)
         dec = clf.partial_fit_decision_function(X, y, classes=labels)
         assert dec.shape == (300, 3)
         for k, c in enumerate(labels):
-            reg = PKAWVRegressor(features=features, degree=4, random_state=0)
+            reg = paper(PKAWVRegressor, features=features, degree=4, random_state=0)
             np.testing.assert_allclose(dec[:, k], reg.partial_fit_predict(X, np.where(y == c, 1.0, -1.0)),
                                        rtol=1e-12, atol=1e-14)
         assert clf.n_mistakes_ == np.sum(labels[np.argmax(dec, 1)] != y)
@@ -137,8 +139,8 @@ def test_classifier_awv_and_ridge_decide_identically():
     rng = np.random.default_rng(7)
     X = rng.uniform(-1, 1, (500, 2))
     y = (X[:, 0] ** 2 + X[:, 1] ** 2 < 0.5).astype(int)
-    a = PKAWVClassifier(degree=4, sigma=0.5)
-    b = PKAWVClassifier(degree=4, sigma=0.5, algorithm="ridge")
+    a = paper(PKAWVClassifier, degree=4, sigma=0.5)
+    b = paper(PKAWVClassifier, degree=4, sigma=0.5, algorithm="ridge")
     np.testing.assert_array_equal(a.partial_fit_predict(X, y, classes=[0, 1]),
                                   b.partial_fit_predict(X, y, classes=[0, 1]))
     da, db = a.decision_function(X), b.decision_function(X)
@@ -153,13 +155,13 @@ def test_parameters_are_validated():
     for bad in ({"features": "fourier"}, {"alpha": 0.0}, {"degree": -1}, {"kors_weighting": "p"},
                 {"clip": -1.0}, {"algorithm": "krr"}):
         with pytest.raises(ValueError):
-            PKAWVRegressor(**bad).fit(X, y)
+            paper(PKAWVRegressor, **bad).fit(X, y)
 
 
 def test_warns_when_the_taylor_basis_is_huge():
     import warnings
 
-    reg = PKAWVRegressor(degree=3)
+    reg = paper(PKAWVRegressor, degree=3)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # raised before the 12341 x 12341 matrix is allocated
         with pytest.raises(UserWarning, match="12341 Taylor features"):
@@ -168,8 +170,8 @@ def test_warns_when_the_taylor_basis_is_huge():
 
 
 @pytest.mark.parametrize("make", [
-    lambda: PKAWVRegressor(features="nystrom", mu=0.05, random_state=0),
-    lambda: KernelAWVRegressor(alpha=1e-4),  # L^{-1} y overflows only when sqrt(alpha) < 1
+    lambda: paper(PKAWVRegressor, features="nystrom", mu=0.05, random_state=0),
+    lambda: paper(KernelAWVRegressor, alpha=1e-4),  # L^{-1} y overflows only when sqrt(alpha) < 1
 ])
 def test_a_chunk_failing_mid_pass_after_buffer_growth_changes_nothing(make):
     """The cheap snapshot of the growing buffers restores exactly, even after a reallocation."""
@@ -203,7 +205,7 @@ def test_nystrom_budget_freezes_the_dictionary_and_memory(Est):
     y = np.sin(X.sum(1)) + 0.1 * rng.standard_normal(n)
     if Est is PKAWVClassifier:
         y = (y > 0).astype(int)
-    est = Est(features="nystrom", sigma=0.5, mu=1e-3, max_components=50, random_state=0)
+    est = paper(Est, features="nystrom", sigma=0.5, mu=1e-3, max_components=50, random_state=0)
     kw = {"classes": [0, 1]} if Est is PKAWVClassifier else {}
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a frozen dictionary is the designed steady state: no warning
@@ -217,10 +219,10 @@ def test_nystrom_budget_freezes_the_dictionary_and_memory(Est):
     assert est.n_components_ == 50 and int(est._n_history_[0]) == t_hist
     assert est.n_rows_after_budget_ == n - int(np.max(est.component_indices_)) - 1 and est.n_samples_seen_ == n
     # the same stream in one call gives the same model, and learning goes on on the frozen map
-    ref = Est(features="nystrom", sigma=0.5, mu=1e-3, max_components=50, random_state=0)
+    ref = paper(Est, features="nystrom", sigma=0.5, mu=1e-3, max_components=50, random_state=0)
     ref.fit(X, y, **kw)
     np.testing.assert_array_equal(ref.coef_, est.coef_)
-    early = Est(features="nystrom", sigma=0.5, mu=1e-3, max_components=50, random_state=0)
+    early = paper(Est, features="nystrom", sigma=0.5, mu=1e-3, max_components=50, random_state=0)
     early.fit(X[:1000], y[:1000], **kw)
     assert not np.array_equal(ref.coef_, early.coef_)
 
@@ -231,7 +233,7 @@ def test_nystrom_pickle_holds_only_the_used_blocks():
     rng = np.random.default_rng(12)
     X = rng.uniform(-1, 1, (700, 5))
     y = np.sin(X.sum(1))
-    reg = PKAWVRegressor(features="nystrom", sigma=0.5, mu=1e-2, random_state=0).fit(X[:600], y[:600])
+    reg = paper(PKAWVRegressor, features="nystrom", sigma=0.5, mu=1e-2, random_state=0).fit(X[:600], y[:600])
     t, m = int(reg._n_history_[0]), reg.n_components_
     used = 8 * (t * (5 + 1 + m) + m * (3 * m + 5 + 1 + 3))
     held = sum(v.nbytes for v in vars(reg).values() if isinstance(v, np.ndarray))
@@ -240,8 +242,3 @@ def test_nystrom_pickle_holds_only_the_used_blocks():
     back = pickle.loads(blob)
     assert _array_shapes(back) == _array_shapes(reg)
     np.testing.assert_array_equal(back.partial_fit_predict(X[600:], y[600:]), reg.partial_fit_predict(X[600:], y[600:]))
-
-
-# These tests check the algorithms against their paper: run them with the paper's settings
-# (tests/_paper_settings.py).
-pytestmark = pytest.mark.usefixtures("paper_settings")

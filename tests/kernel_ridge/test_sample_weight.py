@@ -1,10 +1,17 @@
-"""sample_weight in the AWV family: weighted least squares (issue 12)."""
+"""sample_weight in the AWV family: weighted least squares (issue 12).
+
+Weighted least squares is the paper forecasters' property: the estimators are built with the
+paper's settings (``tests/_paper.py``; with ``standardize=True`` the check is an expected failure,
+see ``kernel_ridge._base.STANDARDIZE_SAMPLE_WEIGHT_XFAIL``).
+"""
 
 import numpy as np
 import pytest
 from sklearn.linear_model import Ridge
 
 from skonline.kernel_ridge import AWVRegressor, KernelAWVRegressor, PKAWVClassifier, PKAWVRegressor
+
+from _paper import paper
 
 
 def _data(n=60, d=3, seed=0):
@@ -17,9 +24,9 @@ def _data(n=60, d=3, seed=0):
 
 
 MODELS = [
-    lambda alg: AWVRegressor(alpha=0.5, algorithm=alg),
-    lambda alg: KernelAWVRegressor(alpha=0.5, sigma=0.7, algorithm=alg),
-    lambda alg: PKAWVRegressor(alpha=0.5, sigma=1.0, degree=3, algorithm=alg),
+    lambda alg: paper(AWVRegressor, alpha=0.5, algorithm=alg),
+    lambda alg: paper(KernelAWVRegressor, alpha=0.5, sigma=0.7, algorithm=alg),
+    lambda alg: paper(PKAWVRegressor, alpha=0.5, sigma=1.0, degree=3, algorithm=alg),
 ]
 
 
@@ -41,7 +48,7 @@ def test_integer_weights_equal_repeated_rows(make, algorithm):
 def test_awv_ridge_matches_weighted_ridge():
     X, y, _ = _data()
     w = np.random.default_rng(2).uniform(0, 3, X.shape[0])
-    reg = AWVRegressor(alpha=0.5, algorithm="ridge").fit(X, y, sample_weight=w)
+    reg = paper(AWVRegressor, alpha=0.5, algorithm="ridge").fit(X, y, sample_weight=w)
     ref = Ridge(alpha=0.5, fit_intercept=False).fit(X, y, sample_weight=w)
     np.testing.assert_allclose(reg.coef_, ref.coef_, rtol=1e-10)
 
@@ -66,9 +73,3 @@ def test_weight_zero_changes_nothing(est):
     for k, v in state.items():
         np.testing.assert_array_equal(getattr(a, k), v, err_msg=k)
     assert a.cumulative_loss_ == loss and a.n_samples_seen_ == 60
-
-
-# Weighted least squares is the paper forecasters' property: run with the paper's settings
-# (tests/_paper_settings.py; with standardize=True the check is an expected failure, see
-# kernel_ridge._base.STANDARDIZE_SAMPLE_WEIGHT_XFAIL).
-pytestmark = pytest.mark.usefixtures("paper_settings")

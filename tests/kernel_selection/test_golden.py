@@ -10,6 +10,8 @@ import pytest
 
 from skonline.kernel_selection import KernelSelectionRegressor
 
+from _paper import paper
+
 X = np.array([[0.0], [0.5], [1.0], [0.2]])
 Y = np.array([0.2, 0.8, 0.5, 0.3])
 CHOICES = [0, 1, 0, 1]
@@ -25,7 +27,7 @@ class _Forced(KernelSelectionRegressor):
 
 def _run(**params):
     """Learn the four rows one by one; record the quantities of the trace after each row."""
-    est = _Forced(sigmas=(0.5, 2.0), random_state=0, **params)
+    est = paper(_Forced, sigmas=(0.5, 2.0), random_state=0, **params)
     rows = []
     prev_loss = 0.0
     for t in range(4):
@@ -109,8 +111,3 @@ def test_golden_oks_square():
     np.testing.assert_allclose(rows[-1]["q"][1], 6.9168e-102, rtol=1e-4)
     np.testing.assert_allclose([est.delta_, est.eta_, est.step_sizes_[0]],
                                [0.7937005260, 0.1890739926, 7.8745065618], atol=1e-9)
-
-
-# These tests check the algorithms against their paper: run them with the paper's settings
-# (tests/_paper_settings.py).
-pytestmark = pytest.mark.usefixtures("paper_settings")

@@ -10,6 +10,8 @@ from sklearn.base import clone
 from skonline.kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor
 from skonline.kernel_selection._core import ioks_constants
 
+from _paper import paper
+
 ALGOS = ["oks", "oks++", "ioks"]
 BACKENDS = [None, 64]
 
@@ -39,16 +41,16 @@ def test_okspp_concentrates_on_the_right_bandwidth(n_components, T):
     for seed in (100, 101, 102):
         X, yc, yr = _c5_data(seed, T)
         for algo in ALGOS:
-            clf = KernelSelectionClassifier(
-                algo, n_components=n_components, horizon=_horizon(algo, T), random_state=seed
+            clf = paper(
+                KernelSelectionClassifier, algo, n_components=n_components, horizon=_horizon(algo, T), random_state=seed
             ).fit(X, yc)
             amr[algo].append(clf.mistake_rate_)
             assert clf.mistake_rate_ < 0.30
             if algo == "oks++":
                 hits += clf.selected_sigma_ == 0.5 and clf.q_.max() > 0.9
         for algo in al:
-            reg = KernelSelectionRegressor(
-                algo, n_components=n_components, horizon=_horizon(algo, T), random_state=seed
+            reg = paper(
+                KernelSelectionRegressor, algo, n_components=n_components, horizon=_horizon(algo, T), random_state=seed
             ).fit(X, yr)
             al[algo].append(reg.average_loss_)
     assert hits >= 2
@@ -75,12 +77,12 @@ def _exact_norms(est):
 def test_runtime_invariants(algo, n_components, task):
     X, yc, yr = _c5_data(7, 240)
     if task == "clf":
-        est = KernelSelectionClassifier(algo, n_components=n_components, horizon=_horizon(algo, 240),
-                                        radius=15.0 if algo == "oks" else "auto", random_state=0)
+        est = paper(KernelSelectionClassifier, algo, n_components=n_components, horizon=_horizon(algo, 240),
+                    radius=15.0 if algo == "oks" else "auto", random_state=0)
         y, kw = yc, {"classes": [-1, 1]}
     else:
-        est = KernelSelectionRegressor(algo, n_components=n_components, horizon=_horizon(algo, 240),
-                                       radius=1.0 if algo == "oks" else "auto", random_state=0)
+        est = paper(KernelSelectionRegressor, algo, n_components=n_components, horizon=_horizon(algo, 240),
+                    radius=1.0 if algo == "oks" else "auto", random_state=0)
         y, kw = yr, {}
     U = 15.0 if task == "clf" else 1.0
     K = len(est.sigmas)
@@ -111,7 +113,7 @@ def test_runtime_invariants(algo, n_components, task):
 def test_chunk_invariance_across_doublings(algo, n_components, horizon):
     """fit == partial_fit over chunks, past several doublings of the horizon, random draws included."""
     X, yc, _ = _c5_data(3, 700)
-    ref = KernelSelectionClassifier(algo, n_components=n_components, horizon=horizon, random_state=5)
+    ref = paper(KernelSelectionClassifier, algo, n_components=n_components, horizon=horizon, random_state=5)
     pred_ref = clone(ref).partial_fit_predict(X, yc, classes=[-1, 1])
     full = clone(ref).fit(X, yc)
     assert full.horizon_ == (None if algo == "oks++" else (1024 if horizon is None else 1200))
@@ -133,7 +135,7 @@ def test_chunk_invariance_across_doublings(algo, n_components, horizon):
 def test_sampling_stream_does_not_depend_on_n_components():
     X, yc, _ = _c5_data(4, 300)
     states = [
-        KernelSelectionClassifier(n_components=D, random_state=3).fit(X, yc)._rng_.bit_generator.state
+        paper(KernelSelectionClassifier, n_components=D, random_state=3).fit(X, yc)._rng_.bit_generator.state
         for D in (8, 64, 100)
     ]
     assert states[0] == states[1] == states[2]
@@ -144,7 +146,7 @@ def test_sampling_stream_does_not_depend_on_n_components():
 def test_sparse_input_equals_dense(algo, n_components):
     X, yc, _ = _c5_data(5, 300)
     X[np.abs(X) < 0.4] = 0.0
-    a = KernelSelectionClassifier(algo, n_components=n_components, random_state=0)
+    a = paper(KernelSelectionClassifier, algo, n_components=n_components, random_state=0)
     pa = clone(a).partial_fit_decision_function(X, yc, classes=[-1, 1])
     pb = clone(a).partial_fit_decision_function(sp.csr_matrix(X), yc, classes=[-1, 1])
     np.testing.assert_allclose(pb, pa, rtol=1e-12, atol=1e-13)
@@ -156,8 +158,8 @@ def test_sparse_input_equals_dense(algo, n_components):
 def test_prequential_prediction_is_the_hypothesis_value(n_components):
     """With one kernel, the pass's prediction for a row equals decision_function before learning it."""
     X, yc, yr = _c5_data(6, 200)
-    for est, y in [(KernelSelectionClassifier(sigmas=(0.7,), n_components=n_components), yc),
-                   (KernelSelectionRegressor(sigmas=(0.7,), n_components=n_components), yr)]:
+    for est, y in [(paper(KernelSelectionClassifier, sigmas=(0.7,), n_components=n_components), yc),
+                   (paper(KernelSelectionRegressor, sigmas=(0.7,), n_components=n_components), yr)]:
         est.set_params(random_state=0).fit(X[:150], y[:150])
         for t in range(150, 160):
             before = (est.decision_function(X[t : t + 1]) if hasattr(est, "decision_function")
@@ -169,7 +171,7 @@ def test_prequential_prediction_is_the_hypothesis_value(n_components):
 
 def test_rf_decision_matches_explicit_features():
     X, yc, _ = _c5_data(8, 400)
-    clf = KernelSelectionClassifier(n_components=50, random_state=0, predict_mode="mixture").fit(X, yc)
+    clf = paper(KernelSelectionClassifier, n_components=50, random_state=0, predict_mode="mixture").fit(X, yc)
     maps = clf.random_features_
     f = sum(clf.q_[k] * maps.transform_kernel(X, k) @ clf.coef_[k] for k in range(6))
     np.testing.assert_allclose(clf.decision_function(X), f, rtol=1e-10, atol=1e-12)
@@ -180,7 +182,7 @@ def test_rf_decision_matches_explicit_features():
 
 def test_exact_decision_matches_support_vectors():
     X, yc, _ = _c5_data(9, 300)
-    clf = KernelSelectionClassifier(random_state=0).fit(X, yc)
+    clf = paper(KernelSelectionClassifier, random_state=0).fit(X, yc)
     V, a = clf.support_vectors()
     s = clf.selected_sigma_
     f = np.exp(-((X[:, None] - V[None]) ** 2).sum(-1) / (2 * s * s)) @ a
@@ -192,13 +194,13 @@ def test_loss_conventions():
     """The paper's square loss (f - y)^2 is what is accumulated; a decision of exactly 0 predicts
     classes_[0] (scikit-learn's rule, shared by every skonline classifier)."""
     X, yc, yr = _c5_data(10, 300)
-    reg = KernelSelectionRegressor(random_state=0)
+    reg = paper(KernelSelectionRegressor, random_state=0)
     pred = reg.partial_fit_predict(X, yr)
     np.testing.assert_allclose(reg.cumulative_loss_, np.sum((pred - yr) ** 2), rtol=1e-12)
-    reg = KernelSelectionRegressor("ioks", loss="absolute_error", random_state=0)
+    reg = paper(KernelSelectionRegressor, "ioks", loss="absolute_error", random_state=0)
     pred = reg.partial_fit_predict(X, yr)
     np.testing.assert_allclose(reg.average_loss_, np.mean(np.abs(pred - yr)), rtol=1e-12)
-    clf = KernelSelectionClassifier(random_state=0)
+    clf = paper(KernelSelectionClassifier, random_state=0)
     dec = clf.partial_fit_decision_function(X, yc, classes=[-1, 1])
     assert dec[0] == 0.0  # no support vector yet: f = 0, predicted classes_[0] = -1
     np.testing.assert_allclose(clf.cumulative_loss_, np.sum(np.logaddexp(0, -yc * dec)), rtol=1e-12)
@@ -207,22 +209,22 @@ def test_loss_conventions():
 
 def test_exploration_constant_knob():
     X, yc, _ = _c5_data(11, 2000)
-    paper = KernelSelectionClassifier(n_components=64, random_state=0).fit(X, yc)
-    code = KernelSelectionClassifier(n_components=64, random_state=0, exploration_constant=1.0).fit(X, yc)
+    theory = paper(KernelSelectionClassifier, n_components=64, random_state=0).fit(X, yc)
+    code = paper(KernelSelectionClassifier, n_components=64, random_state=0, exploration_constant=1.0).fit(X, yc)
     # a = (G C0)^(1/3) (U K)^(2/3) = 90^(2/3) ~ 20.1 versus 1: delta_t is ~20 times smaller
     a = 90 ** (2 / 3)
-    C = paper._C_[0]
-    assert paper.delta_ == pytest.approx(a / (2 * max(a, 2 * C ** (1 / 3))), rel=1e-12)
+    C = theory._C_[0]
+    assert theory.delta_ == pytest.approx(a / (2 * max(a, 2 * C ** (1 / 3))), rel=1e-12)
     C1 = code._C_[0]
     assert code.delta_ == pytest.approx(1 / (4 * C1 ** (1 / 3)), rel=1e-12)
-    assert code.delta_ < paper.delta_ / 5
+    assert code.delta_ < theory.delta_ / 5
 
 
 def test_multiclass_one_vs_rest():
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, (1500, 2))
     y = np.digitize(X[:, 0] + 0.5 * np.sin(3 * X[:, 1]), [-0.4, 0.4])
-    clf = KernelSelectionClassifier(n_components=64, random_state=0).fit(X, y)
+    clf = paper(KernelSelectionClassifier, n_components=64, random_state=0).fit(X, y)
     assert clf.q_.shape == (3, 6) and clf.selected_kernel_.shape == (3,)
     np.testing.assert_allclose(clf.q_.sum(axis=1), 1.0)
     assert clf.decision_function(X).shape == (1500, 3)
@@ -238,11 +240,11 @@ def test_ioks_never_nan_with_accepted_losses(loss):
     y = np.where(rng.random(1500) < 0.5, 1, -1)
     y[750:] = -np.sign(X[750:, 0] + 1e-9).astype(int)  # flips the concept half-way
     for D in BACKENDS:
-        clf = KernelSelectionClassifier("ioks", loss=loss, n_components=D, radius=15.0, horizon=1500,
-                                        random_state=0).fit(X, y)
+        clf = paper(KernelSelectionClassifier, "ioks", loss=loss, n_components=D, radius=15.0, horizon=1500,
+                    random_state=0).fit(X, y)
         assert np.all(np.isfinite(clf.q_)) and np.all(clf.q_ > 0) and abs(clf.q_.sum() - 1) < 1e-12
         assert np.all(np.isfinite(clf.eta_))
-    reg = KernelSelectionRegressor("ioks", loss="squared", n_components=32, random_state=0)
+    reg = paper(KernelSelectionRegressor, "ioks", loss="squared", n_components=32, random_state=0)
     with pytest.warns(UserWarning, match="exceed the radius"):
         reg.fit(X, 5.0 * X[:, 0])
     assert np.all(np.isfinite(reg.q_))
@@ -271,7 +273,7 @@ def test_oks_divergence_is_reported_not_stored():
     """OKS has no projection (P11): a non-finite prediction rejects the chunk, state unchanged."""
     X = np.zeros((400, 1))
     y = np.full(400, 1e300)
-    reg = KernelSelectionRegressor("oks", sigmas=(1.0,), horizon=400, random_state=0)
+    reg = paper(KernelSelectionRegressor, "oks", sigmas=(1.0,), horizon=400, random_state=0)
     reg.partial_fit(X[:1], np.ones(1))
     before = pickle.dumps(reg)
     with pytest.raises(FloatingPointError, match="no projection"):
@@ -288,7 +290,7 @@ def test_chunk_invariance_with_precomputed_projections(sparse_input):
     X[rng.random(X.shape) < 0.5] = 0.0
     y = np.where(X[:, :3].sum(1) > 0, 1, -1)
     Xin = sp.csr_matrix(X) if sparse_input else X
-    ref = KernelSelectionClassifier(n_components=40, random_state=2)
+    ref = paper(KernelSelectionClassifier, n_components=40, random_state=2)
     full = clone(ref).fit(Xin, y)
     pred_ref = clone(ref).partial_fit_decision_function(Xin, y, classes=[-1, 1])
     for cuts in ([0, 1, 255, 257, 600, 900], [0, 300, 301, 900], [0, 900]):
@@ -313,7 +315,7 @@ def test_exact_support_budget_keeps_memory_flat(algo):
     X = rng.uniform(-1, 1, (n, 4))
     y = np.where(np.sin(3 * X[:, 0]) + X[:, 1] > 0, 1, -1)
     kw = {"horizon": n} if algo != "oks++" else {}
-    est = KernelSelectionClassifier(algo, max_support=50, random_state=0, **kw)
+    est = paper(KernelSelectionClassifier, algo, max_support=50, random_state=0, **kw)
     with pytest.warns(UserWarning, match="max_support=50"):
         est.partial_fit(X[:300], y[:300], classes=[-1, 1])
     shapes = {k: v.shape for k, v in vars(est).items() if isinstance(v, np.ndarray)}
@@ -324,12 +326,12 @@ def test_exact_support_budget_keeps_memory_flat(algo):
     assert int(est._nstore_[0]) == 50 and est.n_dropped_steps_ > 0
     assert np.all(est.n_support_ <= 50)
     with pytest.warns(UserWarning, match="max_support=50"):
-        ref = KernelSelectionClassifier(algo, max_support=50, random_state=0, **kw).fit(X, y)
+        ref = paper(KernelSelectionClassifier, algo, max_support=50, random_state=0, **kw).fit(X, y)
     np.testing.assert_array_equal(ref.q_, est.q_)
     np.testing.assert_array_equal(ref.decision_function(X[:100]), est.decision_function(X[:100]))
     # below the budget nothing changes
-    a = KernelSelectionClassifier(algo, max_support=None, random_state=0, **kw).fit(X[:500], y[:500])
-    b = KernelSelectionClassifier(algo, random_state=0, **kw).fit(X[:500], y[:500])
+    a = paper(KernelSelectionClassifier, algo, max_support=None, random_state=0, **kw).fit(X[:500], y[:500])
+    b = paper(KernelSelectionClassifier, algo, random_state=0, **kw).fit(X[:500], y[:500])
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
 
 
@@ -337,7 +339,7 @@ def test_exact_pickle_holds_only_the_used_support():
     rng = np.random.default_rng(22)
     X = rng.uniform(-1, 1, (700, 4))
     y = np.where(X[:, 0] > 0, 1, -1)
-    est = KernelSelectionClassifier("oks++", random_state=0).fit(X[:520], y[:520])
+    est = paper(KernelSelectionClassifier, "oks++", random_state=0).fit(X[:520], y[:520])
     assert est._store_.shape[0] == 1024  # capacity: a power of two above the rows seen
     n, m = int(est._nstore_[0]), int(est.n_support_.max())
     blob = pickle.dumps(est)
@@ -350,16 +352,16 @@ def test_exact_pickle_holds_only_the_used_support():
 
 def test_loss_names_are_scikit_learns_with_old_aliases():
     """Default loss names are scikit-learn's; the earlier names are aliases giving the same model."""
-    assert KernelSelectionClassifier().loss == "log_loss"
-    assert KernelSelectionRegressor().loss == "squared_error"
+    assert paper(KernelSelectionClassifier).loss == "log_loss"
+    assert paper(KernelSelectionRegressor).loss == "squared_error"
     X, yc, yr = _c5_data(10, 120)
     for Est, pairs, y, kw in [
         (KernelSelectionClassifier, [("log_loss", "logistic")], yc, {"classes": [-1, 1]}),
         (KernelSelectionRegressor, [("squared_error", "squared"), ("absolute_error", "absolute")], yr, {}),
     ]:
         for new, old in pairs:
-            a = Est("ioks", loss=new, random_state=0)
-            b = Est("ioks", loss=old, random_state=0)
+            a = paper(Est, "ioks", loss=new, random_state=0)
+            b = paper(Est, "ioks", loss=old, random_state=0)
             np.testing.assert_array_equal(a.partial_fit_predict(X, y, **kw), b.partial_fit_predict(X, y, **kw))
             assert a.cumulative_loss_ == b.cumulative_loss_
 
@@ -370,11 +372,11 @@ def test_sample_weight_multiplies_the_loss(algorithm, n_components):
     """A weight multiplies the row's loss and derivative (issue 12)."""
     X, yc, yr = _c5_data(10, 80)
     w = np.random.default_rng(3).uniform(0, 2, 80)
-    reg = KernelSelectionRegressor(algorithm, n_components=n_components, radius=5.0, random_state=0)
+    reg = paper(KernelSelectionRegressor, algorithm, n_components=n_components, radius=5.0, random_state=0)
     pred = reg.partial_fit_predict(X, yr, sample_weight=w)
     np.testing.assert_allclose(reg.cumulative_loss_, np.sum(w * (pred - yr) ** 2), rtol=1e-12)
     # weight 0: the hypotheses and the loss estimates do not move
-    est = KernelSelectionClassifier(algorithm, n_components=n_components, random_state=0)
+    est = paper(KernelSelectionClassifier, algorithm, n_components=n_components, random_state=0)
     est.partial_fit(X[:40], yc[:40], classes=[-1, 1])
     before = est.decision_function(X), est.loss_estimates_.copy(), est.cumulative_loss_
     est.partial_fit(X[40:], yc[40:], sample_weight=np.zeros(40))
@@ -391,7 +393,7 @@ def test_public_state_is_attributes_and_held_arrays_keep_their_values(n_componen
     array taken from the estimator (``qs.append(est.q_)``) keeps its values (issue 13)."""
     X, _, yr = _c5_data(11, 90)
     y = np.minimum((yr * n_classes).astype(int), n_classes - 1)
-    est = KernelSelectionClassifier("oks++", n_components=n_components, random_state=0)
+    est = paper(KernelSelectionClassifier, "oks++", n_components=n_components, random_state=0)
     est.partial_fit(X[:30], y[:30], classes=np.arange(n_classes))
     names = ["q_", "p_", "loss_estimates_", "kernel_counts_", "step_sizes_", "sigmas_",
              "coef_" if n_components else "n_support_"]
@@ -407,8 +409,3 @@ def test_public_state_is_attributes_and_held_arrays_keep_their_values(n_componen
     assert not np.array_equal(est.loss_estimates_, saved["loss_estimates_"])
     with pytest.raises(AttributeError, match="exists only"):
         getattr(est, "n_support_" if n_components else "coef_")
-
-
-# These tests check the algorithms against their paper: run them with the paper's settings
-# (tests/_paper_settings.py).
-pytestmark = pytest.mark.usefixtures("paper_settings")

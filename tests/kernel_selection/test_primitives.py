@@ -103,8 +103,3 @@ def test_tsallis_matches_generic_root_finder():
     out = np.empty(3)
     mu = tsallis_omd_step(q, eta, ct, 8.0, out)
     assert abs(mu - mu_ref) < 1e-13
-
-
-# These tests check the algorithms against their paper: run them with the paper's settings
-# (tests/_paper_settings.py).
-pytestmark = pytest.mark.usefixtures("paper_settings")

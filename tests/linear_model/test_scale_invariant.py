@@ -14,6 +14,8 @@ from sklearn.preprocessing import StandardScaler
 
 from skonline.linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor
 
+from _paper import paper
+
 ALPHA = 1.5
 GOLD_X = np.array([[1, 0], [2, -1], [-1, 3], [0.5, 0.5], [3, -2], [1, 1]], float)
 GOLD_Y = np.array([1, -1, 1, 1, -1, 1])
@@ -84,17 +86,17 @@ GOLD = {
 
 @pytest.mark.parametrize("invariance,loss", list(GOLD))
 def test_golden_values(invariance, loss):
-    clf = ScaleInvariantClassifier(loss, invariance=invariance, fit_intercept=False, alpha=1.5)
+    clf = paper(ScaleInvariantClassifier, loss, invariance=invariance, fit_intercept=False, alpha=1.5)
     pred = clf.partial_fit_decision_function(GOLD_X, GOLD_Y, classes=[-1, 1])
     np.testing.assert_allclose(pred, GOLD[invariance, loss], rtol=0, atol=1e-10)
 
 
 def test_golden_final_state():
-    c1 = ScaleInvariantClassifier(fit_intercept=False).fit(GOLD_X, GOLD_Y)
+    c1 = paper(ScaleInvariantClassifier, fit_intercept=False).fit(GOLD_X, GOLD_Y)
     np.testing.assert_allclose(c1.neg_cum_grad_[0], [-1.736948788699, 3.714953456006], atol=1e-10)
     np.testing.assert_allclose(c1.sum_sq_, [16.25, 15.25], atol=1e-12)
     assert c1.n_samples_seen_ == 6
-    c2 = ScaleInvariantClassifier(invariance="full", fit_intercept=False).fit(GOLD_X, GOLD_Y)
+    c2 = paper(ScaleInvariantClassifier, invariance="full", fit_intercept=False).fit(GOLD_X, GOLD_Y)
     np.testing.assert_allclose(c2.neg_cum_grad_[0], [-1.714611880659, 3.632277216268], atol=1e-10)
     np.testing.assert_allclose(c2.gamma_, [0.976875351833], atol=1e-10)
     np.testing.assert_allclose(
@@ -114,10 +116,11 @@ def test_alg1_matches_reference(intercept):
     X = _sparse_heavy(rng, 300, 6)
     y = np.where(X @ rng.standard_normal(6) + rng.standard_normal(300) > 0, 1, -1)
     ref, _ = alg1_reference(X, logistic_g(y.astype(float)), intercept=intercept)
-    clf = ScaleInvariantClassifier(fit_intercept=intercept, internal_scaling="none")
+    clf = paper(ScaleInvariantClassifier, fit_intercept=intercept, internal_scaling="none")
     got = clf.partial_fit_decision_function(X, y, classes=[-1, 1])
     np.testing.assert_allclose(got, ref, rtol=1e-11, atol=1e-14)
-    scaled = ScaleInvariantClassifier(fit_intercept=intercept).partial_fit_decision_function(X, y, classes=[-1, 1])
+    scaled = paper(ScaleInvariantClassifier, fit_intercept=intercept)
+    scaled = scaled.partial_fit_decision_function(X, y, classes=[-1, 1])
     np.testing.assert_allclose(scaled, ref, rtol=1e-11, atol=1e-14)
 
 
@@ -127,7 +130,7 @@ def test_alg2_matches_pinv_reference_rank_deficient():
     X = np.hstack([B, B[:, :1] - 2 * B[:, 1:2], np.zeros((200, 1))])  # rank 3 in R^5
     y = np.where(B @ [1.0, -1.0, 0.5] + 0.5 * rng.standard_normal(200) > 0, 1, -1)
     ref, _, _, gam = alg2_reference(X, logistic_g(y.astype(float)))
-    clf = ScaleInvariantClassifier(invariance="full", fit_intercept=False)
+    clf = paper(ScaleInvariantClassifier, invariance="full", fit_intercept=False)
     got = clf.partial_fit_decision_function(X, y, classes=[-1, 1])
     np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-10)
     assert clf.rank_[0] == 3
@@ -138,9 +141,9 @@ def test_first_prediction_zero_and_new_directions_predict_zero():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((30, 5))
     y = rng.integers(0, 2, 30)
-    p1 = ScaleInvariantClassifier().partial_fit_decision_function(X, y, classes=[0, 1])
+    p1 = paper(ScaleInvariantClassifier).partial_fit_decision_function(X, y, classes=[0, 1])
     assert p1[0] == 0.0
-    p2 = ScaleInvariantClassifier(invariance="full").partial_fit_decision_function(X, y, classes=[0, 1])
+    p2 = paper(ScaleInvariantClassifier, invariance="full").partial_fit_decision_function(X, y, classes=[0, 1])
     assert np.all(p2[:6] == 0.0) and np.all(p2[6:] != 0.0)  # d + 1 = 6 new directions
 
 
@@ -151,8 +154,8 @@ def test_first_occurrence_contributes_nothing():
     X2 = X.copy()
     X2[2, 1] = -123.0
     y = np.array([1, 1, 1, 1])
-    p = ScaleInvariantClassifier(fit_intercept=False).partial_fit_decision_function(X, y, classes=[0, 1])
-    q = ScaleInvariantClassifier(fit_intercept=False).partial_fit_decision_function(X2, y, classes=[0, 1])
+    p = paper(ScaleInvariantClassifier, fit_intercept=False).partial_fit_decision_function(X, y, classes=[0, 1])
+    q = paper(ScaleInvariantClassifier, fit_intercept=False).partial_fit_decision_function(X2, y, classes=[0, 1])
     assert np.array_equal(p[:3], q[:3]) and p[3] != q[3]
 
 
@@ -173,7 +176,7 @@ def test_coordinate_invariance_bit_exact_powers_of_two(intercept, sparse):
         outs = []
         for Xv in (X, X * a):
             Xv = sp.csr_matrix(Xv) if sparse else Xv
-            clf = ScaleInvariantClassifier(fit_intercept=intercept, internal_scaling=scaling)
+            clf = paper(ScaleInvariantClassifier, fit_intercept=intercept, internal_scaling=scaling)
             pieces = [clf.partial_fit_decision_function(Xv[:150], y[:150], classes=[0, 1, 2]),
                       clf.partial_fit_decision_function(Xv[150:], y[150:])]
             outs.append((np.vstack(pieces), clf))
@@ -189,8 +192,8 @@ def test_coordinate_invariance_arbitrary_factors():
     rng = np.random.default_rng(2)
     X, y = _multiclass_stream(rng, k=2)
     a = rng.choice([-1.0, 1.0], X.shape[1]) * 10.0 ** rng.uniform(-8, 8, X.shape[1])
-    p0 = ScaleInvariantClassifier().partial_fit_decision_function(X, y, classes=[0, 1])
-    p1 = ScaleInvariantClassifier().partial_fit_decision_function(X * a, y, classes=[0, 1])
+    p0 = paper(ScaleInvariantClassifier).partial_fit_decision_function(X, y, classes=[0, 1])
+    p1 = paper(ScaleInvariantClassifier).partial_fit_decision_function(X * a, y, classes=[0, 1])
     np.testing.assert_allclose(p1, p0, rtol=1e-9, atol=1e-300)
 
 
@@ -202,16 +205,16 @@ def test_full_invariance_invertible_maps():
     Q1, _ = np.linalg.qr(rng.standard_normal((d, d)))
     Q2, _ = np.linalg.qr(rng.standard_normal((d, d)))
     A = Q1 @ np.diag(np.logspace(0, 3, d)) @ Q2  # cond(A) = 1e3
-    ref = ScaleInvariantClassifier(invariance="full").partial_fit_decision_function(X, y, classes=[0, 1])
-    got = ScaleInvariantClassifier(invariance="full").partial_fit_decision_function(X @ A.T, y, classes=[0, 1])
+    ref = paper(ScaleInvariantClassifier, invariance="full").partial_fit_decision_function(X, y, classes=[0, 1])
+    got = paper(ScaleInvariantClassifier, invariance="full").partial_fit_decision_function(X @ A.T, y, classes=[0, 1])
     np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-9)
     # affine maps with the intercept: StandardScaler fitted on the data changes nothing
     Xs = StandardScaler().fit_transform(X * 37.0 + 5.0)
-    got = ScaleInvariantClassifier(invariance="full").partial_fit_decision_function(Xs, y, classes=[0, 1])
+    got = paper(ScaleInvariantClassifier, invariance="full").partial_fit_decision_function(Xs, y, classes=[0, 1])
     np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-9)
     # injective maps: duplicated and combined columns
     Xi = np.hstack([X, X[:, :2], X @ rng.standard_normal((d, 2))])
-    got = ScaleInvariantClassifier(invariance="full").partial_fit_decision_function(Xi, y, classes=[0, 1])
+    got = paper(ScaleInvariantClassifier, invariance="full").partial_fit_decision_function(Xi, y, classes=[0, 1])
     np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-9)
 
 
@@ -220,8 +223,8 @@ def test_full_internal_scaling_extreme_spread():
     X = rng.standard_normal((300, 4))
     y = np.where(X.sum(1) + rng.standard_normal(300) > 0, 1, 0)
     a = 10.0 ** np.array([-50.0, 50.0, -20.0, 120.0])
-    ref = ScaleInvariantClassifier(invariance="full").partial_fit_decision_function(X, y, classes=[0, 1])
-    got = ScaleInvariantClassifier(invariance="full").partial_fit_decision_function(X * a, y, classes=[0, 1])
+    ref = paper(ScaleInvariantClassifier, invariance="full").partial_fit_decision_function(X, y, classes=[0, 1])
+    got = paper(ScaleInvariantClassifier, invariance="full").partial_fit_decision_function(X * a, y, classes=[0, 1])
     np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-12)
 
 
@@ -231,8 +234,10 @@ def test_label_flip_antisymmetry(invariance, loss):
     rng = np.random.default_rng(7)
     X = rng.standard_normal((200, 4))
     y = np.where(X[:, 0] + rng.standard_normal(200) > 0, 1, -1)
-    p = ScaleInvariantClassifier(loss, invariance=invariance).partial_fit_decision_function(X, y, classes=[-1, 1])
-    q = ScaleInvariantClassifier(loss, invariance=invariance).partial_fit_decision_function(X, -y, classes=[-1, 1])
+    p = paper(ScaleInvariantClassifier, loss, invariance=invariance).partial_fit_decision_function(
+        X, y, classes=[-1, 1])
+    q = paper(ScaleInvariantClassifier, loss, invariance=invariance).partial_fit_decision_function(
+        X, -y, classes=[-1, 1])
     assert np.array_equal(p, -q)
 
 
@@ -242,9 +247,9 @@ def test_intercept_constant_value_irrelevant():
     X = rng.standard_normal((200, 3))
     y = np.where(X[:, 0] > 0, 1, 0)
     for inv in ("coordinate", "full"):
-        p = ScaleInvariantClassifier(invariance=inv).partial_fit_decision_function(X, y, classes=[0, 1])
+        p = paper(ScaleInvariantClassifier, invariance=inv).partial_fit_decision_function(X, y, classes=[0, 1])
         Xc = np.hstack([X, np.full((200, 1), 37.5)])
-        clf = ScaleInvariantClassifier(invariance=inv, fit_intercept=False)
+        clf = paper(ScaleInvariantClassifier, invariance=inv, fit_intercept=False)
         q = clf.partial_fit_decision_function(Xc, y, classes=[0, 1])
         np.testing.assert_allclose(q, p, rtol=1e-12, atol=1e-15)
 
@@ -255,7 +260,7 @@ def test_online_predict_mode_is_next_round_prediction(invariance):
     rng = np.random.default_rng(9)
     X = rng.standard_normal((120, 4))
     y = np.where(X @ [1.0, -2.0, 0.5, 0.0] > 0, 1, 0)
-    clf = ScaleInvariantClassifier(invariance=invariance, predict_mode="online").fit(X[:100], y[:100])
+    clf = paper(ScaleInvariantClassifier, invariance=invariance, predict_mode="online").fit(X[:100], y[:100])
     for i in range(100, 110):
         before = clf.decision_function(X[i : i + 1])
         during = clf.partial_fit_decision_function(X[i : i + 1], y[i : i + 1])
@@ -267,7 +272,7 @@ def test_online_predict_mode_is_next_round_prediction(invariance):
 def test_linear_predict_mode_uses_coef(invariance):
     rng = np.random.default_rng(10)
     X, y = _multiclass_stream(rng, k=3)
-    clf = ScaleInvariantClassifier(invariance=invariance).fit(X, y)
+    clf = paper(ScaleInvariantClassifier, invariance=invariance).fit(X, y)
     np.testing.assert_allclose(clf.decision_function(X), X @ clf.coef_.T + clf.intercept_, rtol=1e-12)
     proba = clf.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
@@ -278,7 +283,7 @@ def test_linear_predict_mode_uses_coef(invariance):
 def _adversarial_regressor(invariance, X, alpha=ALPHA, intercept=False):
     """Absolute loss with y = -1e-300 realises the adversary g_t = sign(yhat_t) (+1 at 0)."""
     y = np.full(X.shape[0], -1e-300)
-    reg = ScaleInvariantRegressor(invariance=invariance, alpha=alpha, fit_intercept=intercept)
+    reg = paper(ScaleInvariantRegressor, invariance=invariance, alpha=alpha, fit_intercept=intercept)
     p = reg.partial_fit_predict(X, y)
     g = np.where(p - y > 0, 1.0, -1.0)
     return reg, p, g
@@ -315,7 +320,7 @@ def test_alg1_regret_bound_adversarial_and_random(alpha):
     assert _coordwise_worst_regret_slack(np.sum(g * p), h, s, alpha, d, T) <= 0
     # random labels, logistic loss
     y = rng.choice([-1, 1], T)
-    clf = ScaleInvariantClassifier(alpha=alpha, fit_intercept=False)
+    clf = paper(ScaleInvariantClassifier, alpha=alpha, fit_intercept=False)
     p = clf.partial_fit_decision_function(X, y, classes=[-1, 1])
     g = -y / (1 + np.exp(y * p))
     h = -(g[:, None] * X).sum(0)
@@ -382,7 +387,7 @@ def test_alg2_bound_random_logistic():
     T, d = 2000, 5
     X = rng.standard_normal((T, d)) * 10.0 ** rng.uniform(-2, 2, d)
     y = np.where(X @ (rng.standard_normal(d) / np.abs(X).mean(0)) + rng.standard_normal(T) > 0, 1, -1)
-    clf = ScaleInvariantClassifier(invariance="full", fit_intercept=False)
+    clf = paper(ScaleInvariantClassifier, invariance="full", fit_intercept=False)
     p = clf.partial_fit_decision_function(X, y, classes=[-1, 1])
     g = -y / (1 + np.exp(y * p))
     h = -(g[:, None] * X).sum(0)
@@ -401,7 +406,7 @@ def test_thm42_lower_bound_adversary():
     """App. C adversary (d = 4, T = 60): Alg. 2 predicts 0 throughout, Gamma_T = T/2, regret = B sqrt(T/2)."""
     d, T, delta = 4, 60, 1.0
     rng = np.random.default_rng(15)
-    reg = ScaleInvariantRegressor(loss="huber", epsilon=delta, invariance="full", fit_intercept=False)
+    reg = paper(ScaleInvariantRegressor, loss="huber", epsilon=delta, invariance="full", fit_intercept=False)
     S = np.zeros((d, d))
     h = np.zeros(d)
     for t in range(T):
@@ -437,7 +442,7 @@ def test_regret_slope_sublinear():
     from sklearn.linear_model import LogisticRegression
 
     for inv in ("coordinate", "full"):
-        clf = ScaleInvariantClassifier(invariance=inv, fit_intercept=False)
+        clf = paper(ScaleInvariantClassifier, invariance=inv, fit_intercept=False)
         p = clf.partial_fit_decision_function(X, y, classes=[-1, 1])
         losses = np.logaddexp(0, -y * p)
         regrets = []
@@ -452,14 +457,14 @@ def test_regret_slope_sublinear():
 @pytest.mark.parametrize("loss", ["squared_error", "squared"])
 def test_squared_loss_rejected_with_reason(loss):
     with pytest.raises(ValueError, match="not Lipschitz.*huber"):
-        ScaleInvariantRegressor(loss=loss).fit(np.ones((3, 2)), np.ones(3))
+        paper(ScaleInvariantRegressor, loss=loss).fit(np.ones((3, 2)), np.ones(3))
     with pytest.raises(ValueError, match="not Lipschitz"):
-        ScaleInvariantClassifier(loss="squared_hinge").fit(np.eye(3), [0, 1, 0])
+        paper(ScaleInvariantClassifier, loss="squared_hinge").fit(np.eye(3), [0, 1, 0])
 
 
 def test_alpha_must_exceed_nine_eighths():
     with pytest.raises(ValueError, match="alpha"):
-        ScaleInvariantClassifier(alpha=1.125).fit(np.eye(3), [0, 1, 0])
+        paper(ScaleInvariantClassifier, alpha=1.125).fit(np.eye(3), [0, 1, 0])
 
 
 def test_regressors_train_check_with_valid_alpha():
@@ -468,7 +473,7 @@ def test_regressors_train_check_with_valid_alpha():
     X = StandardScaler().fit_transform(X)
     y = StandardScaler().fit_transform(y[:, None])[:, 0]
     for inv in ("coordinate", "full"):
-        reg = ScaleInvariantRegressor(invariance=inv, loss="huber", epsilon=1.0)
+        reg = paper(ScaleInvariantRegressor, invariance=inv, loss="huber", epsilon=1.0)
         with pytest.raises(ValueError):
             reg.fit(X, y[:-1])
         reg.fit(X.tolist(), y.tolist())
@@ -485,7 +490,7 @@ def test_pipeline_gridsearch_and_pickle():
     rng = np.random.default_rng(17)
     X = rng.standard_normal((300, 4)) * [1, 10, 100, 1000]
     y = np.where(X @ [1, 0.1, 0.01, 0.001] > 0, 1, 0)
-    pipe = make_pipeline(StandardScaler(), ScaleInvariantClassifier())
+    pipe = make_pipeline(StandardScaler(), paper(ScaleInvariantClassifier))
     search = GridSearchCV(pipe, {"scaleinvariantclassifier__invariance": ["coordinate", "full"],
                                  "scaleinvariantclassifier__alpha": [1.2, 2.0]}, cv=3)
     search.fit(X, y)
@@ -499,7 +504,7 @@ def test_metrics_attributes():
     rng = np.random.default_rng(18)
     X = rng.standard_normal((100, 3))
     y = rng.integers(0, 2, 100)
-    clf = ScaleInvariantClassifier()
+    clf = paper(ScaleInvariantClassifier)
     pred = clf.partial_fit_predict(X, y, classes=[0, 1])
     assert clf.n_mistakes_ == int(np.sum(pred != y))
     assert clf.mistake_rate_ == clf.n_mistakes_ / 100
@@ -514,7 +519,7 @@ def test_overflow_clamped_with_warning_not_nan():
     # unreachable target: the gradient sign never flips (1e300, not 1e305: the cumulative absolute
     # loss of 6000 rows of 1e305 overflows float64, and a chunk that makes it inf is rejected)
     y = np.full(6000, 1e300)
-    reg = ScaleInvariantRegressor(fit_intercept=False)
+    reg = paper(ScaleInvariantRegressor, fit_intercept=False)
     with pytest.warns(RuntimeWarning, match="clamped"):
         p = reg.partial_fit_predict(X, y)
     assert np.all(np.isfinite(p)) and np.isfinite(reg.coef_).all()
@@ -524,8 +529,8 @@ def test_verbose_prints_progress_and_changes_nothing(capsys):
     rng = np.random.default_rng(19)
     X = rng.standard_normal((25_000, 3))
     y = np.where(X[:, 0] > 0, 1, 0)
-    quiet = ScaleInvariantClassifier().partial_fit_decision_function(X, y, classes=[0, 1])
-    loud = ScaleInvariantClassifier(verbose=2)
+    quiet = paper(ScaleInvariantClassifier).partial_fit_decision_function(X, y, classes=[0, 1])
+    loud = paper(ScaleInvariantClassifier, verbose=2)
     out = loud.partial_fit_decision_function(X, y, classes=[0, 1])
     assert np.array_equal(out, quiet)
     lines = capsys.readouterr().out.strip().splitlines()
@@ -542,14 +547,14 @@ def test_full_small_new_directions_match_the_exact_algorithm():
     X = np.array([[1, 1], [1, 1 + d], [1, 1 - d], [1, 1 + 2 * d], [1, 1 - 3 * d], [1, 1 + d]], float)
     y = np.array([1, -1, 1, -1, 1, -1])
     ref, _, _, _ = alg2_reference(X, logistic_g(y.astype(float)))
-    clf = ScaleInvariantClassifier(invariance="full", fit_intercept=False)
+    clf = paper(ScaleInvariantClassifier, invariance="full", fit_intercept=False)
     got = clf.partial_fit_decision_function(X, y, classes=[-1, 1])
     assert clf.rank_[0] == 2
     # the pinv reference itself carries ~1e-6 of rounding here (cond(S) ~ 1e11; row 1 is 0 exactly)
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=2e-6)
     assert got[1] == 0.0 and np.array_equal(np.sign(got[2:]), np.sign(ref[2:]))
     A = np.array([[2.0, 1.0], [-1.0, 3.0]])
-    gotA = ScaleInvariantClassifier(invariance="full", fit_intercept=False).partial_fit_decision_function(
+    gotA = paper(ScaleInvariantClassifier, invariance="full", fit_intercept=False).partial_fit_decision_function(
         X @ A.T, y, classes=[-1, 1])
     assert np.max(np.abs(gotA - got)) <= 1e-6 * np.max(np.abs(got))
 
@@ -567,8 +572,8 @@ def test_full_invariance_lognormal_column_scales(seed, d):
     Q1, _ = np.linalg.qr(rng.standard_normal((d, d)))
     Q2, _ = np.linalg.qr(rng.standard_normal((d, d)))
     A = Q1 @ np.diag(np.logspace(0, 1, d)) @ Q2
-    ref = ScaleInvariantClassifier(invariance="full").partial_fit_decision_function(X, y, classes=[0, 1])
-    got = ScaleInvariantClassifier(invariance="full").partial_fit_decision_function(X @ A.T, y, classes=[0, 1])
+    ref = paper(ScaleInvariantClassifier, invariance="full").partial_fit_decision_function(X, y, classes=[0, 1])
+    got = paper(ScaleInvariantClassifier, invariance="full").partial_fit_decision_function(X @ A.T, y, classes=[0, 1])
     assert np.max(np.abs(got - ref)) <= 1e-6 * np.max(np.abs(ref))
 
 
@@ -583,15 +588,15 @@ def test_sample_weight_scales_the_loss_derivative(invariance):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((40, 3))
     y = X @ [1.0, -2.0, 0.5]
-    reg = ScaleInvariantRegressor(invariance=invariance).fit(X[:20], y[:20])
+    reg = paper(ScaleInvariantRegressor, invariance=invariance).fit(X[:20], y[:20])
     h, loss = reg.neg_cum_grad_.copy(), reg.cumulative_loss_
     reg.partial_fit(X[20:25], y[20:25], sample_weight=np.zeros(5))  # weight 0: h does not move
     np.testing.assert_array_equal(reg.neg_cum_grad_, h)
     assert reg.cumulative_loss_ == loss
     # ... but the row enters the feature statistics (documented: not the same as dropping it)
     # a weight w multiplies the derivative: h moves by -w g x for the absolute loss (|g| = 1)
-    one = ScaleInvariantRegressor(invariance=invariance, internal_scaling="none").fit(X[:20], y[:20])
-    two = ScaleInvariantRegressor(invariance=invariance, internal_scaling="none").fit(X[:20], y[:20])
+    one = paper(ScaleInvariantRegressor, invariance=invariance, internal_scaling="none").fit(X[:20], y[:20])
+    two = paper(ScaleInvariantRegressor, invariance=invariance, internal_scaling="none").fit(X[:20], y[:20])
     h0 = one.neg_cum_grad_.copy()
     one.partial_fit(X[20:21], y[20:21])
     two.partial_fit(X[20:21], y[20:21], sample_weight=[2.5])
@@ -599,16 +604,12 @@ def test_sample_weight_scales_the_loss_derivative(invariance):
     # routed through cross_validate
     w = rng.uniform(0.5, 2, 40)
     with sklearn.config_context(enable_metadata_routing=True):
-        est = ScaleInvariantRegressor(invariance=invariance).set_fit_request(sample_weight=True)
+        est = paper(ScaleInvariantRegressor, invariance=invariance).set_fit_request(sample_weight=True)
         est.set_score_request(sample_weight=False)
         res = cross_validate(est, X, y, cv=KFold(2), params={"sample_weight": w}, return_estimator=True)
-    ref = ScaleInvariantRegressor(invariance=invariance).fit(X[20:], y[20:], sample_weight=w[20:])
+    ref = paper(ScaleInvariantRegressor, invariance=invariance).fit(X[20:], y[20:], sample_weight=w[20:])
     np.testing.assert_array_equal(res["estimator"][0].coef_, ref.coef_)
 
-
-# These tests check the algorithms against their paper: run them with the paper's settings
-# (tests/_paper_settings.py).
-pytestmark = pytest.mark.usefixtures("paper_settings")
 
 
 def test_full_near_duplicate_columns_do_not_break_the_pseudo_inverse():
@@ -623,8 +624,8 @@ def test_full_near_duplicate_columns_do_not_break_the_pseudo_inverse():
     X[300:, 5] += 1e-9 * rng.standard_normal(n - 300)
     y = X @ rng.standard_normal(d) + 0.1 * rng.standard_normal(n)
     with pytest.raises(FloatingPointError):
-        ScaleInvariantRegressor(invariance="full", rank_tol=1e-10).fit(X, y)
-    est = ScaleInvariantRegressor(invariance="full").fit(X, y)
+        paper(ScaleInvariantRegressor, invariance="full", rank_tol=1e-10).fit(X, y)
+    est = paper(ScaleInvariantRegressor, invariance="full").fit(X, y)
     assert est.rank_[0] == d  # the d - 1 distinct columns and the intercept
     assert np.all(np.isfinite(est.pinv_))
     assert np.mean(np.abs(est.predict(X[-100:]) - y[-100:])) < 0.5
@@ -642,7 +643,7 @@ def test_collinear_warning_fires_once_on_breast_cancer(chunk):
     from sklearn.datasets import load_breast_cancer
 
     X, y = load_breast_cancer(return_X_y=True)
-    clf = ScaleInvariantClassifier(invariance="full")
+    clf = paper(ScaleInvariantClassifier, invariance="full")
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
         if chunk is None:
@@ -663,7 +664,7 @@ def test_collinear_warning_silent_on_other_tables(loader):
     X, y = getattr(sklearn.datasets, loader)(return_X_y=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        ScaleInvariantClassifier(invariance="full").fit(X, y)
+        paper(ScaleInvariantClassifier, invariance="full").fit(X, y)
 
 
 def test_collinear_factor_is_invariant_and_matches_a_regression():
@@ -674,8 +675,8 @@ def test_collinear_factor_is_invariant_and_matches_a_regression():
     X = rng.standard_normal((n, 4))
     X = np.hstack([X, X[:, :1] + 0.05 * rng.standard_normal((n, 1))])
     y = (X[:, 1] > 0).astype(int)
-    a = ScaleInvariantClassifier(invariance="full").fit(X, y)
-    b = ScaleInvariantClassifier(invariance="full").fit(X * [1e3, 2.0, 1e-2, 5.0, 7.0] + 11.0, y)
+    a = paper(ScaleInvariantClassifier, invariance="full").fit(X, y)
+    b = paper(ScaleInvariantClassifier, invariance="full").fit(X * [1e3, 2.0, 1e-2, 5.0, 7.0] + 11.0, y)
     vif_a, j = a._max_vif()
     vif_b, jb = b._max_vif()
     assert j == jb and vif_b == pytest.approx(vif_a, rel=1e-6)
