@@ -264,10 +264,20 @@ def _enable_cache(dispatcher):
     return dispatcher
 
 
-def njit(func=None, **options):
-    """``numba.njit`` with :data:`JIT_OPTIONS`: ``@njit`` or ``@njit(inline="always", ...)``."""
+def njit(func=None, borrowed=False, **options):
+    """``numba.njit`` with :data:`JIT_OPTIONS`: ``@njit`` or ``@njit(inline="always", ...)``.
+
+    ``borrowed=True`` (``@njit(borrowed=True)``) compiles without numba's reference counting
+    (numba's ``_nrt=False``): for a pass that allocates nothing (numba refuses to compile one that
+    does) and only reads and writes arrays its caller owns for the whole call. numba otherwise
+    increments and decrements an atomic count for every array argument of every inlined helper,
+    every round: in the experts' row loops that cost 10-25 % of a round at K = 10, as much as the
+    written-out copies of the play step and the projection used to save.
+    """
     options = {**JIT_OPTIONS, **options}
     cache = options.pop("cache")
+    if borrowed:
+        options["_nrt"] = False
 
     def wrap(f):
         dispatcher = numba.njit(**options)(f)
