@@ -47,10 +47,12 @@ from ..utils._online_kernel import (  # noqa: F401 (records the estimators build
     lower_solve_t,
     n_rows,
     new_work,
+    rank_one_downdate,
     rbf_cols,
     rbf_sparse_rows,
     row_width,
     sherman_morrison,
+    sm_factor,
     store_add_dict,
     store_add_hist,
     store_dict_fits,
@@ -61,6 +63,7 @@ from ..utils._online_kernel import (  # noqa: F401 (records the estimators build
     store_row_end,
     sym_matvec,
     taylor_row,
+    unit_update,
 )
 
 
@@ -180,21 +183,7 @@ class NystromState(NamedTuple):
     refresh: np.ndarray
 
 
-@compiled_only
-def _refresh_once(P, m, k, c, h):
-    """``A <- A + c e_k e_k'`` on ``P = A^{-1}`` (Sherman-Morrison with a unit vector; ``h``: scratch)."""
-    Pk = P[k]
-    f = math.sqrt(c / (1.0 + c * Pk[k]))
-    for i in range(m):
-        h[i] = Pk[i] * f
-    for i in range(m):
-        Pi = P[i]
-        hi = h[i]
-        for l in range(m):
-            Pi[l] = Pi[l] - hi * h[l]
-
-
-@compiled_only
+@compiled_only(borrowed=True)  # allocates nothing: its inlined helpers count no references
 def _awv_row(P, m, v, u, w, g, h, Yrow, b, settings, refresh, out_row, loss_acc, vn, un, has_next):
     """One row of the forecaster on features ``v``, given ``u = P v``; False if a prediction is
     non-finite.
@@ -264,26 +253,19 @@ def _awv_row(P, m, v, u, w, g, h, Yrow, b, settings, refresh, out_row, loss_acc,
             un[k] = 0.0
     if m == 0:
         return True
-    if w == 0.0:
-        for k in range(m):
-            g[k] = 0.0
-    else:
-        c = 1.0 / math.sqrt(1.0 + s) if w == 1.0 else math.sqrt(w / (1.0 + w * s))
-        for k in range(m):
-            g[k] = u[k] * c
+    sm_factor(u, m, s, w, g)
     if not forget:
-        for i in range(m):
+        if not has_next:
+            rank_one_downdate(P, m, g)
+            return True
+        for i in range(m):  # one loop: the row of P is read once (a zero gi or vi changes no bit)
             Pi = P[i]
             gi = g[i]
-            if has_next:  # one loop: the row of P is read once (a zero gi or vi changes no bit)
-                vi = vn[i]
-                for k in range(m):
-                    pk = Pi[k] - gi * g[k]
-                    Pi[k] = pk
-                    un[k] += vi * pk
-            elif gi != 0.0:
-                for k in range(m):
-                    Pi[k] -= gi * g[k]
+            vi = vn[i]
+            for k in range(m):
+                pk = Pi[k] - gi * g[k]
+                Pi[k] = pk
+                un[k] += vi * pk
         return True
     q = int(math.ceil(m * (1.0 - gamma)))
     if q < 1:
@@ -313,7 +295,7 @@ def _awv_row(P, m, v, u, w, g, h, Yrow, b, settings, refresh, out_row, loss_acc,
     if k == m:
         k = 0
     for _ in range(q - 1):
-        _refresh_once(P, m, k, cr, h)
+        unit_update(P, m, k, cr, h)
         k += 1
         if k == m:
             k = 0

@@ -307,9 +307,13 @@ def compiled_only(func=None, **options):
     alternated fresh processes each). Without it, a call from Python would crash the interpreter,
     so this dispatcher refuses one with a ``TypeError``; tests call such a helper through an
     ``@njit`` function. Public functions (``skonline.utils``) keep their Python entry.
+    ``borrowed=True`` as in :func:`njit`.
     """
+    borrowed = options.pop("borrowed", False)  # as in :func:`njit`
     targetoptions = {**JIT_OPTIONS, "nopython": True, "no_cpython_wrapper": True, **options}
     cache = targetoptions.pop("cache")
+    if borrowed:
+        targetoptions["_nrt"] = False
 
     def wrap(f):
         dispatcher = _CompiledOnlyDispatcher(py_func=f, targetoptions=targetoptions)
