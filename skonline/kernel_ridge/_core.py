@@ -50,6 +50,7 @@ from ..utils._online_kernel import (  # noqa: F401 (records the estimators build
     rank_one_downdate,
     rbf_cols,
     rbf_sparse_rows,
+    residual,
     row_width,
     sherman_morrison,
     sm_factor,
@@ -348,6 +349,16 @@ def _kernel_column(XT, t, x, kernel, gamma, kv, e):
     return kxx
 
 
+@njit(inline="always")
+def _posterior_var(XT, t, x, kernel, gamma, kv, e, U, lv):
+    """``s2 = k(x, x) - l' l`` (clamped at 0) with ``l = L^{-1} k_t(x)`` written to ``lv`` and the
+    kernel column ``k_t(x)`` against the ``t`` stored rows to ``kv`` (``e``: scratch): the
+    posterior variance of ``x`` that the exact forecaster predicts and learns with."""
+    kxx = _kernel_column(XT, t, x, kernel, gamma, kv, e)
+    lower_solve_t(U, t, kv, lv)
+    return residual(kxx, lv, lv, t)
+
+
 @njit
 def kernel_awv_pass(X, Y, sw, start, kernel_settings, settings, state, out):
     """Exact Kernel-AWV / online kernel ridge regression, O(t^2) per row, on a Cholesky factor.
@@ -386,13 +397,7 @@ def kernel_awv_pass(X, Y, sw, start, kernel_settings, settings, state, out):
         if learn and (t == cap or t == max_rows):
             return i, -1
         x = X[i]
-        kxx = _kernel_column(XT, t, x, kernel, gamma, kv, e)
-        lower_solve_t(U, t, kv, lv)
-        s2 = kxx
-        for j in range(t):
-            s2 -= lv[j] * lv[j]
-        if s2 < 0.0:
-            s2 = 0.0
+        s2 = _posterior_var(XT, t, x, kernel, gamma, kv, e, U, lv)
         shrink = 1.0 / (1.0 + wi * s2 / alpha) if awv else 1.0
         for k in range(n_heads):
             num = 0.0
@@ -439,13 +444,7 @@ def kernel_predict(X, kernel_settings, settings, state, out):
     e = np.empty(n1)
     for i in range(X.shape[0]):
         x = X[i]
-        kxx = _kernel_column(XT, t, x, kernel, gamma, kv, e)
-        lower_solve_t(U, t, kv, lv)
-        s2 = kxx
-        for j in range(t):
-            s2 -= lv[j] * lv[j]
-        if s2 < 0.0:
-            s2 = 0.0
+        s2 = _posterior_var(XT, t, x, kernel, gamma, kv, e, U, lv)
         shrink = 1.0 / (1.0 + s2 / alpha) if awv else 1.0
         for k in range(W.shape[1]):
             num = 0.0

@@ -363,6 +363,18 @@ class KORSSettings(NamedTuple):
 
 
 @njit(inline="always")
+def residual(kxx, a, b, m):
+    """``max(0, kxx - a[:m]' b[:m])``: a kernel value less what a projection explains (the squared
+    distance of ``phi(x)`` to a span, a posterior variance), clamped at 0 against rounding."""
+    s2 = kxx
+    for k in range(m):
+        s2 -= a[k] * b[k]
+    if s2 < 0.0:
+        s2 = 0.0
+    return s2
+
+
+@njit(inline="always")
 def kors_score(Ginv, m, wk, kxx, mu, eps, q):
     """KORS ridge-leverage-score estimate of a point against the weighted dictionary.
 
@@ -372,11 +384,7 @@ def kors_score(Ginv, m, wk, kxx, mu, eps, q):
     ``q`` is scratch (``q = Ginv wk`` on return).
     """
     sym_matvec(Ginv, m, wk, q)
-    s2 = kxx
-    for k in range(m):
-        s2 -= wk[k] * q[k]
-    if s2 < 0.0:
-        s2 = 0.0
+    s2 = residual(kxx, wk, q, m)
     return (1.0 + eps) * s2 / (s2 + mu), s2
 
 
