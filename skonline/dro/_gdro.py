@@ -483,10 +483,15 @@ class _BaseGroupDRO:
         settings, state, buffers = self._records(Y.shape[1])
         work = core.make_scratch(m, settings.k, Y.shape[1], settings.uniforms_per_decision)
         stream_pass = core.stream_pass_for(*self._variant())
-        status, self._buffer_X_, self._buffer_Y_, self._uniforms_ = stream_pass(
-            settings, state, buffers, X, YW, G, Ur, raw, loss_acc, work
-        )
-        raise_if_nonfinite(status, what="losses")
+        start = 0
+        while True:
+            status, i = stream_pass(settings, state, buffers, X, YW, G, Ur, raw, loss_acc, work, start)
+            if status != core.STREAM_GROW:
+                break
+            buffers = core.grow_stream_buffers(settings, buffers, G[i], c)
+            self._buffer_X_, self._buffer_Y_, self._uniforms_ = buffers.X, buffers.Y, buffers.uniforms
+            start = i
+        raise_if_nonfinite(i if status == core.STREAM_NONFINITE else -1, what="losses")
         self.cumulative_loss_ = float(loss_acc[0])
         return raw
 

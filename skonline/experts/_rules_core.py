@@ -21,14 +21,16 @@ update. Common conventions:
   ``T_k = S * 2^k`` (the smallest such T_k >= t at round t) without restarting: the learning rate,
   the floor and the sharing rate of round t are those of T_k. Lowering the floor keeps the current
   weights feasible, so the paper's per-segment analysis applies on each doubling period.
-* The hot passes (Hedge, ClippedHedge, PCS, Fixed Share, OCS, OCS+) write the play step and the
-  clipped-simplex projection out in the row loop rather than calling helpers: measured by
-  ``benchmarks/numba_call_overhead.py`` (results/numba_call_overhead.md), calling
-  ``utils._projections.clip_project`` instead costs 6-9 % of a round at K = 10 inlined and about
-  20 % as a plain call. Each written-out projection is the same sequence of operations as
-  ``clip_project`` and shares its exact fallback ``sorted_lambda``; tests at K = 130 reach that
-  fallback in every copy and check the weights against ``project_clipped_simplex``, itself checked
-  against an independent sort-based reference (tests/experts/test_clipped_projections.py).
+* The play step (:func:`_play`) and the clipped-simplex projection
+  (``utils._projections.clip_project`` / ``clip_project_max``) are written once and inlined into
+  every pass (``inline="always"``); the passes that build the log-weights in one loop take their
+  maximum there and hand it to ``clip_project_max``, so the inlined projection does no extra pass.
+  The hot passes (Hedge, ClippedHedge, PCS, Fixed Share, OCS, OCS+) are compiled with
+  ``njit(borrowed=True)`` (no reference counting: they allocate nothing), without which every
+  inlined helper's array arguments cost a few atomic counts per round (10-25 % of a round at K = 10).
+  Its exact fallback ``sorted_lambda`` is reached by tests at K = 130 and checked against
+  ``project_clipped_simplex``, itself checked against an independent sort-based reference
+  (tests/experts/test_clipped_projections.py).
 * Updates after round t use round t's parameters; the state keeps the tuning of the last round
   (``T``, ``eta``, ``gamma``, ``alpha``).
 """
@@ -39,8 +41,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..utils._jit import compiled_only, njit
-from ..utils._math import EXP_MIN
-from ..utils._projections import _MAX_FIXED_POINT_PASSES, exp_nonpos, shifted_exp, sorted_lambda
+from ..utils._projections import clip_project, clip_project_max, shifted_exp, shifted_exp_max
 
 # rule codes
 HEDGE = 0
@@ -315,36 +316,37 @@ def _horizon(t, horizon, S, T_prev):
 
 
 @njit(inline="always")
-def _play_sleeping(Lrow, K, w, out_row, lrow, ecum):
+def _play_sleeping(L, r, K, w, out, lrow, ecum):
     """``_play`` when some experts sleep: renormalise over the awake ones, charge the asleep ones
-    the mixture's loss. (Inlined, like the passes' written-out play step: see the module notes.)"""
+    the mixture's loss."""
     s = 0.0
     n_awake = 0
     for i in range(K):
-        if Lrow[i] == Lrow[i]:
+        if L[r, i] == L[r, i]:
             s += w[i]
             n_awake += 1
     lh = 0.0
     lh_raw = 0.0
     for i in range(K):
-        x = Lrow[i]
+        x = L[r, i]
         if x == x:
             pi = w[i] / s if s > 0.0 else 1.0 / n_awake
-            out_row[i] = pi
+            out[r, i] = pi
             lh += pi * lrow[i]
             lh_raw += pi * x
             ecum[i] += x
         else:
-            out_row[i] = 0.0
+            out[r, i] = 0.0
     for i in range(K):
-        if Lrow[i] != Lrow[i]:
+        if L[r, i] != L[r, i]:
             lrow[i] = lh
     return lh, lh_raw
 
 
 @njit(inline="always")
-def _play(Lrow, K, lo, inv_span, w, out_row, lrow, ecum):
-    """Play ``w`` restricted to the awake experts; fill the imputed scaled losses ``lrow``.
+def _play(L, r, K, lo, inv_span, w, out, lrow, ecum):
+    """Play ``w`` restricted to the awake experts at row ``r`` (``out[r]``: the weights played); fill
+    the imputed scaled losses ``lrow``. Indexes ``L`` and ``out`` in place (no per-row views).
 
     Returns (l_hat scaled to [0, 1], l_hat in the user's units).
     """
@@ -352,22 +354,23 @@ def _play(Lrow, K, lo, inv_span, w, out_row, lrow, ecum):
     lh_raw = 0.0
     asleep = False
     for i in range(K):
-        x = Lrow[i]
+        x = L[r, i]
         asleep |= x != x
-        out_row[i] = w[i]
+        out[r, i] = w[i]
         li = (x - lo) * inv_span
         lrow[i] = li
         lh += w[i] * li
         lh_raw += w[i] * x
-    if not asleep:
+    if asleep:
+        lh, lh_raw = _play_sleeping(L, r, K, w, out, lrow, ecum)
+    else:
         for i in range(K):
-            ecum[i] += Lrow[i]
-        return lh, lh_raw
-    return _play_sleeping(Lrow, K, w, out_row, lrow, ecum)
+            ecum[i] += L[r, i]
+    return lh, lh_raw
 
 
 # --------------------------------------------------------------------------- Hedge, clipped
-@njit
+@njit(borrowed=True)
 def exponential_pass(L, settings, state, out, buf):
     """Hedge (``settings.rule`` HEDGE, floor 0), ClippedHedge (CLIPPED_HEDGE) and PCS (PCS) passes.
 
@@ -395,43 +398,7 @@ def exponential_pass(L, settings, state, out, buf):
             else:
                 eta, floor = clipped_tuning(rule, K, T, S, settings.eta, settings.bound, settings.gamma)
             log_floor = math.log(floor) if floor > 0.0 else -math.inf
-        # --- play w restricted to the awake experts (written out: see the module notes)
-        lh = 0.0
-        lh_raw = 0.0
-        asleep = False
-        for i in range(K):
-            x = L[r, i]
-            asleep |= x != x
-            out[r, i] = w[i]
-            li = (x - lo) * inv_span
-            lrow[i] = li
-            lh += w[i] * li
-            lh_raw += w[i] * x
-        if asleep:
-            s = 0.0
-            n_awake = 0
-            for i in range(K):
-                if L[r, i] == L[r, i]:
-                    s += w[i]
-                    n_awake += 1
-            lh = 0.0
-            lh_raw = 0.0
-            for i in range(K):
-                x = L[r, i]
-                if x == x:
-                    pi = w[i] / s if s > 0.0 else 1.0 / n_awake
-                    out[r, i] = pi
-                    lh += pi * lrow[i]
-                    lh_raw += pi * x
-                    ecum[i] += x
-                else:
-                    out[r, i] = 0.0
-            for i in range(K):
-                if L[r, i] != L[r, i]:
-                    lrow[i] = lh
-        else:
-            for i in range(K):
-                ecum[i] += L[r, i]
+        lh, lh_raw = _play(L, r, K, lo, inv_span, w, out, lrow, ecum)
         acc[0] += lh_raw
         if K == 1:
             continue
@@ -446,59 +413,14 @@ def exponential_pass(L, settings, state, out, buf):
                 v = logw[i] - eta * lrow[i]
                 lp[i] = v
                 m = v if v > m else m
-        # --- KL projection of exp(lp) onto the clipped simplex: utils._projections.clip_project,
-        # written out (same operations, same results; the maximum m is taken above)
-        s = 0.0
-        for i in range(K):
-            di = lp[i] - m
-            d[i] = di
-            pi = exp_nonpos(di) if di > EXP_MIN else 0.0
-            p[i] = pi
-            s += pi
-        if floor <= 0.0:
-            lam = 1.0 / s
-            log_lam = -math.log(s)
-            for i in range(K):
-                w[i] = lam * p[i]
-                logw[i] = log_lam + d[i]
-        else:
-            for i in range(K):
-                sb[i] = 0.0
-            lam = 1.0 / s
-            converged = False
-            for _ in range(_MAX_FIXED_POINT_PASSES):
-                changed = False
-                n_clip = 0
-                s_free = 0.0
-                for i in range(K):
-                    if sb[i] == 0.0 and p[i] < 1.0 and lam * p[i] < floor:
-                        sb[i] = 1.0
-                        changed = True
-                    if sb[i] == 0.0:
-                        s_free += p[i]
-                    else:
-                        n_clip += 1
-                if not changed:
-                    converged = True
-                    break
-                lam = (1.0 - n_clip * floor) / s_free
-            if not converged:
-                lam = sorted_lambda(p, K, floor, sb)
-            log_lam = math.log(lam)
-            for i in range(K):
-                v = lam * p[i]
-                if v > floor:
-                    w[i] = v
-                    logw[i] = log_lam + d[i]
-                else:
-                    w[i] = floor
-                    logw[i] = log_floor
+        # KL projection of exp(lp) onto the clipped simplex (the maximum m is taken above)
+        clip_project_max(lp, m, K, floor, log_floor, w, logw, d, p, sb)
     state.T[0] = T
     state.eta[0] = eta
     state.gamma[0] = floor
 
 
-@njit
+@njit(borrowed=True)
 def fixed_share_pass(L, settings, state, out, buf):
     """Fixed Share (Herbster & Warmuth 1998): Hedge step, then each expert gives a fraction alpha of
     its weight to the K - 1 others in equal parts: ``w[i] = (1 - alpha) v[i] + alpha / (K - 1) (1 - v[i])``.
@@ -527,43 +449,7 @@ def fixed_share_pass(L, settings, state, out, buf):
             alpha = 1.0 / (t + 1.0)
             if alpha > (K - 1.0) / K:
                 alpha = (K - 1.0) / K
-        # --- play w restricted to the awake experts (written out: see the module notes)
-        lh = 0.0
-        lh_raw = 0.0
-        asleep = False
-        for i in range(K):
-            x = L[r, i]
-            asleep |= x != x
-            out[r, i] = w[i]
-            li = (x - lo) * inv_span
-            lrow[i] = li
-            lh += w[i] * li
-            lh_raw += w[i] * x
-        if asleep:
-            s = 0.0
-            n_awake = 0
-            for i in range(K):
-                if L[r, i] == L[r, i]:
-                    s += w[i]
-                    n_awake += 1
-            lh = 0.0
-            lh_raw = 0.0
-            for i in range(K):
-                x = L[r, i]
-                if x == x:
-                    pi = w[i] / s if s > 0.0 else 1.0 / n_awake
-                    out[r, i] = pi
-                    lh += pi * lrow[i]
-                    lh_raw += pi * x
-                    ecum[i] += x
-                else:
-                    out[r, i] = 0.0
-            for i in range(K):
-                if L[r, i] != L[r, i]:
-                    lrow[i] = lh
-        else:
-            for i in range(K):
-                ecum[i] += L[r, i]
+        lh, lh_raw = _play(L, r, K, lo, inv_span, w, out, lrow, ecum)
         acc[0] += lh_raw
         if K == 1:
             continue
@@ -574,13 +460,7 @@ def fixed_share_pass(L, settings, state, out, buf):
             lp[i] = v
             if v > m:
                 m = v
-        s = 0.0
-        for i in range(K):
-            di = lp[i] - m
-            d[i] = di
-            pi = exp_nonpos(di) if di > EXP_MIN else 0.0
-            p[i] = pi
-            s += pi
+        s = shifted_exp_max(lp, m, K, d, p)
         lam = 1.0 / s
         log_lam = -math.log(s)
         if adaptive:  # mixability gap: played loss minus mix loss -log(sum_i w_i e^{-eta l_i}) / eta
@@ -604,7 +484,7 @@ def fixed_share_pass(L, settings, state, out, buf):
 
 
 # --------------------------------------------------------------------------- OCS, OCS+
-@njit
+@njit(borrowed=True)
 def optimistic_pass(L, settings, state, out, halved, buf):
     """OCS (Alg. 3, eqs. 17-18) and, for ``settings.rule == OCS_PLUS``, OCS+ (Alg. 4, the doubling
     trick on eta). ``state``: :class:`OptimisticState`. ``halved[r]`` is set to 1 when the halving
@@ -631,43 +511,7 @@ def optimistic_pass(L, settings, state, out, halved, buf):
             c = _log_term(K, T, S) if K > 1 else 0.0
             if plus:
                 eta = eta / 2.0 ** (state.epoch[0] - 1.0)
-        # --- play w restricted to the awake experts (written out: see the module notes)
-        lh = 0.0
-        lh_raw = 0.0
-        asleep = False
-        for i in range(K):
-            x = L[r, i]
-            asleep |= x != x
-            out[r, i] = w[i]
-            li = (x - lo) * inv_span
-            lrow[i] = li
-            lh += w[i] * li
-            lh_raw += w[i] * x
-        if asleep:
-            s = 0.0
-            n_awake = 0
-            for i in range(K):
-                if L[r, i] == L[r, i]:
-                    s += w[i]
-                    n_awake += 1
-            lh = 0.0
-            lh_raw = 0.0
-            for i in range(K):
-                x = L[r, i]
-                if x == x:
-                    pi = w[i] / s if s > 0.0 else 1.0 / n_awake
-                    out[r, i] = pi
-                    lh += pi * lrow[i]
-                    lh_raw += pi * x
-                    ecum[i] += x
-                else:
-                    out[r, i] = 0.0
-            for i in range(K):
-                if L[r, i] != L[r, i]:
-                    lrow[i] = lh
-        else:
-            for i in range(K):
-                ecum[i] += L[r, i]
+        lh, lh_raw = _play(L, r, K, lo, inv_span, w, out, lrow, ecum)
         acc[0] += lh_raw
         halved[r] = 0
         if K == 1:
@@ -675,57 +519,7 @@ def optimistic_pass(L, settings, state, out, halved, buf):
         # (18) w~_{t+1} = proj(log w~_t - eta l_t), with the eta of the current epoch
         for i in range(K):
             lp[i] = logwt[i] - eta * lrow[i]
-        # --- KL projection of exp(lp) onto the clipped simplex: utils._projections.clip_project,
-        # written out (same operations, same results)
-        m = -math.inf
-        for i in range(K):
-            if lp[i] > m:
-                m = lp[i]
-        s = 0.0
-        for i in range(K):
-            di = lp[i] - m
-            d[i] = di
-            pi = exp_nonpos(di) if di > EXP_MIN else 0.0
-            p[i] = pi
-            s += pi
-        if floor <= 0.0:
-            lam = 1.0 / s
-            log_lam = -math.log(s)
-            for i in range(K):
-                scratch[i] = lam * p[i]
-                logwt[i] = log_lam + d[i]
-        else:
-            for i in range(K):
-                sb[i] = 0.0
-            lam = 1.0 / s
-            converged = False
-            for _ in range(_MAX_FIXED_POINT_PASSES):
-                changed = False
-                n_clip = 0
-                s_free = 0.0
-                for i in range(K):
-                    if sb[i] == 0.0 and p[i] < 1.0 and lam * p[i] < floor:
-                        sb[i] = 1.0
-                        changed = True
-                    if sb[i] == 0.0:
-                        s_free += p[i]
-                    else:
-                        n_clip += 1
-                if not changed:
-                    converged = True
-                    break
-                lam = (1.0 - n_clip * floor) / s_free
-            if not converged:
-                lam = sorted_lambda(p, K, floor, sb)
-            log_lam = math.log(lam)
-            for i in range(K):
-                v = lam * p[i]
-                if v > floor:
-                    scratch[i] = v
-                    logwt[i] = log_lam + d[i]
-                else:
-                    scratch[i] = floor
-                    logwt[i] = log_floor
+        clip_project(lp, K, floor, log_floor, scratch, logwt, d, p, sb)
         # path length of the epoch, then OCS+'s halving test
         dmax = 0.0
         for i in range(K):
@@ -746,57 +540,7 @@ def optimistic_pass(L, settings, state, out, halved, buf):
         # (17) for the next round: w_{t+1} = proj(log w~_{t+1} - eta l_t)
         for i in range(K):
             lp[i] = logwt[i] - eta * lrow[i]
-        # --- KL projection of exp(lp) onto the clipped simplex: utils._projections.clip_project,
-        # written out (same operations, same results)
-        m = -math.inf
-        for i in range(K):
-            if lp[i] > m:
-                m = lp[i]
-        s = 0.0
-        for i in range(K):
-            di = lp[i] - m
-            d[i] = di
-            pi = exp_nonpos(di) if di > EXP_MIN else 0.0
-            p[i] = pi
-            s += pi
-        if floor <= 0.0:
-            lam = 1.0 / s
-            log_lam = -math.log(s)
-            for i in range(K):
-                w[i] = lam * p[i]
-                scratch[i] = log_lam + d[i]
-        else:
-            for i in range(K):
-                sb[i] = 0.0
-            lam = 1.0 / s
-            converged = False
-            for _ in range(_MAX_FIXED_POINT_PASSES):
-                changed = False
-                n_clip = 0
-                s_free = 0.0
-                for i in range(K):
-                    if sb[i] == 0.0 and p[i] < 1.0 and lam * p[i] < floor:
-                        sb[i] = 1.0
-                        changed = True
-                    if sb[i] == 0.0:
-                        s_free += p[i]
-                    else:
-                        n_clip += 1
-                if not changed:
-                    converged = True
-                    break
-                lam = (1.0 - n_clip * floor) / s_free
-            if not converged:
-                lam = sorted_lambda(p, K, floor, sb)
-            log_lam = math.log(lam)
-            for i in range(K):
-                v = lam * p[i]
-                if v > floor:
-                    w[i] = v
-                    scratch[i] = log_lam + d[i]
-                else:
-                    w[i] = floor
-                    scratch[i] = log_floor
+        clip_project(lp, K, floor, log_floor, w, scratch, d, p, sb)
     state.T[0] = T
     state.eta[0] = eta
     state.gamma[0] = floor
@@ -819,7 +563,7 @@ def mlpoly_pass(L, settings, state, out, buf):
     lrow = buf.l_t
     B = state.B[0]
     for r in range(n):
-        lh, lh_raw = _play(L[r], K, lo, inv_span, w, out[r], lrow, ecum)
+        lh, lh_raw = _play(L, r, K, lo, inv_span, w, out, lrow, ecum)
         acc[0] += lh_raw
         newB = B
         for i in range(K):
@@ -865,7 +609,7 @@ def boa_pass(L, settings, state, out, buf):
     lrow, lp, d, p = buf.l_t, buf.lp, buf.d, buf.p
     logK = math.log(K)
     for r in range(n):
-        lh, lh_raw = _play(L[r], K, lo, inv_span, w, out[r], lrow, ecum)
+        lh, lh_raw = _play(L, r, K, lo, inv_span, w, out, lrow, ecum)
         acc[0] += lh_raw
         if K == 1:
             continue
@@ -901,7 +645,7 @@ def adahedge_pass(L, settings, state, out, buf):
     lrow, lp, d, p = buf.l_t, buf.lp, buf.d, buf.p
     logK = math.log(K) if K > 1 else 0.0
     for r in range(n):
-        lh, lh_raw = _play(L[r], K, lo, inv_span, w, out[r], lrow, ecum)
+        lh, lh_raw = _play(L, r, K, lo, inv_span, w, out, lrow, ecum)
         acc[0] += lh_raw
         if K == 1:
             continue

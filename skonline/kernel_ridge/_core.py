@@ -47,10 +47,13 @@ from ..utils._online_kernel import (  # noqa: F401 (records the estimators build
     lower_solve_t,
     n_rows,
     new_work,
+    rank_one_downdate,
     rbf_cols,
     rbf_sparse_rows,
+    residual,
     row_width,
     sherman_morrison,
+    sm_factor,
     store_add_dict,
     store_add_hist,
     store_dict_fits,
@@ -61,6 +64,7 @@ from ..utils._online_kernel import (  # noqa: F401 (records the estimators build
     store_row_end,
     sym_matvec,
     taylor_row,
+    unit_update,
 )
 
 
@@ -180,21 +184,7 @@ class NystromState(NamedTuple):
     refresh: np.ndarray
 
 
-@compiled_only
-def _refresh_once(P, m, k, c, h):
-    """``A <- A + c e_k e_k'`` on ``P = A^{-1}`` (Sherman-Morrison with a unit vector; ``h``: scratch)."""
-    Pk = P[k]
-    f = math.sqrt(c / (1.0 + c * Pk[k]))
-    for i in range(m):
-        h[i] = Pk[i] * f
-    for i in range(m):
-        Pi = P[i]
-        hi = h[i]
-        for l in range(m):
-            Pi[l] = Pi[l] - hi * h[l]
-
-
-@compiled_only
+@compiled_only(borrowed=True)  # allocates nothing: its inlined helpers count no references
 def _awv_row(P, m, v, u, w, g, h, Yrow, b, settings, refresh, out_row, loss_acc, vn, un, has_next):
     """One row of the forecaster on features ``v``, given ``u = P v``; False if a prediction is
     non-finite.
@@ -264,26 +254,19 @@ def _awv_row(P, m, v, u, w, g, h, Yrow, b, settings, refresh, out_row, loss_acc,
             un[k] = 0.0
     if m == 0:
         return True
-    if w == 0.0:
-        for k in range(m):
-            g[k] = 0.0
-    else:
-        c = 1.0 / math.sqrt(1.0 + s) if w == 1.0 else math.sqrt(w / (1.0 + w * s))
-        for k in range(m):
-            g[k] = u[k] * c
+    sm_factor(u, m, s, w, g)
     if not forget:
-        for i in range(m):
+        if not has_next:
+            rank_one_downdate(P, m, g)
+            return True
+        for i in range(m):  # one loop: the row of P is read once (a zero gi or vi changes no bit)
             Pi = P[i]
             gi = g[i]
-            if has_next:  # one loop: the row of P is read once (a zero gi or vi changes no bit)
-                vi = vn[i]
-                for k in range(m):
-                    pk = Pi[k] - gi * g[k]
-                    Pi[k] = pk
-                    un[k] += vi * pk
-            elif gi != 0.0:
-                for k in range(m):
-                    Pi[k] -= gi * g[k]
+            vi = vn[i]
+            for k in range(m):
+                pk = Pi[k] - gi * g[k]
+                Pi[k] = pk
+                un[k] += vi * pk
         return True
     q = int(math.ceil(m * (1.0 - gamma)))
     if q < 1:
@@ -313,7 +296,7 @@ def _awv_row(P, m, v, u, w, g, h, Yrow, b, settings, refresh, out_row, loss_acc,
     if k == m:
         k = 0
     for _ in range(q - 1):
-        _refresh_once(P, m, k, cr, h)
+        unit_update(P, m, k, cr, h)
         k += 1
         if k == m:
             k = 0
@@ -366,6 +349,16 @@ def _kernel_column(XT, t, x, kernel, gamma, kv, e):
     return kxx
 
 
+@njit(inline="always")
+def _posterior_var(XT, t, x, kernel, gamma, kv, e, U, lv):
+    """``s2 = k(x, x) - l' l`` (clamped at 0) with ``l = L^{-1} k_t(x)`` written to ``lv`` and the
+    kernel column ``k_t(x)`` against the ``t`` stored rows to ``kv`` (``e``: scratch): the
+    posterior variance of ``x`` that the exact forecaster predicts and learns with."""
+    kxx = _kernel_column(XT, t, x, kernel, gamma, kv, e)
+    lower_solve_t(U, t, kv, lv)
+    return residual(kxx, lv, lv, t)
+
+
 @njit
 def kernel_awv_pass(X, Y, sw, start, kernel_settings, settings, state, out):
     """Exact Kernel-AWV / online kernel ridge regression, O(t^2) per row, on a Cholesky factor.
@@ -404,13 +397,7 @@ def kernel_awv_pass(X, Y, sw, start, kernel_settings, settings, state, out):
         if learn and (t == cap or t == max_rows):
             return i, -1
         x = X[i]
-        kxx = _kernel_column(XT, t, x, kernel, gamma, kv, e)
-        lower_solve_t(U, t, kv, lv)
-        s2 = kxx
-        for j in range(t):
-            s2 -= lv[j] * lv[j]
-        if s2 < 0.0:
-            s2 = 0.0
+        s2 = _posterior_var(XT, t, x, kernel, gamma, kv, e, U, lv)
         shrink = 1.0 / (1.0 + wi * s2 / alpha) if awv else 1.0
         for k in range(n_heads):
             num = 0.0
@@ -457,13 +444,7 @@ def kernel_predict(X, kernel_settings, settings, state, out):
     e = np.empty(n1)
     for i in range(X.shape[0]):
         x = X[i]
-        kxx = _kernel_column(XT, t, x, kernel, gamma, kv, e)
-        lower_solve_t(U, t, kv, lv)
-        s2 = kxx
-        for j in range(t):
-            s2 -= lv[j] * lv[j]
-        if s2 < 0.0:
-            s2 = 0.0
+        s2 = _posterior_var(XT, t, x, kernel, gamma, kv, e, U, lv)
         shrink = 1.0 / (1.0 + s2 / alpha) if awv else 1.0
         for k in range(W.shape[1]):
             num = 0.0

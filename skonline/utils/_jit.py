@@ -264,10 +264,20 @@ def _enable_cache(dispatcher):
     return dispatcher
 
 
-def njit(func=None, **options):
-    """``numba.njit`` with :data:`JIT_OPTIONS`: ``@njit`` or ``@njit(inline="always", ...)``."""
+def njit(func=None, borrowed=False, **options):
+    """``numba.njit`` with :data:`JIT_OPTIONS`: ``@njit`` or ``@njit(inline="always", ...)``.
+
+    ``borrowed=True`` (``@njit(borrowed=True)``) compiles without numba's reference counting
+    (numba's ``_nrt=False``): for a pass that allocates nothing (numba refuses to compile one that
+    does) and only reads and writes arrays its caller owns for the whole call. numba otherwise
+    increments and decrements an atomic count for every array argument of every inlined helper,
+    every round: in the experts' row loops that cost 10-25 % of a round at K = 10, as much as the
+    written-out copies of the play step and the projection used to save.
+    """
     options = {**JIT_OPTIONS, **options}
     cache = options.pop("cache")
+    if borrowed:
+        options["_nrt"] = False
 
     def wrap(f):
         dispatcher = numba.njit(**options)(f)
@@ -297,9 +307,13 @@ def compiled_only(func=None, **options):
     in alternated fresh processes). Without it, a call from Python would crash the interpreter,
     so this dispatcher refuses one with a ``TypeError``; tests call such a helper through an
     ``@njit`` function. Public functions (``skonline.utils``) keep their Python entry.
+    ``borrowed=True`` as in :func:`njit`.
     """
+    borrowed = options.pop("borrowed", False)  # as in :func:`njit`
     targetoptions = {**JIT_OPTIONS, "nopython": True, "no_cpython_wrapper": True, **options}
     cache = targetoptions.pop("cache")
+    if borrowed:
+        targetoptions["_nrt"] = False
 
     def wrap(f):
         dispatcher = _CompiledOnlyDispatcher(py_func=f, targetoptions=targetoptions)

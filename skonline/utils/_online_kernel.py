@@ -211,26 +211,60 @@ def sym_matvec(P, m, v, u):
 
 
 @njit(inline="always")
-def sherman_morrison(P, m, v, u, g):
-    """Rank-one update ``A <- A + v v'`` of ``P = A^{-1}`` (top-left ``m x m`` block).
+def sm_factor(u, m, s, w, g):
+    """``g = u sqrt(w / (1 + w s))`` (``u / sqrt(1 + s)`` when ``w == 1``, zero when ``w == 0``):
+    with ``u = P v`` and ``s = v' u``, ``P - g g'`` is the inverse of ``A + w v v'`` for
+    ``P = A^{-1}`` (Sherman-Morrison)."""
+    if w == 0.0:
+        for k in range(m):
+            g[k] = 0.0
+    else:
+        c = 1.0 / math.sqrt(1.0 + s) if w == 1.0 else math.sqrt(w / (1.0 + w * s))
+        for k in range(m):
+            g[k] = u[k] * c
 
-    On return ``u = P_old v`` and ``s = v' P_old v`` is returned; ``g`` is scratch. ``P`` stays
-    exactly symmetric (entries ``(i, j)`` and ``(j, i)`` receive the same product ``g_i g_j``).
-    """
-    sym_matvec(P, m, v, u)
-    s = 0.0
-    for k in range(m):
-        s += v[k] * u[k]
-    c = 1.0 / math.sqrt(1.0 + s)
-    for k in range(m):
-        g[k] = u[k] * c
+
+@njit(inline="always")
+def rank_one_downdate(P, m, g):
+    """``P[:m, :m] -= g g'`` (rows with ``g_i = 0`` skipped; ``P`` stays exactly symmetric: entries
+    ``(i, j)`` and ``(j, i)`` receive the same product ``g_i g_j``)."""
     for i in range(m):
         gi = g[i]
         if gi != 0.0:
             Pi = P[i]
             for k in range(m):
                 Pi[k] -= gi * g[k]
+
+
+@njit(inline="always")
+def sherman_morrison(P, m, v, u, g):
+    """Rank-one update ``A <- A + v v'`` of ``P = A^{-1}`` (top-left ``m x m`` block).
+
+    On return ``u = P_old v`` and ``s = v' P_old v`` is returned; ``g`` is scratch. ``P`` stays
+    exactly symmetric (:func:`rank_one_downdate`).
+    """
+    sym_matvec(P, m, v, u)
+    s = 0.0
+    for k in range(m):
+        s += v[k] * u[k]
+    sm_factor(u, m, s, 1.0, g)
+    rank_one_downdate(P, m, g)
     return s
+
+
+@compiled_only
+def unit_update(P, m, k, c, h):
+    """``A <- A + c e_k e_k'`` on ``P = A^{-1}``: Sherman-Morrison with a unit vector,
+    ``P -= h h'``, ``h = P e_k sqrt(c / (1 + c P_kk))`` (``h``: scratch)."""
+    Pk = P[k]
+    f = math.sqrt(c / (1.0 + c * Pk[k]))
+    for i in range(m):
+        h[i] = Pk[i] * f
+    for i in range(m):
+        Pi = P[i]
+        hi = h[i]
+        for l in range(m):
+            Pi[l] = Pi[l] - hi * h[l]
 
 
 @compiled_only
@@ -329,6 +363,18 @@ class KORSSettings(NamedTuple):
 
 
 @njit(inline="always")
+def residual(kxx, a, b, m):
+    """``max(0, kxx - a[:m]' b[:m])``: a kernel value less what a projection explains (the squared
+    distance of ``phi(x)`` to a span, a posterior variance), clamped at 0 against rounding."""
+    s2 = kxx
+    for k in range(m):
+        s2 -= a[k] * b[k]
+    if s2 < 0.0:
+        s2 = 0.0
+    return s2
+
+
+@njit(inline="always")
 def kors_score(Ginv, m, wk, kxx, mu, eps, q):
     """KORS ridge-leverage-score estimate of a point against the weighted dictionary.
 
@@ -338,11 +384,7 @@ def kors_score(Ginv, m, wk, kxx, mu, eps, q):
     ``q`` is scratch (``q = Ginv wk`` on return).
     """
     sym_matvec(Ginv, m, wk, q)
-    s2 = kxx
-    for k in range(m):
-        s2 -= wk[k] * q[k]
-    if s2 < 0.0:
-        s2 = 0.0
+    s2 = residual(kxx, wk, q, m)
     return (1.0 + eps) * s2 / (s2 + mu), s2
 
 

@@ -77,6 +77,13 @@ def shifted_exp(logp, K, d, p):
     for i in range(K):
         if logp[i] > m:
             m = logp[i]
+    return shifted_exp_max(logp, m, K, d, p)
+
+
+@njit(inline="always")
+def shifted_exp_max(logp, m, K, d, p):
+    """:func:`shifted_exp` given ``m = max(logp[:K])`` (a caller that took the maximum while it wrote
+    ``logp`` saves a pass)."""
     s = 0.0
     for i in range(K):
         di = logp[i] - m
@@ -109,8 +116,7 @@ def sorted_lambda(p, K, floor, sbuf):
     """The projection's ``lam`` from ``p[:K]`` in descending order (exact): the top k* coordinates
     are free, k* the last k with ``q_k (1 - (K - k) floor) >= floor (q_1 + ... + q_k)``.
 
-    The fallback of the fixed point in :func:`clip_project` and in the projections written out in
-    ``experts/_rules_core.py``. The coordinates are taken in descending order from a max-heap
+    The fallback of the fixed point in :func:`clip_project`. The coordinates are taken in descending order from a max-heap
     (built in ``sbuf``, K scratch entries): O(K + k* log K), and no call to ``ndarray.sort``, whose
     generic quicksort costs about a second of compilation on a cold start for this rare path.
     """
@@ -150,49 +156,60 @@ def clip_project(logp, K, floor, log_floor, w, logw, d, p, sbuf):
     after ``_MAX_FIXED_POINT_PASSES`` passes the exact O(K log K) :func:`sorted_lambda` (in ``sbuf``).
     Returns lam.
     """
-    s = shifted_exp(logp, K, d, p)
+    m = -math.inf
+    for i in range(K):
+        if logp[i] > m:
+            m = logp[i]
+    return clip_project_max(logp, m, K, floor, log_floor, w, logw, d, p, sbuf)
+
+
+@njit(inline="always")
+def clip_project_max(logp, m, K, floor, log_floor, w, logw, d, p, sbuf):
+    """:func:`clip_project` given ``m = max(logp[:K])``: the one copy of the projection, which the
+    experts' passes inline into their row loops (they take the maximum while they write ``logp``)."""
+    s = shifted_exp_max(logp, m, K, d, p)
     if floor <= 0.0:
         lam = 1.0 / s
         log_lam = -math.log(s)
         for i in range(K):
             w[i] = lam * p[i]
             logw[i] = log_lam + d[i]
-        return lam
-    # fixed point (Michelot): sbuf[i] = 1 marks a clipped coordinate. Each pass clips the free
-    # coordinates below the floor at the current lam and sums the remaining free ones; lam only
-    # decreases. The maximum (p = 1) is never clipped because lam >= (1 - (K - n) floor) / n >= floor
-    # whenever K floor <= 1 (the test p < 1 guards the rounding when K floor == 1).
-    for i in range(K):
-        sbuf[i] = 0.0
-    lam = 1.0 / s
-    converged = False
-    for _ in range(_MAX_FIXED_POINT_PASSES):
-        changed = False
-        n_clip = 0
-        s_free = 0.0
+    else:
+        # fixed point (Michelot): sbuf[i] = 1 marks a clipped coordinate. Each pass clips the free
+        # coordinates below the floor at the current lam and sums the remaining free ones; lam only
+        # decreases. The maximum (p = 1) is never clipped because lam >= (1 - (K - n) floor) / n >=
+        # floor whenever K floor <= 1 (the test p < 1 guards the rounding when K floor == 1).
         for i in range(K):
-            if sbuf[i] == 0.0 and p[i] < 1.0 and lam * p[i] < floor:
-                sbuf[i] = 1.0
-                changed = True
-            if sbuf[i] == 0.0:
-                s_free += p[i]
+            sbuf[i] = 0.0
+        lam = 1.0 / s
+        converged = False
+        for _ in range(_MAX_FIXED_POINT_PASSES):
+            changed = False
+            n_clip = 0
+            s_free = 0.0
+            for i in range(K):
+                if sbuf[i] == 0.0 and p[i] < 1.0 and lam * p[i] < floor:
+                    sbuf[i] = 1.0
+                    changed = True
+                if sbuf[i] == 0.0:
+                    s_free += p[i]
+                else:
+                    n_clip += 1
+            if not changed:
+                converged = True
+                break
+            lam = (1.0 - n_clip * floor) / s_free
+        if not converged:
+            lam = sorted_lambda(p, K, floor, sbuf)
+        log_lam = math.log(lam)
+        for i in range(K):
+            v = lam * p[i]
+            if v > floor:
+                w[i] = v
+                logw[i] = log_lam + d[i]
             else:
-                n_clip += 1
-        if not changed:
-            converged = True
-            break
-        lam = (1.0 - n_clip * floor) / s_free
-    if not converged:
-        lam = sorted_lambda(p, K, floor, sbuf)
-    log_lam = math.log(lam)
-    for i in range(K):
-        v = lam * p[i]
-        if v > floor:
-            w[i] = v
-            logw[i] = log_lam + d[i]
-        else:
-            w[i] = floor
-            logw[i] = log_floor
+                w[i] = floor
+                logw[i] = log_floor
     return lam
 
 
