@@ -31,8 +31,8 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from skonline.utils._math import EXP_MIN
 from skonline.utils._jit import njit
+from skonline.utils._math import EXP_MIN
 from skonline.utils._projections import (
     _MAX_FIXED_POINT_PASSES,
     clip_project,
@@ -46,7 +46,8 @@ from _common import run_header
 RESULTS = Path(__file__).resolve().parent / "results" / "numba_call_overhead.md"
 NEGLIGIBLE = 0.05  # an extra cost below 5 % of a round is within the run-to-run noise
 
-plain_project = numba.njit(clip_project.py_func)  # the same code, a real call (not cached: skonline caches that function)
+# the same code, a real call (not cached: skonline caches that function)
+plain_project = numba.njit(clip_project.py_func)
 
 
 @numba.njit(cache=True)
