@@ -117,8 +117,9 @@ def sorted_lambda(p, K, floor, sbuf):
     are free, k* the last k with ``q_k (1 - (K - k) floor) >= floor (q_1 + ... + q_k)``.
 
     The fallback of the fixed point in :func:`clip_project`. The coordinates are taken in
-    descending order from a max-heap (built in ``sbuf``, K scratch entries): O(K + k* log K), and no call to ``ndarray.sort``, whose
-    generic quicksort costs about a second of compilation on a cold start for this rare path.
+    descending order from a max-heap (built in ``sbuf``, K scratch entries): O(K + k* log K), and
+    no call to ``ndarray.sort``, whose generic quicksort costs about a second of compilation on a
+    cold start for this rare path.
     """
     for i in range(K):
         sbuf[i] = p[i]
