@@ -56,7 +56,8 @@ Hooks. A subclass implements four:
 and may override these (class attributes or methods; the defaults are on the mixins):
 
 * driver: ``_check_params()`` (checks across parameters), ``_update_metrics(chunk, raw)``,
-  ``_chunk_rows(chunk, a, b)`` and ``_concat(raws)`` (chunks that hold more than rows),
+  ``_concat(raws)`` (outputs that are not arrays of rows; a chunk whose fields hold rows
+  otherwise cuts them in its :class:`Chunk` subclass's ``rows``),
   ``_row_container`` and ``_container(X)`` (dense or CSR rows), ``_progress_metrics()``,
   ``_has_loss``, ``_supports_sample_weight``, ``_accept_sparse``;
 * all or nothing (:mod:`skonline._atomic`): ``_nonfinite_state_ok``, ``_derived_state``,
@@ -208,13 +209,14 @@ class Chunk:
         return cls(**{f.name: getattr(self, f.name) for f in dataclasses.fields(self)} | changes)
 
     def rows(self, a, b):
-        """Rows ``a:b``: every field that holds one entry per row is cut."""
+        """Rows ``a:b``: every field that holds one entry per row is cut (a DataFrame by
+        position). A subclass whose fields hold rows otherwise cuts those too."""
         n = self.n_samples
         cut = {}
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
             if f.name != "n_samples" and hasattr(v, "shape") and len(v.shape) and v.shape[0] == n:
-                cut[f.name] = v[a:b]
+                cut[f.name] = v.iloc[a:b] if hasattr(v, "iloc") else v[a:b]
         return dataclasses.replace(self, n_samples=b - a, **cut)
 
 
@@ -347,7 +349,7 @@ class OnlineMixin(AtomicCallMixin, OnlineStandardizationMixin):
             if b - a == n:
                 sub = chunk
             else:
-                sub = self._chunk_rows(chunk, a, b)
+                sub = chunk.rows(a, b)
             if densify:  # a dense algorithm: this block of CSR rows as dense rows (bit for bit)
                 sub = sub.replace(X=_scaling.dense_rows(sub.X))
             loss0 = getattr(self, "cumulative_loss_", 0.0)
@@ -360,10 +362,6 @@ class OnlineMixin(AtomicCallMixin, OnlineStandardizationMixin):
             if verbose > 0:
                 self._print_progress(b - a, interval.lap())
         return raws[0] if len(raws) == 1 else self._concat(raws)
-
-    def _chunk_rows(self, chunk, a, b):
-        """Rows ``a:b`` of a validated chunk (hook: chunks that hold more than arrays of rows)."""
-        return chunk.rows(a, b)
 
     def _concat(self, raws):
         return None if raws[0] is None else np.concatenate(raws)

@@ -362,10 +362,6 @@ class OnlineColumnTransformer(OnlineTransformerMixin, TransformerMixin, _BaseCom
         out.columns = list(self.get_feature_names_out())
         return out
 
-    def _chunk_rows(self, chunk, a, b):
-        X = chunk.X
-        return chunk.replace(X=X.iloc[a:b] if _is_dataframe(X) else X[a:b], n_samples=b - a)
-
     def _learn(self, chunk):
         X = chunk.X
         return self._stack(self._parts(X, learn=True), X)

@@ -40,6 +40,15 @@ class TableChunk(DtypeChunk):
     missing: list = None
     numeric: list = None
 
+    def rows(self, a, b):
+        cut = super().rows(a, b)
+        if self.table is not None:
+            cut.table = self.table.rows(a, b)
+        if self.columns is not None:
+            cut.columns = [c[a:b] for c in self.columns]
+            cut.missing = [m[a:b] for m in self.missing]
+        return cut
+
 
 def _pandas():
     """pandas if it is installed (imported on demand: it is an optional dependency)."""

@@ -62,9 +62,6 @@ class _TableEncoderMixin:
         table = validate_table(self, X, reset=reset)
         return TableChunk(table.n_samples, table=table)
 
-    def _chunk_rows(self, chunk, a, b):
-        return chunk.replace(table=chunk.table.rows(a, b), n_samples=b - a)
-
     def _concat(self, raws):
         return sp.vstack(raws, format="csr") if sp.issparse(raws[0]) else np.concatenate(raws)
 

@@ -143,10 +143,6 @@ class OnlineImputer(OnlineTransformerMixin, TransformerMixin, BaseEstimator):
             numeric.append(is_num)
         return TableChunk(table.n_samples, columns=cols, missing=masks, numeric=numeric, float32=table.float32)
 
-    def _chunk_rows(self, chunk, a, b):
-        return chunk.replace(columns=[c[a:b] for c in chunk.columns], missing=[m[a:b] for m in chunk.missing],
-                             n_samples=b - a)
-
     def _missing(self, values):
         m = missing_mask(values)
         marker = self.missing_values
