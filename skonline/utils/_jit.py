@@ -271,8 +271,9 @@ def njit(func=None, borrowed=False, **options):
     (numba's ``_nrt=False``): for a pass that allocates nothing (numba refuses to compile one that
     does) and only reads and writes arrays its caller owns for the whole call. numba otherwise
     increments and decrements an atomic count for every array argument of every inlined helper,
-    every round: in the experts' row loops that cost 10-25 % of a round at K = 10, as much as the
-    written-out copies of the play step and the projection used to save.
+    every round: in the experts' row loops that cost as much as the written-out copies of the
+    play step and the projection used to save (measured in
+    ``benchmarks/results/numba_call_overhead.md``, by ``benchmarks/numba_call_overhead.py``).
     """
     options = {**JIT_OPTIONS, **options}
     cache = options.pop("cache")
