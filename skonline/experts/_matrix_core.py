@@ -83,7 +83,7 @@ def pcsp_pass(Z, settings, state, out, buf):
         T_new = _horizon(t, horizon, S, T)
         if T_new != T or eta != eta:
             T = T_new
-            eta, floor = clipped_tuning(PCS, K, T, S, settings.eta, settings.bound, settings.gamma)
+            eta, floor = clipped_tuning(PCS, settings, K, T, S)
             log_floor = math.log(floor) if floor > 0.0 else -math.inf
         # play W_t = V diag(w) V'; suffer Tr(W_t Z_t)
         loss = 0.0
