@@ -23,11 +23,17 @@ pytestmark = pytest.mark.filterwarnings("ignore")
 #: (class name, parameter) -> fitted attribute, where ``<param>_`` already means something else
 #: or scikit-learn fixes the name; the reason beside each entry
 ALIASES = {
-    # the sklearn encoders' name for the categories in use (``categories='auto'`` resolved)
+    # scikit-learn's encoders name the categories in use ``categories_``
     ("OnlineOneHotEncoder", "categories"): "categories_",
-    # ``sigmas_`` is the candidate bandwidths in use; ``sigma_`` (singular) does not exist
-    ("KernelSelectionClassifier", "sigmas"): "sigmas_",
-    ("KernelSelectionRegressor", "sigmas"): "sigmas_",
+    # the ensemble resolves 'auto' per expert: which experts learn online
+    ("OnlineEnsembleClassifier", "update_experts"): "online_",
+    ("OnlineEnsembleRegressor", "update_experts"): "online_",
+    # loss_bound='auto' is a running scale that changes with the stream (state): the last round's
+    ("OnlineEnsembleClassifier", "loss_bound"): "loss_scale_",
+    ("OnlineEnsembleRegressor", "loss_bound"): "loss_scale_",
+    # GroupDRO's ``n_epochs_`` is the epochs a pooled fit ran; the resolved budget is another name
+    ("GroupDROClassifier", "n_epochs"): "epoch_budget_",
+    ("GroupDRORegressor", "n_epochs"): "epoch_budget_",
 }
 
 
@@ -67,10 +73,10 @@ def test_auto_parameters_resolved_into_documented_attributes(name, est):
     problems = []
     for param in _auto_params(est):
         attr = ALIASES.get((name, param), param + "_")
-        if attr not in est.__dict__:
+        if not hasattr(est, attr):  # an attribute, or a property over the state (the last round's)
             problems.append(f"{param}: no fitted attribute {attr}")
             continue
-        value = est.__dict__[attr]
+        value = getattr(est, attr)
         if isinstance(value, str) and value == "auto":
             problems.append(f"{param}: {attr} is still 'auto'")
         if attr not in documented:
