@@ -176,10 +176,10 @@ class _BaseRule(OnlineMixin, BaseEstimator):
             lo=lo,
             inv_span=inv_span,
             t0=int(self.n_samples_seen_),
-            horizon=self._horizon_code(),
             S=float(getattr(self, "n_segments", 1)),
             **core.tuning_settings(
-                eta=getattr(self, "eta", None), alpha=getattr(self, "alpha", None),
+                horizon=getattr(self, "horizon", None), eta=getattr(self, "eta", None),
+                alpha=getattr(self, "alpha", None),
                 bound=getattr(self, self._bound_param, None) if self._bound_param else None,
                 gamma=getattr(self, "min_weight", None),
             ),
@@ -205,10 +205,6 @@ class _BaseRule(OnlineMixin, BaseEstimator):
         if method == "predict":
             return raw
         raise ValueError(method)
-
-    def _horizon_code(self):
-        horizon = getattr(self, "horizon", None)
-        return 0.0 if horizon is None else float(horizon)
 
     # ------------------------------------------------------------ public API
     def partial_fit_predict(self, X, y=None):

@@ -17,7 +17,7 @@ update. Common conventions:
   :class:`RoundBuffers` record of scratch vectors. ``out[r]`` receives the weights played at row
   ``r``; ``state.cum_loss[0]`` accumulates the mixture's loss in the user's units and
   ``state.expert_cum_losses`` the experts' observed losses, row by row (chunking-invariant).
-* Horizon: ``horizon > 0`` is the paper's known T; ``horizon == 0`` runs the doubling schedule
+* Horizon: ``horizon_mode == FIXED`` is the paper's known T; ``SCHEDULE`` runs the doubling schedule
   ``T_k = S * 2^k`` (the smallest such T_k >= t at round t) without restarting: the learning rate,
   the floor and the sharing rate of round t are those of T_k. Lowering the floor keeps the current
   weights feasible, so the paper's per-segment analysis applies on each doubling period.
@@ -77,8 +77,9 @@ class RuleSettings(NamedTuple):
         ``1 / (high - low)`` (PCSP: ``1 / loss_bound``).
     t0 : int
         Rounds seen before the chunk: row ``r`` is round ``t = t0 + r + 1``.
-    horizon : float
-        The paper's T (``horizon``), or 0 for the doubling schedule ``T_k = S 2^k``.
+    horizon_mode, horizon : int, float
+        ``FIXED``: the paper's T (``horizon``); ``SCHEDULE`` (``horizon=None``): the doubling
+        schedule ``T_k = S 2^k`` (``horizon`` is 0).
     S : float
         Number of segments S of the comparator (``n_segments``; 1 for the rules without one).
     eta_mode, eta : int, float
@@ -99,6 +100,7 @@ class RuleSettings(NamedTuple):
     lo: float
     inv_span: float
     t0: int
+    horizon_mode: int
     horizon: float
     S: float
     eta_mode: int
@@ -111,13 +113,15 @@ class RuleSettings(NamedTuple):
     gamma: float
 
 
-def tuning_settings(*, eta, alpha, bound, gamma):
-    """The tuned parameters' fields of :class:`RuleSettings`: for
-    each, a mode (``FIXED`` with its number, ``TUNED`` for 'auto' or None (a bound: the worst case
-    T) or a parameter the rule does not have, ``SCHEDULE`` for 'adaptive' / 'decreasing') and the
-    number (0 unless ``FIXED``). The values in use change with the horizon: the rules expose those
-    of the last round (``eta_``, ``alpha_``, ``min_weight_``)."""
-    out = {}
+def tuning_settings(*, horizon, eta, alpha, bound, gamma):
+    """The horizon's and the tuned parameters' fields of :class:`RuleSettings`: for each, a mode
+    (``FIXED`` with its number; ``TUNED`` for 'auto', for None (a bound: the worst case T) or for a
+    parameter the rule does not have; ``SCHEDULE`` for 'adaptive' / 'decreasing' and for
+    ``horizon=None``, the doubling schedule) and the number (0 unless ``FIXED``). The values in
+    use change with the horizon: the rules expose those of the last round (``horizon_``, ``eta_``,
+    ``alpha_``, ``min_weight_``)."""
+    out = {"horizon_mode": SCHEDULE if horizon is None else FIXED,
+           "horizon": 0.0 if horizon is None else float(horizon)}
     for name, value in (("eta", eta), ("alpha", alpha), ("bound", bound), ("gamma", gamma)):
         if isinstance(value, str):
             mode = SCHEDULE if value in ("adaptive", "decreasing") else TUNED
@@ -338,10 +342,11 @@ def clipped_tuning(rule, settings, K, T, S):
 
 
 @njit(inline="always")
-def _horizon(t, horizon, S, T_prev):
+def _horizon(t, settings, T_prev):
     """Horizon of round t: the fixed one, or the doubling guess (never decreasing)."""
-    if horizon > 0:
-        return horizon
+    if settings.horizon_mode == FIXED:
+        return settings.horizon
+    S = settings.S
     T = T_prev if T_prev >= S else S
     while T < t:
         T *= 2.0
@@ -413,8 +418,7 @@ def exponential_pass(L, settings, state, out, buf):
     ``state``: :class:`ExponentialState`.
     """
     n, K = L.shape
-    rule, lo, inv_span, t0, horizon, S = (settings.rule, settings.lo, settings.inv_span, settings.t0,
-                                          settings.horizon, settings.S)
+    rule, lo, inv_span, t0, S = settings.rule, settings.lo, settings.inv_span, settings.t0, settings.S
     w, logw, acc, ecum = state.w, state.log_w, state.cum_loss, state.expert_cum_losses
     lrow, lp, d, p, sb = buf.l_t, buf.lp, buf.d, buf.p, buf.mark
     T = state.T[0]
@@ -423,7 +427,7 @@ def exponential_pass(L, settings, state, out, buf):
     log_floor = math.log(floor) if floor > 0.0 else -math.inf
     for r in range(n):
         t = t0 + r + 1
-        T_new = _horizon(t, horizon, S, T)
+        T_new = _horizon(t, settings, T)
         if T_new != T or eta != eta:
             T = T_new
             if rule == HEDGE:
@@ -460,7 +464,7 @@ def fixed_share_pass(L, settings, state, out, buf):
     ``state``: :class:`FixedShareState`.
     """
     n, K = L.shape
-    lo, inv_span, t0, horizon, S = settings.lo, settings.inv_span, settings.t0, settings.horizon, settings.S
+    lo, inv_span, t0, S = settings.lo, settings.inv_span, settings.t0, settings.S
     w, logw, acc, ecum = state.w, state.log_w, state.cum_loss, state.expert_cum_losses
     lrow, lp, d, p = buf.l_t, buf.lp, buf.d, buf.p
     T = state.T[0]
@@ -472,7 +476,7 @@ def fixed_share_pass(L, settings, state, out, buf):
     log_k = math.log(K)
     for r in range(n):
         t = t0 + r + 1
-        T_new = _horizon(t, horizon, S, T)
+        T_new = _horizon(t, settings, T)
         if T_new != T or eta != eta:
             T = T_new
             eta, alpha = fixed_share_tuning(K, T, S, settings.eta_mode, settings.eta, settings.alpha_mode,
@@ -526,7 +530,7 @@ def optimistic_pass(L, settings, state, out, halved, buf):
     """
     n, K = L.shape
     plus = settings.rule == OCS_PLUS
-    lo, inv_span, t0, horizon, S = settings.lo, settings.inv_span, settings.t0, settings.horizon, settings.S
+    lo, inv_span, t0, S = settings.lo, settings.inv_span, settings.t0, settings.S
     w, logwt, hint = state.w, state.log_aux_w, state.hint
     acc, ecum = state.cum_loss, state.expert_cum_losses
     lrow, lp, d, p, sb, scratch = buf.l_t, buf.lp, buf.d, buf.p, buf.mark, buf.aux
@@ -537,7 +541,7 @@ def optimistic_pass(L, settings, state, out, halved, buf):
     c = _log_term(K, T, S) if (K > 1 and T > 0) else 0.0
     for r in range(n):
         t = t0 + r + 1
-        T_new = _horizon(t, horizon, S, T)
+        T_new = _horizon(t, settings, T)
         if T_new != T or eta != eta:
             T = T_new
             eta, floor = clipped_tuning(settings.rule, settings, K, T, S)
