@@ -46,7 +46,7 @@ Hooks. A subclass implements four:
     Validate and convert one chunk; no state change other than what ``validate_data`` records.
     The classifier and regressor mixins implement it for the usual ``(X, y)`` chunk.
 ``_allocate(chunk)``
-    Create the state arrays (first call only).
+    Create the state arrays (first call only), after ``_resolve_settings(chunk)``.
 ``_learn(chunk) -> ndarray``
     Run the compiled pass; return the raw prequential outputs, one row per sample.
 ``_response(raw, method)``
@@ -55,7 +55,10 @@ Hooks. A subclass implements four:
 
 and may override these (class attributes or methods; the defaults are on the mixins):
 
-* driver: ``_check_params()`` (checks across parameters), ``_update_metrics(chunk, raw)``,
+* driver: ``_check_params()`` (checks across parameters), ``_resolve_settings(chunk)`` (on a
+  reset, before ``_allocate``: every ``'auto'`` or data-driven parameter resolved once into the
+  fitted attribute ``<param>_`` that everything reads afterwards; default: nothing to resolve),
+  ``_update_metrics(chunk, raw)``,
   ``_concat(raws)`` (outputs that are not arrays of rows; a chunk whose fields hold rows
   otherwise cuts them in its :class:`Chunk` subclass's ``rows``),
   ``_row_container`` and ``_container(X)`` (dense or CSR rows), ``_progress_metrics()``,
@@ -328,6 +331,7 @@ class OnlineMixin(AtomicCallMixin, OnlineStandardizationMixin):
             self._init_standardization(chunk)
         chunk = self._standardize_chunk(chunk)
         if reset:
+            self._resolve_settings(chunk)
             self._allocate(chunk)
         return self._learn_blocks(chunk, int(getattr(self, "verbose", 0) or 0))
 
@@ -458,6 +462,10 @@ class OnlineMixin(AtomicCallMixin, OnlineStandardizationMixin):
 
     def _check_params(self):
         """Checks across parameters that ``_parameter_constraints`` cannot express."""
+
+    def _resolve_settings(self, chunk):
+        """On a reset, before ``_allocate``: set ``<param>_`` for every ``'auto'`` or data-driven
+        parameter, the value the estimator uses from then on (nothing to resolve by default)."""
 
     # hooks -----------------------------------------------------------------
     def _validate_chunk(self, X, y, *, reset, from_fit, **fit_params):  # pragma: no cover

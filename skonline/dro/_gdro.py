@@ -252,14 +252,19 @@ class _BaseGroupDRO:
         return idx.astype(np.int64)
 
     # ------------------------------------------------------------------ state
-    def _allocate(self, chunk):
-        m = self.n_groups_
-        H = chunk.Ymat.shape[1]
-        d = chunk.X.shape[1]
-        D = d + int(self.fit_intercept)
-        self.k_ = self._resolve_k(m)
-        alg = self._alg_code()
-        self.D_ = self._radius() / math.sqrt(2.0)
+    def _resolve_settings(self, chunk):
+        """``k_``, ``radius_``, ``epoch_budget_``, ``T_``, ``anytime_`` and ``average_``: the values
+        in use (``'auto'`` resolved; the horizon from ``max_iter`` or, for a pooled ``fit``, the
+        epochs)."""
+        self.k_ = self._resolve_k(self.n_groups_)
+        if self.radius != "auto":
+            self.radius_ = float(self.radius)
+        else:
+            self.radius_ = AUTO_STANDARDIZED_REGRESSOR_RADIUS if self._is_regressor() and self.standardize else 10.0
+        if self.n_epochs != "auto":
+            self.epoch_budget_ = float(self.n_epochs)
+        else:
+            self.epoch_budget_ = float(MAX_EPOCHS_AUTO) if self._converges() else 1.0
         if chunk.pool:
             T = None if self._converges() else self._pool_horizon(chunk)
         else:
@@ -282,6 +287,14 @@ class _BaseGroupDRO:
         else:
             self.average_ = bool(self.average)
         self.T_ = None if T is None else int(T)
+
+    def _allocate(self, chunk):
+        m = self.n_groups_
+        H = chunk.Ymat.shape[1]
+        d = chunk.X.shape[1]
+        D = d + int(self.fit_intercept)
+        alg = self._alg_code()
+        self.D_ = self.radius_ / math.sqrt(2.0)
         # the learned state of core.State (see its docstring for each field)
         self._w_ = np.zeros((H, D))
         self._w_sum_ = np.zeros((H, D))
@@ -334,13 +347,6 @@ class _BaseGroupDRO:
         return (self.tol is not None and self.max_iter is None and self.anytime is not False
                 and self.objective != "weighted" and self.algorithm not in ("depround", "mirror_prox"))
 
-    def _epochs(self):
-        """``n_epochs`` with 'auto' resolved: at most ``MAX_EPOCHS_AUTO`` epochs when ``fit``
-        stops when converged, one (the paper's horizon) otherwise."""
-        if self.n_epochs != "auto":
-            return float(self.n_epochs)
-        return float(MAX_EPOCHS_AUTO) if self._converges() else 1.0
-
     def _pool_horizon(self, chunk):
         """Rounds of a pooled ``fit``: ``max_iter``, or ``n_epochs`` epochs' worth of samples (with
         ``tol``: the most it may run)."""
@@ -349,7 +355,7 @@ class _BaseGroupDRO:
         m = self.n_groups_
         counts = np.bincount(chunk.G, minlength=m)
         alg = self._alg_code()
-        epochs = self._epochs()
+        epochs = self.epoch_budget_
         if alg == core.SMD_WEIGHTED:
             return max(1, int(math.ceil(epochs * counts.max())))
         if alg == core.MIRROR_PROX:
@@ -437,7 +443,7 @@ class _BaseGroupDRO:
             inv_b=inv_b,
             inv_hb=inv_b / n_heads,
             clip=self.loss_bound is not None,
-            radius=self._radius(),
+            radius=self.radius_,
             anytime=bool(self.anytime_),
             D=float(self.D_),
             T=0 if self.T_ is None else int(self.T_),
@@ -510,7 +516,7 @@ class _BaseGroupDRO:
         self._x_norm2_max_[0] = max(self._x_norm2_max_[0], float(xn2.max()))
         self._y_abs_max_[0] = max(self._y_abs_max_[0], float(np.abs(Y).max()))
         x_norm = math.sqrt(self._x_norm2_max_[0])
-        Gl = core.lipschitz_bound(lip_kind, lip, x_norm, self._y_abs_max_[0], self._radius(), H,
+        Gl = core.lipschitz_bound(lip_kind, lip, x_norm, self._y_abs_max_[0], self.radius_, H,
                                   inv_b)
         order = np.argsort(G, kind="stable")
         counts = np.bincount(G, minlength=m)
@@ -519,7 +525,7 @@ class _BaseGroupDRO:
         report = self._epoch_progress()
         if alg in (core.SMD_WEIGHTED, core.MIRROR_PROX):
             # budgets read without replacement: each pool is a few independent permutations
-            n_perm = int(math.ceil(self._epochs())) + 1
+            n_perm = int(math.ceil(self.epoch_budget_)) + 1
             pieces, ptr = [], [0]
             starts = np.concatenate([[0], np.cumsum(counts)])
             for i in range(m):
@@ -634,7 +640,7 @@ class _BaseGroupDRO:
             if stale >= self.n_iter_no_change:
                 return -1
         warn(
-            f"{type(self).__name__}.fit stopped after n_epochs={self._epochs():g} epochs before its "
+            f"{type(self).__name__}.fit stopped after n_epochs={self.epoch_budget_:g} epochs before its "
             f"objective settled (it improved by at least tol={self.tol:g} within the last "
             f"n_iter_no_change={self.n_iter_no_change} epochs); raise n_epochs (or tol).",
             ConvergenceWarning,
@@ -693,7 +699,7 @@ class _BaseGroupDRO:
         self.q_last_ = np.exp(self._log_q_)
         loss, lip_kind, lip = self._loss_info()
         self.G_ = float(core.lipschitz_bound(lip_kind, lip, math.sqrt(self._x_norm2_max_[0]),
-                                             self._y_abs_max_[0], self._radius(),
+                                             self._y_abs_max_[0], self.radius_,
                                              self._w_.shape[0], self._inv_b()))
         with np.errstate(invalid="ignore", divide="ignore"):
             est = np.where(self.group_draws_ > 0,
@@ -720,12 +726,6 @@ class _BaseGroupDRO:
         if self.objective == "top_k":
             return float(np.sort(risks)[::-1][: self.k_].mean())
         return float(np.max(risks))
-
-    def _radius(self):
-        """R: the ``radius`` parameter, with 'auto' resolved (see its description)."""
-        if self.radius != "auto":
-            return float(self.radius)
-        return AUTO_STANDARDIZED_REGRESSOR_RADIUS if self._is_regressor() and self.standardize else 10.0
 
     def _is_regressor(self):
         return isinstance(self, OnlineRegressorMixin)
@@ -963,8 +963,16 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
         Rounds completed (the paper's t).
     T_ : int or None
         Horizon the fixed step sizes are set for (None with anytime steps).
+    radius_ : float
+        The radius R in use (``radius``; ``'auto'`` resolved).
     anytime_ : bool
-        Whether the anytime schedules are used.
+        Whether the anytime schedules are used (``anytime``; ``'auto'`` resolved).
+    average_ : bool
+        Whether the model is the (step-weighted) average of the iterates or the last iterate
+        (``average``; ``'auto'`` resolved).
+    epoch_budget_ : float
+        ``n_epochs`` with ``'auto'`` resolved: the epochs a pooled ``fit`` draws at most (used only
+        by ``fit`` with ``sampling='pool'``; ``n_epochs_`` is the epochs it ran).
     eta_w_, eta_q_, gamma_ : float
         Step sizes (and IX coefficient) of the last round.
     D_, G_ : float
@@ -1325,8 +1333,16 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         Rounds completed (the paper's t).
     T_ : int or None
         Horizon the fixed step sizes are set for (None with anytime steps).
+    radius_ : float
+        The radius R in use (``radius``; ``'auto'`` resolved).
     anytime_ : bool
-        Whether the anytime schedules are used.
+        Whether the anytime schedules are used (``anytime``; ``'auto'`` resolved).
+    average_ : bool
+        Whether the model is the (step-weighted) average of the iterates or the last iterate
+        (``average``; ``'auto'`` resolved).
+    epoch_budget_ : float
+        ``n_epochs`` with ``'auto'`` resolved: the epochs a pooled ``fit`` draws at most (used only
+        by ``fit`` with ``sampling='pool'``; ``n_epochs_`` is the epochs it ran).
     eta_w_, eta_q_, gamma_ : float
         Step sizes (and IX coefficient) of the last round.
     D_, G_ : float

@@ -617,7 +617,8 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         The fitted rule; ``rule_.weights_`` are the current weights.
     weights_ : ndarray of shape (n_experts,)
     online_ : ndarray of bool
-        Which experts learn online.
+        Which experts learn online (``update_experts`` resolved per expert; ``'auto'``: those with
+        ``partial_fit`` that are not frozen).
     expert_cumulative_losses_ : ndarray of shape (n_experts,)
         Each expert's cumulative (unscaled) loss on the rows where it predicted.
     cumulative_loss_ : float
@@ -839,12 +840,16 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
     rule_ : aggregation rule
     weights_ : ndarray of shape (n_experts,)
     online_ : ndarray of bool
+        Which experts learn online (``update_experts`` resolved per expert; ``'auto'``: those with
+        ``partial_fit`` that are not frozen).
     expert_cumulative_losses_ : ndarray of shape (n_experts,)
     cumulative_loss_ : float
         The ensemble's cumulative loss (same loss) of its prequential probabilities.
     n_mistakes_ : int
         Mistakes of the prequential predictions.
     loss_scale_ : float
+        The scale B of the last round (``loss_bound='auto'``: a running scale, state rather than a
+        setting).
     n_samples_seen_ : int
     n_features_in_ : int
 

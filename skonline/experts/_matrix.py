@@ -172,17 +172,13 @@ class PCSP(OnlineMixin, BaseEstimator):
         self._eta_ = np.full(1, math.nan)
         self._min_weight_ = np.full(1, math.nan)
 
-    @staticmethod
-    def _user(v):
-        return math.nan if (v is None or isinstance(v, str)) else float(v)
-
     def _records(self, cum_loss):
         """The pass's settings (the rules' ``RuleSettings``) and :class:`PCSPState` over the state."""
         settings = rules_core.RuleSettings(
             rule=rules_core.PCS, lo=0.0, inv_span=1.0 / float(self.loss_bound), t0=int(self.n_samples_seen_),
-            horizon=0.0 if self.horizon is None else float(self.horizon), S=float(self.n_segments),
-            eta=self._user(self.eta), alpha=math.nan, bound=self._user(self.m2_bound),
-            gamma=self._user(self.min_weight),
+            S=float(self.n_segments),
+            **rules_core.tuning_settings(horizon=self.horizon, eta=self.eta, alpha=None, bound=self.m2_bound,
+                                         gamma=self.min_weight),
         )
         state = core.PCSPState(
             w=self.eigenvalues_, log_w=self._log_eigenvalues_, V=self.eigenvectors_, T=self._horizon_,

@@ -71,7 +71,7 @@ def pcsp_pass(Z, settings, state, out, buf):
     """
     n = Z.shape[0]
     K = Z.shape[1]
-    inv_bound, t0, horizon, S = settings.inv_span, settings.t0, settings.horizon, settings.S
+    inv_bound, t0, S = settings.inv_span, settings.t0, settings.S
     w, logw, V, acc = state.w, state.log_w, state.V, state.cum_loss
     A, U, Q, Vn, z, lp, d, p, sb = buf.A, buf.U, buf.Q, buf.V_new, buf.z, buf.lp, buf.d, buf.p, buf.mark
     T = state.T[0]
@@ -80,10 +80,10 @@ def pcsp_pass(Z, settings, state, out, buf):
     log_floor = math.log(floor) if floor > 0.0 else -math.inf
     for r in range(n):
         t = t0 + r + 1
-        T_new = _horizon(t, horizon, S, T)
+        T_new = _horizon(t, settings, T)
         if T_new != T or eta != eta:
             T = T_new
-            eta, floor = clipped_tuning(PCS, K, T, S, settings.eta, settings.bound, settings.gamma)
+            eta, floor = clipped_tuning(PCS, settings, K, T, S)
             log_floor = math.log(floor) if floor > 0.0 else -math.inf
         # play W_t = V diag(w) V'; suffer Tr(W_t Z_t)
         loss = 0.0

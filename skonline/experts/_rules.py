@@ -176,21 +176,14 @@ class _BaseRule(OnlineMixin, BaseEstimator):
             lo=lo,
             inv_span=inv_span,
             t0=int(self.n_samples_seen_),
-            horizon=self._horizon_code(),
             S=float(getattr(self, "n_segments", 1)),
-            eta=self._user(getattr(self, "eta", None)),
-            alpha=self._user(getattr(self, "alpha", None)),
-            bound=self._user(getattr(self, self._bound_param, None) if self._bound_param else None),
-            gamma=self._user(getattr(self, "min_weight", None)),
+            **core.tuning_settings(
+                horizon=getattr(self, "horizon", None), eta=getattr(self, "eta", None),
+                alpha=getattr(self, "alpha", None),
+                bound=getattr(self, self._bound_param, None) if self._bound_param else None,
+                gamma=getattr(self, "min_weight", None),
+            ),
         )
-
-    @staticmethod
-    def _user(value):
-        """A parameter as the passes take it: NaN for 'auto' (or absent), ``ADAPTIVE`` for
-        'adaptive' / 'decreasing', else the number."""
-        if isinstance(value, str) and value in ("adaptive", "decreasing"):
-            return core.ADAPTIVE
-        return math.nan if (value is None or isinstance(value, str)) else float(value)
 
     def _learn_trusted(self, L):
         """Learn a loss matrix built by a trusted internal caller (the online ensembles): losses in
@@ -202,6 +195,7 @@ class _BaseRule(OnlineMixin, BaseEstimator):
             self.n_features_in_ = L.shape[1]
             self.n_samples_seen_ = 0
             self.cumulative_loss_ = 0.0
+            self._resolve_settings(chunk)
             self._allocate(chunk)
         out = self._learn(chunk)
         self.n_samples_seen_ += L.shape[0]
@@ -211,10 +205,6 @@ class _BaseRule(OnlineMixin, BaseEstimator):
         if method == "predict":
             return raw
         raise ValueError(method)
-
-    def _horizon_code(self):
-        horizon = getattr(self, "horizon", None)
-        return 0.0 if horizon is None else float(horizon)
 
     # ------------------------------------------------------------ public API
     def partial_fit_predict(self, X, y=None):

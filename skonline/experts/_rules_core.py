@@ -17,7 +17,7 @@ update. Common conventions:
   :class:`RoundBuffers` record of scratch vectors. ``out[r]`` receives the weights played at row
   ``r``; ``state.cum_loss[0]`` accumulates the mixture's loss in the user's units and
   ``state.expert_cum_losses`` the experts' observed losses, row by row (chunking-invariant).
-* Horizon: ``horizon > 0`` is the paper's known T; ``horizon == 0`` runs the doubling schedule
+* Horizon: ``horizon_mode == FIXED`` is the paper's known T; ``SCHEDULE`` runs the doubling schedule
   ``T_k = S * 2^k`` (the smallest such T_k >= t at round t) without restarting: the learning rate,
   the floor and the sharing rate of round t are those of T_k. Lowering the floor keeps the current
   weights feasible, so the paper's per-segment analysis applies on each doubling period.
@@ -54,6 +54,16 @@ ML_POLY = 6
 BOA = 7
 ADAHEDGE = 8
 
+# how a tuned parameter is set (``RuleSettings.*_mode``); the number that goes with FIXED is
+# passed beside the mode, never encoded in it
+#: the parameter's number (``eta=0.1``; a bound: the given ``l2_bound``, ...)
+FIXED = 0
+#: the rule's tuning for the horizon of the round ('auto'; a bound: the worst case T)
+TUNED = 1
+#: a schedule over the rounds: AdaHedge's rate (``eta='adaptive'``) or ``alpha_t = 1 / (t + 1)``
+#: (``alpha='decreasing'``)
+SCHEDULE = 2
+
 
 class RuleSettings(NamedTuple):
     """What a rule's pass reads and never changes, built once per chunk (``_BaseRule._settings``).
@@ -67,32 +77,59 @@ class RuleSettings(NamedTuple):
         ``1 / (high - low)`` (PCSP: ``1 / loss_bound``).
     t0 : int
         Rounds seen before the chunk: row ``r`` is round ``t = t0 + r + 1``.
-    horizon : float
-        The paper's T (``horizon``), or 0 for the doubling schedule ``T_k = S 2^k``.
+    horizon_mode, horizon : int, float
+        ``FIXED``: the paper's T (``horizon``); ``SCHEDULE`` (``horizon=None``): the doubling
+        schedule ``T_k = S 2^k`` (``horizon`` is 0).
     S : float
         Number of segments S of the comparator (``n_segments``; 1 for the rules without one).
-    eta : float
-        The user's learning rate: NaN for the rule's tuning ('auto'), ``ADAPTIVE`` for AdaHedge's
-        rate (Fixed Share's 'adaptive').
-    alpha : float
-        Fixed Share's sharing rate: NaN for 'auto', ``ADAPTIVE`` for 'decreasing' 1 / (t + 1).
-    bound : float
+    eta_mode, eta : int, float
+        The learning rate: ``FIXED`` (the number ``eta``), ``TUNED`` (the rule's tuning, 'auto') or
+        ``SCHEDULE`` (AdaHedge's rate: Fixed Share's 'adaptive'); ``eta`` is 0 unless ``FIXED``.
+    alpha_mode, alpha : int, float
+        Fixed Share's sharing rate: ``FIXED`` (``alpha``), ``TUNED`` ('auto', S / T) or ``SCHEDULE``
+        ('decreasing', 1 / (t + 1)).
+    bound_mode, bound : int, float
         The bound the tuning of eta uses: PCS's ``l2_bound`` on L_2, OCS's ``path_length_bound`` on
-        P_inf, PCSP's ``m2_bound`` on M_2; NaN for the worst case T.
-    gamma : float
-        The floor of the clipped simplex (``min_weight``); NaN for 'auto', S / (T K).
+        P_inf, PCSP's ``m2_bound`` on M_2: ``FIXED`` (``bound``) or ``TUNED`` (the worst case T).
+    gamma_mode, gamma : int, float
+        The floor of the clipped simplex (``min_weight``): ``FIXED`` (``gamma``) or ``TUNED``
+        ('auto', S / (T K)).
     """
 
     rule: int
     lo: float
     inv_span: float
     t0: int
+    horizon_mode: int
     horizon: float
     S: float
+    eta_mode: int
     eta: float
+    alpha_mode: int
     alpha: float
+    bound_mode: int
     bound: float
+    gamma_mode: int
     gamma: float
+
+
+def tuning_settings(*, horizon, eta, alpha, bound, gamma):
+    """The horizon's and the tuned parameters' fields of :class:`RuleSettings`: for each, a mode
+    (``FIXED`` with its number; ``TUNED`` for 'auto', for None (a bound: the worst case T) or for a
+    parameter the rule does not have; ``SCHEDULE`` for 'adaptive' / 'decreasing' and for
+    ``horizon=None``, the doubling schedule) and the number (0 unless ``FIXED``). The values in
+    use change with the horizon: the rules expose those of the last round (``horizon_``, ``eta_``,
+    ``alpha_``, ``min_weight_``)."""
+    out = {"horizon_mode": SCHEDULE if horizon is None else FIXED,
+           "horizon": 0.0 if horizon is None else float(horizon)}
+    for name, value in (("eta", eta), ("alpha", alpha), ("bound", bound), ("gamma", gamma)):
+        if isinstance(value, str):
+            mode = SCHEDULE if value in ("adaptive", "decreasing") else TUNED
+        else:
+            mode = TUNED if value is None else FIXED
+        out[name + "_mode"] = mode
+        out[name] = float(value) if mode == FIXED else 0.0
+    return out
 
 
 class RoundBuffers(NamedTuple):
@@ -223,10 +260,6 @@ class AdaHedgeState(NamedTuple):
     cum_loss: np.ndarray
     expert_cum_losses: np.ndarray
 
-
-#: ``eta_user`` / ``alpha_user`` value meaning 'adaptive' (Fixed Share: AdaHedge's learning rate;
-#: sharing rate 1 / (t + 1))
-ADAPTIVE = -1.0
 #: learning rate used while the cumulative mixability gap is 0 (follow the leader)
 ETA_MAX = 1e6
 
@@ -238,34 +271,35 @@ def _log_term(K, T, S):
 
 
 @compiled_only
-def hedge_tuning(K, T, eta_user):
-    """Hedge's eta for horizon ``T`` (NaN ``eta_user``: ``sqrt(8 log K / T)``, the minimax tuning)."""
-    if eta_user != eta_user:
+def hedge_tuning(K, T, eta_mode, eta_fixed):
+    """Hedge's eta for horizon ``T`` (``TUNED``: ``sqrt(8 log K / T)``, the minimax tuning)."""
+    if eta_mode == TUNED:
         return math.sqrt(8.0 * math.log(K) / T) if K > 1 else 1.0
-    return eta_user
+    return eta_fixed
 
 
 @compiled_only
-def fixed_share_tuning(K, T, S, eta_user, alpha_user):
-    """Fixed Share's (eta, alpha) for horizon ``T`` and S segments (NaN user values mean 'auto').
+def fixed_share_tuning(K, T, S, eta_mode, eta_fixed, alpha_mode, alpha_fixed):
+    """Fixed Share's (eta, alpha) for horizon ``T`` and S segments (modes as in
+    :class:`RuleSettings`; a ``SCHEDULE`` value is set by the pass every round, not here).
 
     alpha = S / T (at most (K - 1) / K); eta = sqrt(8 C / T) with C the log of the inverse prior mass
     of a sequence with S - 1 switches.
     """
     alpha = 0.0
-    eta = eta_user
+    eta = eta_fixed
     if K > 1:
-        if alpha_user == alpha_user:
-            alpha = alpha_user
-        else:
+        if alpha_mode == FIXED:
+            alpha = alpha_fixed
+        elif alpha_mode == TUNED:
             alpha = S / T
             if alpha > (K - 1.0) / K:  # at most (K - 1) / K
                 alpha = (K - 1.0) / K
-        if eta != eta:
+        if eta_mode == TUNED:
             # log of the inverse prior mass of a sequence with S - 1 switches
             cfs = math.log(K)
-            if alpha < 0.0:
-                # alpha='decreasing' (code -1): alpha_t = 1 / (t + 1); staying put for T rounds has
+            if alpha_mode == SCHEDULE:
+                # alpha='decreasing': alpha_t = 1 / (t + 1); staying put for T rounds has
                 # prior 1 / (T + 1), and a switch at round t costs alpha_t / (K - 1) >= 1 / ((T + 1)(K - 1))
                 cfs += math.log(T + 1.0) + (S - 1.0) * math.log((K - 1.0) * (T + 1.0))
             else:
@@ -274,30 +308,33 @@ def fixed_share_tuning(K, T, S, eta_user, alpha_user):
                 if T - S > 0 and alpha > 0.0:
                     cfs -= (T - S) * math.log1p(-alpha)
             eta = math.sqrt(8.0 * cfs / T)
-    elif eta != eta:
+    elif eta_mode == TUNED:
         eta = 1.0
     return eta, alpha
 
 
 @compiled_only
-def clipped_tuning(rule, K, T, S, eta_user, bound_user, floor_user):
+def clipped_tuning(rule, settings, K, T, S):
     """(eta, floor) of the clipped-simplex rules (CLIPPED_HEDGE, PCS, OCS, OCS_PLUS) for horizon
-    ``T`` (NaN user values mean 'auto'), with ``c = S log(K T / S)``: the floor ``S / (T K)``;
-    ClippedHedge ``sqrt(c / T)`` (Thm 1), PCS ``min(1/2, sqrt(c / L_2))`` (Thm 2), OCS
-    ``sqrt(c / P_inf)`` (Thm 3), OCS+ ``sqrt(c)`` (Alg. 4), the bounds defaulting to T."""
-    floor = floor_user if floor_user == floor_user else S / (T * K)
+    ``T`` (the modes and numbers of ``settings``, a :class:`RuleSettings`), with
+    ``c = S log(K T / S)``: the tuned floor ``S / (T K)``; ClippedHedge ``sqrt(c / T)`` (Thm 1), PCS
+    ``min(1/2, sqrt(c / L_2))`` (Thm 2), OCS ``sqrt(c / P_inf)`` (Thm 3), OCS+ ``sqrt(c)`` (Alg. 4),
+    the bounds ``TUNED`` to T."""
+    floor = settings.gamma if settings.gamma_mode == FIXED else S / (T * K)
     c = _log_term(K, T, S) if K > 1 else 0.0
-    eta = eta_user
+    eta = settings.eta
+    tuned = settings.eta_mode == TUNED
+    bound = settings.bound if settings.bound_mode == FIXED else T
     if rule == CLIPPED_HEDGE:
-        if eta != eta:
+        if tuned:
             eta = math.sqrt(c / T) if c > 0 else 1.0
     elif rule == PCS:
-        if eta != eta:
-            b = bound_user if bound_user == bound_user else T
+        if tuned:
+            b = bound
             eta = min(0.5, math.sqrt(c / b)) if (c > 0 and b > 0) else 0.5
     elif rule == OCS:
-        if eta != eta:
-            b = bound_user if bound_user == bound_user else T
+        if tuned:
+            b = bound
             eta = math.sqrt(c / b) if (c > 0 and b > 0) else 1.0
     elif rule == OCS_PLUS:
         eta = math.sqrt(c) if c > 0 else 1.0
@@ -305,10 +342,11 @@ def clipped_tuning(rule, K, T, S, eta_user, bound_user, floor_user):
 
 
 @njit(inline="always")
-def _horizon(t, horizon, S, T_prev):
+def _horizon(t, settings, T_prev):
     """Horizon of round t: the fixed one, or the doubling guess (never decreasing)."""
-    if horizon > 0:
-        return horizon
+    if settings.horizon_mode == FIXED:
+        return settings.horizon
+    S = settings.S
     T = T_prev if T_prev >= S else S
     while T < t:
         T *= 2.0
@@ -380,8 +418,7 @@ def exponential_pass(L, settings, state, out, buf):
     ``state``: :class:`ExponentialState`.
     """
     n, K = L.shape
-    rule, lo, inv_span, t0, horizon, S = (settings.rule, settings.lo, settings.inv_span, settings.t0,
-                                          settings.horizon, settings.S)
+    rule, lo, inv_span, t0, S = settings.rule, settings.lo, settings.inv_span, settings.t0, settings.S
     w, logw, acc, ecum = state.w, state.log_w, state.cum_loss, state.expert_cum_losses
     lrow, lp, d, p, sb = buf.l_t, buf.lp, buf.d, buf.p, buf.mark
     T = state.T[0]
@@ -390,13 +427,13 @@ def exponential_pass(L, settings, state, out, buf):
     log_floor = math.log(floor) if floor > 0.0 else -math.inf
     for r in range(n):
         t = t0 + r + 1
-        T_new = _horizon(t, horizon, S, T)
+        T_new = _horizon(t, settings, T)
         if T_new != T or eta != eta:
             T = T_new
             if rule == HEDGE:
-                eta, floor = hedge_tuning(K, T, settings.eta), 0.0
+                eta, floor = hedge_tuning(K, T, settings.eta_mode, settings.eta), 0.0
             else:
-                eta, floor = clipped_tuning(rule, K, T, S, settings.eta, settings.bound, settings.gamma)
+                eta, floor = clipped_tuning(rule, settings, K, T, S)
             log_floor = math.log(floor) if floor > 0.0 else -math.inf
         lh, lh_raw = _play(L, r, K, lo, inv_span, w, out, lrow, ecum)
         acc[0] += lh_raw
@@ -427,22 +464,23 @@ def fixed_share_pass(L, settings, state, out, buf):
     ``state``: :class:`FixedShareState`.
     """
     n, K = L.shape
-    lo, inv_span, t0, horizon, S = settings.lo, settings.inv_span, settings.t0, settings.horizon, settings.S
+    lo, inv_span, t0, S = settings.lo, settings.inv_span, settings.t0, settings.S
     w, logw, acc, ecum = state.w, state.log_w, state.cum_loss, state.expert_cum_losses
     lrow, lp, d, p = buf.l_t, buf.lp, buf.d, buf.p
     T = state.T[0]
     eta = state.eta[0]
     alpha = state.alpha[0]
-    adaptive = settings.eta == ADAPTIVE
-    decreasing = settings.alpha == ADAPTIVE
+    adaptive = settings.eta_mode == SCHEDULE
+    decreasing = settings.alpha_mode == SCHEDULE
     gap = state.gap[0]  # adaptive eta: cumulative mixability gap (AdaHedge)
     log_k = math.log(K)
     for r in range(n):
         t = t0 + r + 1
-        T_new = _horizon(t, horizon, S, T)
+        T_new = _horizon(t, settings, T)
         if T_new != T or eta != eta:
             T = T_new
-            eta, alpha = fixed_share_tuning(K, T, S, settings.eta, settings.alpha)
+            eta, alpha = fixed_share_tuning(K, T, S, settings.eta_mode, settings.eta, settings.alpha_mode,
+                                            settings.alpha)
         if adaptive:  # AdaHedge: eta_t = log K / Delta_{t-1} (follow the leader while Delta = 0)
             eta = log_k / gap if gap > log_k / ETA_MAX else ETA_MAX
         if decreasing:  # alpha_t = 1 / (t + 1): a switch prior that needs no horizon
@@ -492,7 +530,7 @@ def optimistic_pass(L, settings, state, out, halved, buf):
     """
     n, K = L.shape
     plus = settings.rule == OCS_PLUS
-    lo, inv_span, t0, horizon, S = settings.lo, settings.inv_span, settings.t0, settings.horizon, settings.S
+    lo, inv_span, t0, S = settings.lo, settings.inv_span, settings.t0, settings.S
     w, logwt, hint = state.w, state.log_aux_w, state.hint
     acc, ecum = state.cum_loss, state.expert_cum_losses
     lrow, lp, d, p, sb, scratch = buf.l_t, buf.lp, buf.d, buf.p, buf.mark, buf.aux
@@ -503,10 +541,10 @@ def optimistic_pass(L, settings, state, out, halved, buf):
     c = _log_term(K, T, S) if (K > 1 and T > 0) else 0.0
     for r in range(n):
         t = t0 + r + 1
-        T_new = _horizon(t, horizon, S, T)
+        T_new = _horizon(t, settings, T)
         if T_new != T or eta != eta:
             T = T_new
-            eta, floor = clipped_tuning(settings.rule, K, T, S, settings.eta, settings.bound, settings.gamma)
+            eta, floor = clipped_tuning(settings.rule, settings, K, T, S)
             log_floor = math.log(floor) if floor > 0.0 else -math.inf
             c = _log_term(K, T, S) if K > 1 else 0.0
             if plus:

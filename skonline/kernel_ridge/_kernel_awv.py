@@ -134,6 +134,8 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
     dual_coef_ : ndarray of shape (n_rows_stored_,)
         :math:`(K_t + \lambda I)^{-1} y_{1:t}`: the ridge solution is
         :math:`\sum_s \mathrm{dual\_coef}_s\, k(x_s, \cdot)` (while the forecaster is exact).
+    sigma_ : float
+        The kernel bandwidth in use (``sigma``; ``'auto'``: ``sqrt(n_features_in_)``).
     n_samples_seen_ : int
     n_rows_stored_ : int
         Rows learned exactly (at most ``max_rows``).
@@ -215,8 +217,12 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
     def _expected_failed_checks(self):
         return dict(STANDARDIZE_SAMPLE_WEIGHT_XFAIL) if self.standardize else {}
 
+    def _resolve_settings(self, chunk):
+        """``sigma_``: the bandwidth in use (``'auto'`` resolved)."""
+        self.sigma_ = resolve_sigma(self.sigma, chunk.X.shape[1])
+
     def _gamma(self):
-        return 1.0 / (2.0 * resolve_sigma(self.sigma, self.n_features_in_) ** 2)
+        return 1.0 / (2.0 * self.sigma_ ** 2)
 
     def _allocate(self, chunk):
         d = chunk.X.shape[1]

@@ -71,16 +71,25 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
 
     _accept_sparse = True
 
+    def _resolve_settings(self, chunk):
+        """``features_``, ``sigma_`` and ``alpha_``: the values in use (``'auto'`` resolved)."""
+        d = chunk.X.shape[1]
+        if self.features == "auto":
+            r = int(comb(int(self.degree) + d, d, exact=True))
+            self.features_ = "taylor" if r <= _AUTO_MAX_TAYLOR else "nystrom"
+        else:
+            self.features_ = self.features
+        self.sigma_ = resolve_sigma(self.sigma, d)
+        self.alpha_ = _AUTO_ALPHA[self.features_] if isinstance(self.alpha, str) else float(self.alpha)
+
     def _inv_sigma(self):
-        return 1.0 / resolve_sigma(self.sigma, self.n_features_in_)
+        return 1.0 / self.sigma_
 
     def _resolved_alpha(self):
-        if isinstance(self.alpha, str):
-            return _AUTO_ALPHA[self.features_]
-        return float(self.alpha)
+        return self.alpha_
 
     def _gamma(self):
-        return 1.0 / (2.0 * resolve_sigma(self.sigma, self.n_features_in_) ** 2)
+        return 1.0 / (2.0 * self.sigma_ ** 2)
 
     # ------------------------------------------------------------------ standardisation
     # The features are standardised here, block by block right before the compiled pass, instead of
@@ -129,10 +138,6 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
             self._x_mean_ = np.zeros(d)
             self._x_m2_ = np.zeros(d)
         r = int(comb(int(self.degree) + d, d, exact=True))
-        if self.features == "auto":
-            self.features_ = "taylor" if r <= _AUTO_MAX_TAYLOR else "nystrom"
-        else:
-            self.features_ = self.features
         if self.features_ == "taylor":
             if r > _WARN_N_COMPONENTS:
                 warn(
@@ -698,6 +703,11 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
         :math:`\sum_t (y_t - \hat y_t)^2` of the prequential predictions.
     features_ : {'taylor', 'nystrom'}
         The feature map in use (the choice of ``features='auto'``).
+    sigma_ : float
+        The kernel bandwidth in use (``sigma``; ``'auto'``: ``sqrt(n_features_in_)``).
+    alpha_ : float
+        The ridge parameter in use (``alpha``; ``'auto'``: the default of the feature map
+        ``features_``).
     n_components_ : int
         Dimension m of the current feature map (Taylor: C(M+d, d); Nyström: dictionary size).
     precision_ : ndarray of shape (m, m)
@@ -980,6 +990,11 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
         Square loss of the prequential decision values, summed over rows and heads.
     features_ : {'taylor', 'nystrom'}
         The feature map in use (the choice of ``features='auto'``).
+    sigma_ : float
+        The kernel bandwidth in use (``sigma``; ``'auto'``: ``sqrt(n_features_in_)``).
+    alpha_ : float
+        The ridge parameter in use (``alpha``; ``'auto'``: the default of the feature map
+        ``features_``).
     n_components_ : int
         Dimension m of the current feature map (Taylor: C(M+d, d); Nyström: dictionary size).
     precision_ : ndarray of shape (m, m)

@@ -270,39 +270,65 @@ class _KernelSelectionBase(GrowingStateMixin):
                 UserWarning,
             )
 
-    def _resolved(self):
-        """The constants of the algorithm, with every 'auto' replaced by the paper's value."""
+    def _resolve_settings(self, chunk):
+        """Every ``'auto'`` resolved once, on a reset, into the attributes the passes read:
+        ``sigmas_``, ``linear_``, ``feedback_``, ``n_components_``, ``max_support_``, ``radius_``,
+        ``gradient_bound_``, ``smoothness_``, ``exploration_constant_`` and ``step_scale_`` (None
+        where the algorithm has no such constant)."""
+        self.sigmas_ = self._sigmas().copy()
+        self.linear_ = self._linear()
+        self.feedback_ = self._feedback()
+        self.n_components_ = None if self.n_components is None else self._n_random_features()
+        self.max_support_ = self._exact_rows() if self.n_components == "auto" else self._support_budget()
         spec = _LOSSES[self.loss]
-        loss = get_loss(spec.name)
         if self.radius == "auto":
             if self.algorithm == "oks":
                 U = None
             elif self._is_regressor() and self.standardize:
-                U = AUTO_STANDARDIZED_RADIUS_FULL if self._feedback() == "full" else AUTO_STANDARDIZED_RADIUS
+                U = AUTO_STANDARDIZED_RADIUS_FULL if self.feedback_ == "full" else AUTO_STANDARDIZED_RADIUS
             elif self._is_regressor():
                 U = 1.0
             else:
                 U = 15.0
         else:
             U = None if self.radius is None else float(self.radius)
-        r = {"loss": loss.record(0.0), "loss_mult": spec.mult, "radius": -1.0 if U is None else U}
-        algo = self.algorithm
-        if algo == "oks":
-            r["G"] = 1.0 if self.gradient_bound == "auto" else float(self.gradient_bound)
+        self.radius_ = U
+        G = 1.0 if self.gradient_bound == "auto" else float(self.gradient_bound)
+        self.step_scale_ = self.smoothness_ = self.exploration_constant_ = None
+        if self.algorithm == "oks":
             if self.step_scale == "auto":
-                r["step_scale"] = 25.0 if spec.nu is not None else 5.0
+                self.step_scale_ = 25.0 if spec.nu is not None else 5.0
             else:
-                r["step_scale"] = float(self.step_scale)
-        elif algo == "oks++":
-            G = 1.0 if self.gradient_bound == "auto" else float(self.gradient_bound)
+                self.step_scale_ = float(self.step_scale)
+        elif self.algorithm == "oks++":
             C0 = spec.C0 if self.smoothness == "auto" else float(self.smoothness)
-            K = self._sigmas().size
+            K = self.sigmas_.size
             if self.exploration_constant == "auto" and self.standardize:
                 a = AUTO_STANDARDIZED_EXPLORATION
             elif self.exploration_constant == "auto":
                 a = (G * C0) ** (1.0 / 3.0) * (U * K) ** (2.0 / 3.0)
             else:
                 a = float(self.exploration_constant)
+            self.smoothness_, self.exploration_constant_ = C0, a
+        elif self.gradient_bound == "auto":  # IOKS: the Lipschitz constant G1
+            G = 2.0 * (U + 1.0) if get_loss(spec.name).name in ("squared_error", "squared_hinge") else 1.0
+        self.gradient_bound_ = G
+
+    def _constants(self):
+        """The constants of the compiled passes, computed from the resolved settings (see
+        :meth:`_resolve_settings`; no ``'auto'`` is read here)."""
+        spec = _LOSSES[self.loss]
+        loss = get_loss(spec.name)
+        U = self.radius_
+        r = {"loss": loss.record(0.0), "loss_mult": spec.mult, "radius": 0.0 if U is None else U,
+             "project": U is not None}
+        algo = self.algorithm
+        if algo == "oks":
+            r["G"] = self.gradient_bound_
+            r["step_scale"] = self.step_scale_
+        elif algo == "oks++":
+            G, C0, a = self.gradient_bound_, self.smoothness_, self.exploration_constant_
+            K = self.sigmas_.size
             r.update(
                 a=a,
                 b=a**3,
@@ -312,11 +338,7 @@ class _KernelSelectionBase(GrowingStateMixin):
                 C0=C0,
             )
         else:
-            if self.gradient_bound == "auto":
-                G1 = 2.0 * (U + 1.0) if loss.name in ("squared_error", "squared_hinge") else 1.0
-            else:
-                G1 = float(self.gradient_bound)
-            r["G1"] = G1
+            r["G1"] = self.gradient_bound_
         if isinstance(self.n_components, Integral):
             D = int(self.n_components)
             width = D if self.clip_dim == "frequencies" else 2 * D
@@ -338,11 +360,11 @@ class _KernelSelectionBase(GrowingStateMixin):
             return False
         if "coef_" in self.__dict__:
             return True
-        return self.n_components is not None and not (self.n_components == "auto" and self._exact_rows() != 0)
+        return self.n_components is not None and not (self.n_components == "auto" and self.max_support_ != 0)
 
     def _shared(self):
         """Exact expansions with full feedback share their support (every stored row)."""
-        return self._feedback() == "full"
+        return self.feedback_ == "full"
 
     # ------------------------------------------------------------------ containers
     def _container(self, X):
@@ -362,11 +384,9 @@ class _KernelSelectionBase(GrowingStateMixin):
     def _allocate(self, chunk):
         d = chunk.X.shape[1]
         H = self._n_heads if not self._is_regressor() else 1
-        s = self._sigmas()
-        K = s.size
+        K = self.sigmas_.size
         per_kernel = (K,) if H == 1 else (H, K)  # the documented shape: a class axis for multiclass only
-        self.sigmas_ = s.copy()
-        if self._linear():
+        if self.linear_:
             self.linear_coef_ = np.zeros((H, d))
             self.linear_intercept_ = np.zeros(H)
         self.q_ = np.full(per_kernel, 1.0 / K)
@@ -383,7 +403,7 @@ class _KernelSelectionBase(GrowingStateMixin):
         self._Gamma_ = np.zeros((H, K))
         T0 = float(self.horizon) if self.horizon is not None else float(INITIAL_HORIZON)
         self._T_ = np.array([T0])
-        c = self._resolved()
+        c = self._constants()
         if self.algorithm == "oks":
             d0, e0, _ = _core.oks_constants(T0, K, float(self.loss_bound), c["G"], c["step_scale"])
             self._delta_[:] = d0
@@ -394,7 +414,7 @@ class _KernelSelectionBase(GrowingStateMixin):
             self._delta_[:] = d0
             self._eta_[:] = e0
         if self.n_components is not None:
-            D = self._n_random_features()
+            D = self.n_components_
             B = 1 if self.shared_base else K
             # one number from the estimator's stream seeds the frequencies, so that the sequence of
             # sampled kernels does not depend on n_components
@@ -444,14 +464,14 @@ class _KernelSelectionBase(GrowingStateMixin):
         self._allocate_random_features(H, K)
         W = _heads(self.coef_, 3)
         D = self._omega_.shape[2]
-        U = self._resolved()["radius"]
+        U = self.radius_
         with _blas_controller().limit(limits=1, user_api="blas"):
             for k in range(K):
                 base = self._omega_[k if self._omega_.shape[0] > 1 else 0]
                 Z = _fourier_map(np.asarray(self._rf_rows(store) @ base), self.sigmas_[k], D)
                 W[:, k, :] = alpha[:, k, :] @ Z
         norm2 = np.einsum("hkj,hkj->hk", W, W)
-        if U > 0:
+        if U is not None:
             over = norm2 > U * U
             W[over] *= (U / np.sqrt(norm2[over]))[:, None]
             norm2[over] = U * U
@@ -482,7 +502,7 @@ class _KernelSelectionBase(GrowingStateMixin):
 
     def _store_budget(self):
         """Rows the store may hold: the exact phase (n_components='auto') or max_support (None)."""
-        return self._exact_rows() if self.n_components == "auto" else self._support_budget()
+        return self.max_support_
 
     def _grow(self, need):
         """Capacity of the support store: the smallest power of two >= rows seen (at least 16),
@@ -522,10 +542,10 @@ class _KernelSelectionBase(GrowingStateMixin):
         for name in _PUBLIC_STATE:
             if name in self.__dict__:
                 setattr(self, name, self.__dict__[name].copy())
-        c = self._resolved()
+        c = self._constants()
         loss = (c["loss"], c["loss_mult"], c["radius"])
         if self.algorithm == "oks":
-            settings = _core.OKSSettings(*loss, loss_bound=float(self.loss_bound), G=c["G"],
+            settings = _core.OKSSettings(*loss, project=c["project"], loss_bound=float(self.loss_bound), G=c["G"],
                                          step_scale=c["step_scale"])
         elif self.algorithm == "oks++":
             settings = _core.OKSPPSettings(*loss, a=c["a"], b=c["b"], lam_num=c["lam_num"], lam_den=c["lam_den"])
@@ -573,10 +593,10 @@ class _KernelSelectionBase(GrowingStateMixin):
         Y = readonly(np.ascontiguousarray(Y, dtype=np.float64))
         SW = readonly(np.ascontiguousarray(SW, dtype=np.float64))
         U, forced = readonly(U), readonly(forced)
-        offset = np.zeros((n, H) if self._linear() else (0, H))
-        if self._linear():  # the linear component first: it does not depend on the kernels
+        offset = np.zeros((n, H) if self.linear_ else (0, H))
+        if self.linear_:  # the linear component first: it does not depend on the kernels
             lr = float(self._linear_learning_rate())
-            rec = self._resolved()["loss"]
+            rec = self._constants()["loss"]
             if sp.issparse(X):
                 _linear.linear_pass_csr(readonly(np.ascontiguousarray(X.data, dtype=np.float64)),
                                         readonly(X.indices.astype(np.int64)), readonly(X.indptr.astype(np.int64)),
@@ -592,12 +612,12 @@ class _KernelSelectionBase(GrowingStateMixin):
         a = 0
         if not self._rf:  # the exact phase, up to its end (n_components='auto')
             b = n
-            if self.n_components == "auto" and self._exact_rows() is not None:
-                b = min(n, max(0, self._exact_rows() - t0))
+            if self.n_components == "auto" and self.max_support_ is not None:
+                b = min(n, max(0, self.max_support_ - t0))
             if b > 0:
                 self._exact_pass(X[:b], Y, SW, U, forced, offset, out, loss_sum, t0, 0, b)
             a = b
-            if a < n or (self.n_components == "auto" and t0 + a == self._exact_rows()):
+            if a < n or (self.n_components == "auto" and t0 + a == self.max_support_):
                 self._switch_to_random_features()
         if a < n:
             self._rf_pass(X[a:] if a else X, Y, SW, U, forced, offset, out, loss_sum, t0, a, n)
@@ -607,12 +627,12 @@ class _KernelSelectionBase(GrowingStateMixin):
     def _kernels_learn_from(self):
         """Full feedback on standardised data: the rounds before KERNEL_WARMUP_ROWS (0-based) make
         no kernel round; the linear component (and its intercept) learns them."""
-        if self._feedback() == "full" and self.standardize:
+        if self.feedback_ == "full" and self.standardize:
             return KERNEL_WARMUP_ROWS
         return 0
 
     def _pass_runner(self):
-        if self._feedback() == "full":
+        if self.feedback_ == "full":
             return _core.okspp_full_pass
         return _core.PASSES[self.algorithm]
 
@@ -623,7 +643,7 @@ class _KernelSelectionBase(GrowingStateMixin):
                               t_learn=self._kernels_learn_from())
         status = self._pass_runner()(rows, rounds, settings, state, model, out[a:b], loss_sum)
         raise_if_nonfinite(status, first_row=a, what="predictions or hypotheses" + (
-            " (OKS has no projection: pass a radius to bound it)" if settings.radius < 0 else ""))
+            " (OKS has no projection: pass a radius to bound it)" if self.radius_ is None else ""))
 
     def _exact_pass(self, X, Y, SW, U, forced, offset, out, loss_sum, t0, a, b):
         """Rows [a, b) of the chunk (``X`` holds them) with the exact expansions."""
@@ -638,7 +658,7 @@ class _KernelSelectionBase(GrowingStateMixin):
         if self.n_components is None:
             warn_growth(
                 self, what="the support rows", param="max_support", before=n_store0,
-                after=int(self._nstore_[0]), budget=self._support_budget(), nbytes=self._store_bytes,
+                after=int(self._nstore_[0]), budget=self.max_support_, nbytes=self._store_bytes,
                 policy="Rounds whose row would be a new support vector make no gradient step "
                        "(the hypotheses are frozen; the kernel distribution still learns). "
                        "n_components='auto' moves to random features instead.",
@@ -1059,6 +1079,29 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
     step_sizes_, delta_, eta_, horizon_ : algorithm state (see the user guide).
     sigmas_ : ndarray of shape (n_kernels,)
         The candidate bandwidths in use (``sigmas='auto'`` resolved).
+    linear_ : bool
+        Whether a linear component is learned (``linear``; ``'auto'`` resolved).
+    feedback_ : {'bandit', 'full'}
+        The feedback in use (``feedback``; ``'auto'`` resolved).
+    n_components_ : int or None
+        The number D of random features per kernel (``n_components``; ``'auto'``: those used
+        after the exact phase); None: exact expansions throughout.
+    max_support_ : int or None
+        The rows the exact expansions may store (``max_support`` resolved: with
+        ``n_components='auto'`` the rows of the exact phase, 0 for a wide stream; with
+        ``n_components=None`` the support budget); None: no limit.
+    radius_ : float or None
+        The radius U of the hypothesis balls in use (``radius``; ``'auto'`` resolved); None: no
+        projection (OKS).
+    gradient_bound_ : float
+        G (OKS, OKS++) or G1 (IOKS) in use (``gradient_bound``; ``'auto'`` resolved).
+    smoothness_ : float or None
+        C0 in use (OKS++; ``smoothness``, ``'auto'`` resolved); None for the other algorithms.
+    exploration_constant_ : float or None
+        The exploration constant a in use (OKS++; ``'auto'`` resolved); None for the other
+        algorithms.
+    step_scale_ : float or None
+        The step multiplier in use (OKS; ``'auto'`` resolved); None for the other algorithms.
     n_support_, norms_ : exact backend: support-vector counts and RKHS norms per kernel (with
         full feedback every stored row is support of every hypothesis); ``n_dropped_steps_``:
         gradient steps (rows, with full feedback) skipped at the ``max_support`` budget.
@@ -1165,9 +1208,9 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
     def _learn(self, chunk):
         n_seen = int(self.n_samples_seen_)
         n_classes = len(self.classes_)
-        K = self._sigmas().size
+        K = self.sigmas_.size
         if (isinstance(self.sigmas, str) and K > 1 and n_classes > 2 and n_seen < SHORT_ROWS_PER_CLASS * n_classes
-                and self._feedback() == "bandit"):
+                and self.feedback_ == "bandit"):
             warn(
                 "KernelSelectionClassifier: a short multiclass stream so far (fewer than "
                 f"{SHORT_ROWS_PER_CLASS} rows per class, {n_classes} classes): under bandit feedback "
@@ -1363,6 +1406,29 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
     step_sizes_, delta_, eta_, horizon_ : algorithm state (see the user guide).
     sigmas_ : ndarray of shape (n_kernels,)
         The candidate bandwidths in use (``sigmas='auto'`` resolved).
+    linear_ : bool
+        Whether a linear component is learned (``linear``; ``'auto'`` resolved).
+    feedback_ : {'bandit', 'full'}
+        The feedback in use (``feedback``; ``'auto'`` resolved).
+    n_components_ : int or None
+        The number D of random features per kernel (``n_components``; ``'auto'``: those used
+        after the exact phase); None: exact expansions throughout.
+    max_support_ : int or None
+        The rows the exact expansions may store (``max_support`` resolved: with
+        ``n_components='auto'`` the rows of the exact phase, 0 for a wide stream; with
+        ``n_components=None`` the support budget); None: no limit.
+    radius_ : float or None
+        The radius U of the hypothesis balls in use (``radius``; ``'auto'`` resolved); None: no
+        projection (OKS).
+    gradient_bound_ : float
+        G (OKS, OKS++) or G1 (IOKS) in use (``gradient_bound``; ``'auto'`` resolved).
+    smoothness_ : float or None
+        C0 in use (OKS++; ``smoothness``, ``'auto'`` resolved); None for the other algorithms.
+    exploration_constant_ : float or None
+        The exploration constant a in use (OKS++; ``'auto'`` resolved); None for the other
+        algorithms.
+    step_scale_ : float or None
+        The step multiplier in use (OKS; ``'auto'`` resolved); None for the other algorithms.
     n_support_, norms_ : exact backend: support-vector counts and RKHS norms per kernel (with
         full feedback every stored row is support of every hypothesis); ``n_dropped_steps_``:
         gradient steps (rows, with full feedback) skipped at the ``max_support`` budget.
@@ -1471,8 +1537,8 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
 
     def _learn(self, chunk):
         y = chunk.y
-        c = self._resolved()
-        if not self.standardize and c["radius"] > 0 and y.size and float(np.max(np.abs(y))) > c["radius"]:
+        c = self._constants()
+        if not self.standardize and self.radius_ is not None and y.size and float(np.max(np.abs(y))) > c["radius"]:
             warn(
                 f"Targets up to |y| = {float(np.max(np.abs(y))):.3g} exceed the radius U = "
                 f"{c['radius']:g}: the hypotheses stay in the U-ball (|f| <= U). Scale the targets "

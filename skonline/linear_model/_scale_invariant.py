@@ -140,10 +140,12 @@ class _ScaleInvariantBase:
             return self.invariance
         return "full" if X.shape[1] + int(self.fit_intercept) <= _AUTO_MAX_FULL else "coordinate"
 
+    def _resolve_settings(self, chunk):
+        self.invariance_ = self._resolve_invariance(chunk.X)
+
     # --------------------------------------------------------------- state
     def _allocate_state(self, X, n_heads):
         n_features = X.shape[1]
-        self.invariance_ = self._resolve_invariance(X)
         D = n_features + int(self.fit_intercept)
         self.scale_ = np.zeros(n_features) if self.internal_scaling == "first" else np.ones(n_features)
         self.neg_cum_grad_ = np.zeros((n_heads, D))

@@ -72,7 +72,7 @@ def test_full_feedback_matches_a_numpy_reference():
     est = KernelSelectionRegressor(sigmas=sigmas, n_components=None, standardize=False, feedback="full",
                                    radius=1.0, linear=False, random_state=0)
     pred = est.partial_fit_predict(Z, y)
-    c = est._resolved()
+    c = est._constants()
     ref, q = _full_feedback_reference(Z, y, sigmas, 1.0, c["lam_num"], c["lam_den"], c["b"], 0)
     np.testing.assert_allclose(pred, ref, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(est.q_, q, rtol=1e-10)
@@ -119,7 +119,7 @@ def test_switch_to_random_features_keeps_the_predictions(cls, monkeypatch):
     a, b = getattr(exact, f)(X[300:]), getattr(moved, f)(X[300:])
     assert np.max(np.abs(a - b)) < 0.05 * np.max(np.abs(a - np.mean(a))), np.max(np.abs(a - b))
     np.testing.assert_allclose(moved.norms_, np.linalg.norm(moved.coef_, axis=-1), rtol=1e-12)
-    assert np.all(moved.norms_ <= moved._resolved()["radius"] * (1 + 1e-12))
+    assert np.all(moved.norms_ <= moved._constants()["radius"] * (1 + 1e-12))
 
 
 def test_random_features_keep_learning_in_the_ball():

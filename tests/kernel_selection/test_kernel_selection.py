@@ -99,7 +99,7 @@ def test_runtime_invariants(algo, n_components, task):
             assert np.all(np.abs(est.coef_) <= U / np.sqrt(n_components) * (1 + 1e-15))
     if algo == "ioks":
         # Theorem 4.1's schedule: eta at most e^(1/(2 ln 2)) eta_1 and < (3/4) log2 T increases
-        c = est._resolved()
+        c = est._constants()
         _, eta0, ups = ioks_constants(240.0, K, c["radius"], c["G1"], 1.0, 8.0)
         n_incr = np.round(np.log(est.eta_ / eta0) / np.log(ups))
         assert np.all(n_incr < 0.75 * np.log2(240))
