@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import Chunk, OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite, state_scalar
 from ..losses import get_loss
 from ..utils import _progress
+from ..exceptions import DataAdviceWarning, HorizonExceededWarning
 from ..utils._warnings import warn
 from . import _gdro_core as core
 
@@ -156,7 +157,7 @@ class _BaseGroupDRO:
                     "DRO). Pass groups=...; inside GridSearchCV, cross_validate or a Pipeline, "
                     "enable metadata routing (sklearn.set_config(enable_metadata_routing=True)) so "
                     "that groups reaches the estimator.",
-                    UserWarning,
+                    DataAdviceWarning,
                 )
         else:
             if group_labels is not None and not np.array_equal(
@@ -412,7 +413,7 @@ class _BaseGroupDRO:
                 f"{self.T_} the fixed step sizes were set for; the steps stay fixed (the paper's "
                 "protocol) but the guarantee no longer applies. Use anytime=True for an open-ended "
                 "stream.",
-                RuntimeWarning,
+                HorizonExceededWarning,
             )
         return raw
 

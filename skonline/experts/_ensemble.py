@@ -44,6 +44,7 @@ from ..base import (
     state_scalar,
 )
 from ..utils import _progress
+from ..exceptions import DataAdviceWarning
 from ..utils._warnings import warn
 from ..utils.validation import rows_for
 from . import _ensemble_core as core
@@ -725,7 +726,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
                 f"lie more than {core.RANGE_GROWTH:g} times the range of the targets seen before them "
                 "outside it; they widen the range (the loss scale and the clipping of predictions) only "
                 "that far, so one extreme row cannot freeze the weights. Check the targets.",
-                UserWarning,
+                DataAdviceWarning,
             )
         W = self._aggregate(Ls, n_none)
         pred = np.empty(n)

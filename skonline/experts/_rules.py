@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import Chunk, OnlineMixin, reads_state, state_scalar
+from ..exceptions import HorizonExceededWarning, TheoremConditionWarning
 from ..utils._warnings import warn
 from ..utils.validation import readonly, validate_X_predict
 from . import _rules_core as core
@@ -146,7 +147,7 @@ class _BaseRule(OnlineMixin, BaseEstimator):
                 f"{type(self).__name__}: more rounds than horizon={horizon}; the rule keeps running "
                 "with the parameters tuned for the horizon, and its guarantee covers only the first "
                 "horizon rounds.",
-                UserWarning,
+                HorizonExceededWarning,
             )
         out = np.empty(L.shape)
         cum_loss = np.array([self.cumulative_loss_])
@@ -719,7 +720,7 @@ class PCS(_ClippedRule):
             warn(
                 f"PCS with eta={self.eta} > 1/2: Theorem 2 needs eta <= 1/2, so its bound does not "
                 "apply (the algorithm still runs: 1 - eta * loss > 0).",
-                UserWarning,
+                TheoremConditionWarning,
             )
 
 

@@ -21,6 +21,7 @@ from ..utils._online_kernel import (
     taylor_tables,
     taylor_transform,
 )
+from ..exceptions import DataAdviceWarning
 from ..utils._warnings import warn
 from ..utils.validation import canonical_csr, readonly, validate_X_predict
 from . import _core as core
@@ -138,7 +139,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
                 warn(
                     f"{type(self).__name__}: degree={self.degree} on {d} features gives {r} Taylor "
                     f"features; the forecaster keeps an {r} x {r} matrix and costs O(r^2) per row.",
-                    UserWarning,
+                    DataAdviceWarning,
                 )
             self.powers_, self._parent, self._var, self._inv_sqrt = taylor_tables(d, int(self.degree))
             self._init_linear_state(r, n_heads)

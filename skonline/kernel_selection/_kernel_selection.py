@@ -16,6 +16,7 @@ from ..kernel_approximation._random_fourier import hash_columns
 from ..losses import get_loss
 from ..utils import _scaling
 from ..utils._growing import GrowingStateMixin, warn_growth
+from ..exceptions import DataAdviceWarning, TheoremConditionWarning
 from ..utils._warnings import warn
 from ..utils.validation import readonly
 from . import _core, _linear
@@ -267,7 +268,7 @@ class _KernelSelectionBase(GrowingStateMixin):
         if self.horizon is not None and self.algorithm == "ioks" and self.horizon < 40:
             warn(
                 f"horizon={self.horizon}: the IOKS guarantee (Theorem 4.1) assumes T >= 40.",
-                UserWarning,
+                TheoremConditionWarning,
             )
 
     def _resolved(self):
@@ -1176,7 +1177,7 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
                 "hundred rows) they lag a scaled linear model (sklearn's wine, 178 rows: online "
                 "accuracy 0.85-0.88 against 0.92). For a stream "
                 "this short pass one bandwidth, sigmas=[sqrt(n_features)], which every row trains.",
-                UserWarning,
+                DataAdviceWarning,
             )
         return self._run_pass(chunk.X, chunk.Y, chunk.sample_weight)
 
@@ -1477,7 +1478,7 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
                 f"Targets up to |y| = {float(np.max(np.abs(y))):.3g} exceed the radius U = "
                 f"{c['radius']:g}: the hypotheses stay in the U-ball (|f| <= U). Scale the targets "
                 "(the paper scales them to [0, 1]) or raise radius.",
-                UserWarning,
+                DataAdviceWarning,
             )
         return self._run_pass(chunk.X, np.ascontiguousarray(y.reshape(-1, 1)), chunk.sample_weight)
 

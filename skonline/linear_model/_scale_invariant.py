@@ -20,6 +20,7 @@ from ..losses import get_loss
 from ..utils import _recycle, _scaling
 from ..utils._jit import njit
 from ..utils._math import distinct_columns
+from ..exceptions import DataAdviceWarning, NumericalClampWarning
 from ..utils._warnings import warn
 from ..utils.validation import readonly, validate_X_predict
 from . import _scale_invariant_core as core
@@ -210,7 +211,7 @@ class _ScaleInvariantBase:
             warn(
                 f"{type(self).__name__}: an exponent of the potential exceeded {core.E_MAX:g} and was "
                 "clamped; predictions are no longer exactly the paper's.",
-                RuntimeWarning,
+                NumericalClampWarning,
             )
         return out
 
@@ -324,7 +325,7 @@ class _ScaleInvariantBase:
             f"until about {_COLLINEAR_MAX_ROWS} rows per column, predictions can be worse than those of a "
             "learner with a prior in standardised units. Drop the near-duplicate columns, or use "
             f"{self._collinear_alternative}, which weighs this learner against skonline's other families.",
-            UserWarning,
+            DataAdviceWarning,
         )
 
     # --------------------------------------------------------------- prediction

@@ -11,6 +11,7 @@ from sklearn.base import clone
 
 from skonline.dro import GroupDROClassifier, GroupDRORegressor
 from skonline.dro import _gdro_core as core
+from skonline.exceptions import HorizonExceededWarning
 
 from _paper import paper
 
@@ -380,7 +381,7 @@ def test_errors_change_nothing():
 def test_horizon_warning_when_streaming_past_T():
     X, y, g = _blobs(m=1)
     clf = paper(GroupDROClassifier, sampling="stream", max_iter=100)
-    with pytest.warns(RuntimeWarning, match="exceed the horizon"):
+    with pytest.warns(HorizonExceededWarning, match="exceed the horizon"):
         clf.partial_fit(X[:300], y[:300], classes=[0, 1])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
