@@ -287,7 +287,7 @@ def throughput(quick, log, repeats=3):
 
     bare = bare_coordinate_loop()
     ysign = np.where(y == 1, 1.0, -1.0)
-    alpha = ScaleInvariantClassifier().alpha
+    alpha = ScaleInvariantClassifier().potential_alpha
 
     def bare_fit():
         bare(X, ysign, alpha, np.zeros(d + 1), np.zeros(d + 1), np.empty(n))

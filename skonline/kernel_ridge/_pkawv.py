@@ -650,7 +650,7 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
         paper's "KRR" / "Projected-KRR" used on its real data sets). The AWV prediction is the
         ridge prediction shrunk by the factor :math:`1/(1 + v^\top A_{t-1}^{-1} v) \in (0, 1]`,
         so the two give identical signs (identical classifier decisions).
-    clip : float or None, default=None
+    prediction_bound : float or None, default=None
         If set to :math:`B`, predictions are clipped to :math:`[-B, B]` (the loss is counted on
         the clipped prediction). The paper's forecasters need no clipping and do not know
         :math:`B` (its bounds hold for unclipped predictions); clipping can only lower the square
@@ -692,6 +692,8 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metrics (average online loss). The result does not change.
+    clip : float or None, default='deprecated'
+        Deprecated alias of ``prediction_bound`` (renamed in 0.1; ``clip`` is removed in 0.2).
 
     Attributes
     ----------
@@ -782,8 +784,9 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
     """
 
     def __init__(self, features="auto", *, alpha="auto", sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
-                 kors_weighting="inverse_p", max_components=192, max_history=4096, algorithm="awv", clip=None,
-                 standardize=True, forgetting=0.999, random_state=None, verbose=0):
+                 kors_weighting="inverse_p", max_components=192, max_history=4096, algorithm="awv",
+                 prediction_bound=None, standardize=True, forgetting=0.999, random_state=None, verbose=0,
+                 clip="deprecated"):
         self.features = features
         self.forgetting = forgetting
         self.standardize = standardize
@@ -797,6 +800,7 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
         self.max_components = max_components
         self.max_history = max_history
         self.algorithm = algorithm
+        self.prediction_bound = prediction_bound
         self.clip = clip
         self.random_state = random_state
         self.verbose = verbose
@@ -929,7 +933,7 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
         paper's "KRR" / "Projected-KRR" used on its real data sets). The AWV prediction is the
         ridge prediction shrunk by the factor :math:`1/(1 + v^\top A_{t-1}^{-1} v) \in (0, 1]`,
         so the two give identical signs (identical classifier decisions).
-    clip : float or None, default=None
+    prediction_bound : float or None, default=None
         If set to :math:`B`, predictions are clipped to :math:`[-B, B]` (the loss is counted on
         the clipped prediction). The paper's forecasters need no clipping and do not know
         :math:`B` (its bounds hold for unclipped predictions); clipping can only lower the square
@@ -971,6 +975,8 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metrics (average online loss; mistake rate). The result does not change.
+    clip : float or None, default='deprecated'
+        Deprecated alias of ``prediction_bound`` (renamed in 0.1; ``clip`` is removed in 0.2).
 
     Attributes
     ----------
@@ -1055,8 +1061,9 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
     """
 
     def __init__(self, features="auto", *, alpha="auto", sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
-                 kors_weighting="inverse_p", max_components=192, max_history=4096, algorithm="awv", clip=None,
-                 standardize=True, forgetting=0.999, random_state=None, verbose=0):
+                 kors_weighting="inverse_p", max_components=192, max_history=4096, algorithm="awv",
+                 prediction_bound=None, standardize=True, forgetting=0.999, random_state=None, verbose=0,
+                 clip="deprecated"):
         self.features = features
         self.forgetting = forgetting
         self.standardize = standardize
@@ -1070,6 +1077,7 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
         self.max_components = max_components
         self.max_history = max_history
         self.algorithm = algorithm
+        self.prediction_bound = prediction_bound
         self.clip = clip
         self.random_state = random_state
         self.verbose = verbose
