@@ -2,11 +2,23 @@
 
 One category per event, so that a filter names exactly what it silences
 (``warnings.filterwarnings("ignore", category=HorizonExceededWarning)``). Each is a subclass of
-the built-in category the event used to be given as (``UserWarning``, ``RuntimeWarning`` for a
-numerical event, ``FutureWarning`` for a renamed parameter), so existing filters keep working.
-Every warning skonline gives goes through :func:`skonline.utils._warnings.warn` with one of these
-categories, or scikit-learn's :class:`~sklearn.exceptions.ConvergenceWarning` for an optimiser
-stopped before convergence.
+``UserWarning``, of ``RuntimeWarning`` for a numerical event, or of ``FutureWarning`` for a renamed
+parameter, so filters on those built-in categories keep working. Every warning skonline gives
+points at the user's line and has one of these categories, or scikit-learn's
+``ConvergenceWarning`` for an optimiser stopped before convergence (GroupDRO's ``fit``).
+
+=====================================================  ==========================================
+Event                                                  Category
+=====================================================  ==========================================
+more rounds than the horizon a tuning was set for      :class:`HorizonExceededWarning`
+a setting outside the conditions of the theorem        :class:`TheoremConditionWarning`
+a growing state reached its budget, or grew large      :class:`StateGrowthWarning`
+a numerical clamp changed the result                   :class:`NumericalClampWarning`
+advice on the data or the settings                     :class:`DataAdviceWarning`
+a download without a pinned checksum                   :class:`UnpinnedDownloadWarning`
+numba's compile cache could not be used as usual       :class:`CompileCacheWarning`
+a retired parameter name was set                       :class:`RenamedParameterWarning`
+=====================================================  ==========================================
 """
 
 __all__ = [

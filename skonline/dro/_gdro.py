@@ -1013,7 +1013,7 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
     ``groups=None`` means one group: every algorithm then reduces to projected, averaged SGD
     with the prescribed step sizes (scikit-learn's estimator checks run in that mode). Since this
     is usually a forgotten ``groups`` (e.g. GridSearchCV without metadata routing), ``fit`` and
-    the first ``partial_fit`` warn (a ``UserWarning``) when ``groups`` is not passed.
+    the first ``partial_fit`` warn (a ``DataAdviceWarning``) when ``groups`` is not passed.
 
     **Streaming.** ``partial_fit`` takes the rows as fresh samples ``(x, y, group)``, each used at
     most once. The algorithm's next round says which groups it needs (all of them for 'smd', one
@@ -1384,7 +1384,7 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
     ``groups=None`` means one group: every algorithm then reduces to projected, averaged SGD
     with the prescribed step sizes (scikit-learn's estimator checks run in that mode). Since this
     is usually a forgotten ``groups`` (e.g. GridSearchCV without metadata routing), ``fit`` and
-    the first ``partial_fit`` warn (a ``UserWarning``) when ``groups`` is not passed.
+    the first ``partial_fit`` warn (a ``DataAdviceWarning``) when ``groups`` is not passed.
 
     **Streaming.** ``partial_fit`` takes the rows as fresh samples ``(x, y, group)``, each used at
     most once. The algorithm's next round says which groups it needs (all of them for 'smd', one

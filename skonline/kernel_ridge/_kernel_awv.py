@@ -86,7 +86,7 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
     max_rows : int or None, default=1024
         Budget: the rows learned exactly (the paper has none); past it the forecaster switches to
         a Nyström projection (see above). ``None``: no budget, O(t^2) time and memory at round t
-        (a ``UserWarning`` when the state passes 1 GiB: at row 8,193 the buffers double to
+        (a ``StateGrowthWarning`` when the state passes 1 GiB: at row 8,193 the buffers double to
         16,384 rows, 2.1 GB).
     n_components : int, default=192
         Size of the Nyström dictionary the forecaster switches to at ``max_rows`` (at most the

@@ -638,7 +638,7 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
         their projection on the dictionary as it was ``max_history`` rows after them. With
         forgetting :math:`\gamma` the rows left out weigh at most
         :math:`\gamma^{\mathrm{max\_history}}`. ``None``: the whole history, the paper's algorithm (memory and
-        the cost of an insertion then grow with the stream; a ``UserWarning`` when the state
+        the cost of an insertion then grow with the stream; a ``StateGrowthWarning`` when the state
         passes 1 GiB). The window against the whole history, measured:
         ``benchmarks/results/kernel_ridge_budget.md``.
     random_state : int, RandomState instance, Generator or None, default=None
@@ -921,7 +921,7 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
         their projection on the dictionary as it was ``max_history`` rows after them. With
         forgetting :math:`\gamma` the rows left out weigh at most
         :math:`\gamma^{\mathrm{max\_history}}`. ``None``: the whole history, the paper's algorithm (memory and
-        the cost of an insertion then grow with the stream; a ``UserWarning`` when the state
+        the cost of an insertion then grow with the stream; a ``StateGrowthWarning`` when the state
         passes 1 GiB). The window against the whole history, measured:
         ``benchmarks/results/kernel_ridge_budget.md``.
     random_state : int, RandomState instance, Generator or None, default=None

@@ -938,11 +938,11 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
         :math:`H` heads (classes for one-vs-rest, else 1), :math:`K` kernels; after the exact
         phase, :math:`8 (2 D H K + d D)` bytes (the weights and the Gaussian base; on a wide
         stream the base has 4,096 rows instead of d). With ``n_components=None``, when the store is
-        full (a ``UserWarning`` says so) a round whose row would be a new support vector makes no
+        full (a ``StateGrowthWarning`` says so) a round whose row would be a new support vector makes no
         gradient step: the hypotheses stay as they are, while the kernel distribution still
         learns from the loss (``n_dropped_steps_`` counts the skipped steps). The regret bounds
         assume every step is made, so they hold for the rounds before the budget only.
-        ``None``: no budget (a ``UserWarning`` when the store passes 1 GiB; the paper-size
+        ``None``: no budget (a ``StateGrowthWarning`` when the store passes 1 GiB; the paper-size
         benchmarks run with ``None``).
     feedback : {'auto', 'bandit', 'full'}, default='auto'
         ``'bandit'``: the paper's round: one kernel is drawn from p_t, only its hypothesis is
@@ -1249,11 +1249,11 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
         :math:`H` heads (classes for one-vs-rest, else 1), :math:`K` kernels; after the exact
         phase, :math:`8 (2 D H K + d D)` bytes (the weights and the Gaussian base; on a wide
         stream the base has 4,096 rows instead of d). With ``n_components=None``, when the store is
-        full (a ``UserWarning`` says so) a round whose row would be a new support vector makes no
+        full (a ``StateGrowthWarning`` says so) a round whose row would be a new support vector makes no
         gradient step: the hypotheses stay as they are, while the kernel distribution still
         learns from the loss (``n_dropped_steps_`` counts the skipped steps). The regret bounds
         assume every step is made, so they hold for the rounds before the budget only.
-        ``None``: no budget (a ``UserWarning`` when the store passes 1 GiB; the paper-size
+        ``None``: no budget (a ``StateGrowthWarning`` when the store passes 1 GiB; the paper-size
         benchmarks run with ``None``).
     feedback : {'auto', 'bandit', 'full'}, default='auto'
         ``'bandit'``: the paper's round: one kernel is drawn from p_t, only its hypothesis is

@@ -498,7 +498,7 @@ class ScaleInvariantClassifier(_ScaleInvariantBase, SampleWeightMixin, OnlineDec
         direction alike, including the near-null ones of nearly collinear columns, so on short
         tables with such columns (breast_cancer, against a scaled logistic regression) a learner
         with a prior in standardised units does better. Algorithm 2 warns
-        (``UserWarning``) when the stream reaches 3 rows per column and a column's variance
+        (``DataAdviceWarning``) when the stream reaches 3 rows per column and a column's variance
         inflation factor exceeds 1,000; see "Where the defaults still fall short" in the user
         guide (data as it comes). The warning changes nothing.
     potential_alpha : float, default=1.5
@@ -676,7 +676,7 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, SampleWeightMixin, OnlineRegr
         direction alike, including the near-null ones of nearly collinear columns, so on short
         tables with such columns (breast_cancer, against a scaled logistic regression) a learner
         with a prior in standardised units does better. Algorithm 2 warns
-        (``UserWarning``) when the stream reaches 3 rows per column and a column's variance
+        (``DataAdviceWarning``) when the stream reaches 3 rows per column and a column's variance
         inflation factor exceeds 1,000; see "Where the defaults still fall short" in the user
         guide (data as it comes). The warning changes nothing.
     potential_alpha : float, default=1.5
