@@ -168,9 +168,9 @@ def run_balanced(cfg, plt):
     common = dict(radius=5.0, loss_bound=B, average=True, standardize=False, tol=None,
                   random_state=0)
     algos = [
-        ("SMD(m)", dict(algorithm="smd", max_iter=T), T),
-        ("Online(1)", dict(algorithm="online", max_iter=T * m), T * m),
-        ("SMD(1)", dict(algorithm="smd_uniform", max_iter=T * m), T * m),
+        ("SMD(m)", dict(algorithm="smd", horizon=T), T),
+        ("Online(1)", dict(algorithm="online", horizon=T * m), T * m),
+        ("SMD(1)", dict(algorithm="smd_uniform", horizon=T * m), T * m),
     ]
     curves = {}
     for name, kw, rounds in algos:
@@ -227,9 +227,9 @@ def run_imbalanced(cfg, plt):
         ("SMDr", GroupDROClassifier(objective="weighted", algorithm="smd", record_every=max(1, n1 // 40), **common)),
         ("SMPAm", GroupDROClassifier(objective="weighted", algorithm="mirror_prox",
                                      record_every=max(1, nm // 80), **common)),
-        ("SMPAm (eta x10)", GroupDROClassifier(objective="weighted", algorithm="mirror_prox", eta_w_scale=10,
-                                               eta_q_scale=10, record_every=max(1, nm // 80), **common)),
-        ("Baseline SMD(m), n_m rounds", GroupDROClassifier(algorithm="smd", max_iter=nm,
+        ("SMPAm (eta x10)", GroupDROClassifier(objective="weighted", algorithm="mirror_prox", step_scale=10,
+                                               eta_scale=10, record_every=max(1, nm // 80), **common)),
+        ("Baseline SMD(m), n_m rounds", GroupDROClassifier(algorithm="smd", horizon=nm,
                                                            record_every=max(1, nm // 40), **common)),
     ]
     hist, final, meta = {}, {}, {}
@@ -276,10 +276,10 @@ def run_heterogeneous(cfg, plt):
     common = dict(radius=5.0, loss_bound=B, average=True, standardize=False, tol=None,
                   random_state=0)
     algos = [
-        ("ERM (q frozen)", dict(eta_q_scale=0.0, max_iter=T), T, m),
-        ("SMD(m) (GDRO)", dict(max_iter=T), T, m),
-        ("ATkRO(m)", dict(objective="top_k", k=k, max_iter=T), T, m),
-        ("ATkRO(k)", dict(objective="top_k", k=k, algorithm="depround", max_iter=T * m // k), T * m // k, m),
+        ("ERM (q frozen)", dict(eta_scale=0.0, horizon=T), T, m),
+        ("SMD(m) (GDRO)", dict(horizon=T), T, m),
+        ("ATkRO(m)", dict(objective="top_k", k=k, horizon=T), T, m),
+        ("ATkRO(k)", dict(objective="top_k", k=k, algorithm="depround", horizon=T * m // k), T * m // k, m),
         ("ATkRO(1)_a", dict(objective="top_k", k=k, algorithm="online"), T * m, m),
     ]
     curves = {}
@@ -330,11 +330,11 @@ def run_heterogeneous(cfg, plt):
     src = GroupSource(kd, m, 0.2, p, seed=4)
     Xte, yte, gte = src.pools(cfg["test_per_group"] // 2)
     rows = []
-    for name, kw in [("ERM (q frozen)", dict(eta_q_scale=0.0)), ("SMD(m), prescribed steps", {}),
-                     ("SMD(m), eta_q_scale=100", dict(eta_q_scale=100.0)),
+    for name, kw in [("ERM (q frozen)", dict(eta_scale=0.0)), ("SMD(m), prescribed steps", {}),
+                     ("SMD(m), eta_scale=100", dict(eta_scale=100.0)),
                      ("Online(1), prescribed steps", dict(algorithm="online"))]:
         rounds = kT * (m if kw.get("algorithm") == "online" else 1)
-        est = GroupDROClassifier(sampling="stream", max_iter=rounds, **common, **kw)
+        est = GroupDROClassifier(sampling="stream", horizon=rounds, **common, **kw)
         c = stream_run(est, src, Xte, yte, gte, rounds, chunk=50 * m, n_points=2, max_rows=30 * rounds)[-1]
         rows.append([name, c[0], c[1], f3(c[2].max()), f3(c[2][0]), f3(c[2][1:].mean()),
                      f"{est.q_[0]:.3f}", f"{est.q_.max():.3f}", f"{est.eta_q_:.2e}"])
@@ -370,12 +370,12 @@ def run_adult(cfg, plt):
     T = cfg["adult_T"]
     common = dict(radius=10.0, loss_bound=B, average=True, standardize=False, tol=None,
                   random_state=0)
-    algos = [("SMD(m)", dict(algorithm="smd", max_iter=T), m),
-             ("Online(1)", dict(algorithm="online", max_iter=T * m), 1),
-             ("SMD(1)", dict(algorithm="smd_uniform", max_iter=T * m), 1)]
+    algos = [("SMD(m)", dict(algorithm="smd", horizon=T), m),
+             ("Online(1)", dict(algorithm="online", horizon=T * m), 1),
+             ("SMD(1)", dict(algorithm="smd_uniform", horizon=T * m), 1)]
     hist = {}
     for name, kw, spr in algos:
-        est = GroupDROClassifier(record_every=max(1, kw["max_iter"] // 40), **common, **kw).fit(Xtr, ytr, groups=gtr)
+        est = GroupDROClassifier(record_every=max(1, kw["horizon"] // 40), **common, **kw).fit(Xtr, ytr, groups=gtr)
         hist[name] = (spr, history_risks(est, Xtr, ytr, gtr, m))
     lr = LogisticRegression(max_iter=5000).fit(Xtr, ytr)
     sgd = SGDClassifier(loss="log_loss", random_state=0).fit(Xtr, ytr)
@@ -386,9 +386,9 @@ def run_adult(cfg, plt):
     rng = np.random.default_rng(5)
     pools = [np.flatnonzero(gtr == i) for i in range(m)]
     anyt = {}
-    for name, kw, rounds in [(f"SMD(m), T = {T0}", dict(max_iter=T0), 4 * T0),
+    for name, kw, rounds in [(f"SMD(m), T = {T0}", dict(horizon=T0), 4 * T0),
                              ("SMD(m)_a", dict(anytime=True), 4 * T0),
-                             (f"Online(1), T = {T0 * m}", dict(algorithm="online", max_iter=T0 * m), 4 * T0 * m),
+                             (f"Online(1), T = {T0 * m}", dict(algorithm="online", horizon=T0 * m), 4 * T0 * m),
                              ("Online(1)_a", dict(algorithm="online", anytime=True), 4 * T0 * m)]:
         est = GroupDROClassifier(sampling="stream", **common, **kw)
         rec, first = [], True
@@ -407,7 +407,7 @@ def run_adult(cfg, plt):
     # test split: GDRO with hyperparameters chosen on a validation split, against ERM
     tr_idx, va_idx = train_test_split(np.arange(len(ytr)), test_size=0.2, random_state=0,
                                       stratify=gtr * 2 + ytr)
-    grid = [dict(algorithm=a, radius=r, eta_w_scale=ew, eta_q_scale=eq)
+    grid = [dict(algorithm=a, radius=r, step_scale=ew, eta_scale=eq)
             for a in ("smd", "online") for r in (5.0, 10.0, 20.0) for ew in (1.0, 10.0, 30.0)
             for eq in (1.0, 10.0, 100.0)]
     if cfg["quick"]:
@@ -699,7 +699,7 @@ row says `eta_*_scale`; the model is linear in a ball of radius 5 (synthetic) or
 
 Features: the 6 numeric columns standardised (train statistics), the 102 one-hot columns as 0/1.
 Groups: race in {{Black, White, other}} x sex. GroupDROClassifier's hyperparameters were chosen
-among {adult["val"][1]} settings (algorithm smd/online, radius, eta_w_scale, eta_q_scale;
+among {adult["val"][1]} settings (algorithm smd/online, radius, step_scale, eta_scale;
 `n_epochs={cfg["adult_epochs"]}`, pool resampling) by the worst-group risk on a stratified 20%
 validation split of the training set, then refitted on the whole training set: chosen
 `{adult["best"]}` (validation worst-group risk {adult["val"][0]:.4f}). ERM: scikit-learn defaults,
@@ -779,7 +779,7 @@ T m rounds (anytime).
 
 The same construction at d = {kd}, m-sample methods T = {kT} rounds (Online(1): T m). With the
 prescribed steps the SMD q-step carries 1/(DG) (G ~ sqrt(d)): q hardly leaves uniform and SMD(m)
-behaves like ERM; `eta_q_scale` is the documented knob. Exp3-IX's step has no such factor.
+behaves like ERM; `eta_scale` is the documented knob. Exp3-IX's step has no such factor.
 
 {knob_table}
 """

@@ -121,7 +121,7 @@ def make_estimator(loss, algo, n_components, n, seed):
     # and the paper's round (bandit feedback, a row's prediction is the sampled kernel's, no
     # linear part)
     params = dict(loss=loss, n_components=n_components, sigmas=DEFAULT_SIGMAS, standardize=False,
-                  predict_mode="sampled", feedback="bandit", linear=False, random_state=seed)
+                  aggregation="sampled", feedback="bandit", linear=False, random_state=seed)
     if n_components is None:
         params["max_support"] = None  # the paper's exact runs keep every support vector
     if algo == "oks++c":

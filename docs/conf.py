@@ -139,6 +139,7 @@ API_ORDER = [
     "utils",
     "losses",
     "plotting",
+    "exceptions",
 ]
 # public modules that are not part of the user-facing API
 API_SKIP = {"base", "tests"}

@@ -100,6 +100,7 @@ from ._atomic import (  # noqa: F401 - the contract's public helpers, importable
 )
 from ._standardize import OnlineStandardizationMixin
 from .utils import _calibration, _progress, _scaling
+from .utils._deprecation import check_renamed_params
 from .utils._math import running_sum
 from .utils.validation import readonly, validate_X_chunk, validate_X_predict
 
@@ -410,6 +411,7 @@ class OnlineMixin(AtomicCallMixin, OnlineStandardizationMixin):
             return
         if not skip:
             self._validate_params()
+        check_renamed_params(self)  # a retired parameter name warns (or raises if both are set)
         self._check_params()
         self._validated_params = current
 

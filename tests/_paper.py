@@ -24,12 +24,12 @@ PAPER_SETTINGS = {
     "PKAWVClassifier": {"standardize": False, "sigma": 1.0, "features": "taylor", "forgetting": 1.0, "alpha": 1.0,
                         "max_components": None, "max_history": None},
     "KernelSelectionClassifier": {"standardize": False, "sigmas": (0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
-                                  "predict_mode": "sampled", "n_components": None, "feedback": "bandit"},
+                                  "aggregation": "sampled", "n_components": None, "feedback": "bandit"},
     "KernelSelectionRegressor": {"standardize": False, "sigmas": (0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
-                                 "predict_mode": "sampled", "n_components": None, "feedback": "bandit"},
+                                 "aggregation": "sampled", "n_components": None, "feedback": "bandit"},
     "ScaleInvariantClassifier": {"invariance": "coordinate"},
     "ScaleInvariantRegressor": {"invariance": "coordinate", "standardize": False},
-    # tol=None: fit runs the paper's horizon (one epoch, or n_epochs / max_iter) with fixed steps
+    # tol=None: fit runs the paper's horizon (one epoch, or n_epochs / horizon) with fixed steps
     "GroupDROClassifier": {"standardize": False, "average": True, "tol": None},
     "GroupDRORegressor": {"standardize": False, "average": True, "tol": None},
 }

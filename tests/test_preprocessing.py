@@ -66,7 +66,7 @@ def test_one_wild_row_does_not_freeze_the_scale():
     assert sc.scale_[0] < 1.2
     assert 0.8 < Z[1001:, 0].std() < 1.2
     # plain running statistics (no clip) would shrink every later row to about 0
-    plain = OnlineStandardScaler(clip=np.inf).partial_fit_transform(X)
+    plain = OnlineStandardScaler(clip_std=np.inf).partial_fit_transform(X)
     assert plain[1001:, 0].std() < 0.01
 
 

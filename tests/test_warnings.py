@@ -17,6 +17,13 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.exceptions import ConvergenceWarning
 
 from skonline.dro import GroupDROClassifier
+from skonline.exceptions import (
+    DataAdviceWarning,
+    HorizonExceededWarning,
+    NumericalClampWarning,
+    StateGrowthWarning,
+    TheoremConditionWarning,
+)
 from skonline.experts import PCS, PCSP, OnlineEnsembleClassifier, OnlineEnsembleRegressor
 from skonline.kernel_approximation import TaylorFeatures
 from skonline.kernel_ridge import PKAWVRegressor
@@ -49,48 +56,48 @@ def _wild_targets():
 
 # (what the warning says, its category, the call that gives it: a line of this file)
 CASES = {
-    "growth budget": ("reached the budget max_support=50", UserWarning,
+    "growth budget": ("reached the budget max_support=50", StateGrowthWarning,
                       lambda: KernelSelectionClassifier("oks++", n_components=None, max_support=50,
                                                         random_state=0).fit(X3, Y3_NOISE)),
-    "collinear (full invariance)": ("nearly collinear", UserWarning,
+    "collinear (full invariance)": ("nearly collinear", DataAdviceWarning,
                                     lambda: ScaleInvariantClassifier(invariance="full").fit(BC_X, BC_Y)),
-    "clamp": ("clamped", RuntimeWarning,
+    "clamp": ("clamped", NumericalClampWarning,
               lambda: ScaleInvariantRegressor(invariance="coordinate", standardize=False, fit_intercept=False)
               .partial_fit(np.ones((6000, 1)), np.full(6000, 1e300))),
     "GroupDRO fit convergence": ("before its objective settled", ConvergenceWarning,
                                  lambda: GroupDROClassifier(random_state=0, n_epochs=1).fit(X3, Y3, groups=G3)),
-    "GroupDRO without groups": ("without groups", UserWarning, lambda: GroupDROClassifier().fit(X3, Y3_NOISE)),
-    "GroupDRO horizon": ("exceed the horizon", RuntimeWarning,
-                         lambda: GroupDROClassifier(sampling="stream", max_iter=100).partial_fit(
+    "GroupDRO without groups": ("without groups", DataAdviceWarning, lambda: GroupDROClassifier().fit(X3, Y3_NOISE)),
+    "GroupDRO horizon": ("exceed the horizon", HorizonExceededWarning,
+                         lambda: GroupDROClassifier(sampling="stream", horizon=100).partial_fit(
                              X3, Y3, classes=[0, 1])),
-    "rule horizon": ("more rounds than horizon", UserWarning, lambda: PCS(horizon=20).fit(L3)),
-    "rule eta": ("Theorem 2 needs", UserWarning, lambda: PCS(eta=0.9).fit(L3)),
-    "matrix rule eta": ("Theorem 5 needs", UserWarning,
+    "rule horizon": ("more rounds than horizon", HorizonExceededWarning, lambda: PCS(horizon=20).fit(L3)),
+    "rule eta": ("Theorem 2 needs", TheoremConditionWarning, lambda: PCS(eta=0.9).fit(L3)),
+    "matrix rule eta": ("Theorem 5 needs", TheoremConditionWarning,
                         lambda: PCSP(eta=0.9).fit(np.stack([np.diag(row) for row in L3]))),
-    "matrix rule horizon": ("more rounds than horizon", UserWarning,
+    "matrix rule horizon": ("more rounds than horizon", HorizonExceededWarning,
                             lambda: PCSP(horizon=20).fit(np.stack([np.diag(row) for row in L3]))),
-    "kernel selection horizon": ("T >= 40", UserWarning,
+    "kernel selection horizon": ("T >= 40", TheoremConditionWarning,
                                  lambda: KernelSelectionClassifier("ioks", horizon=10,
                                                                    random_state=0).fit(X3, Y3_NOISE)),
-    "kernel selection radius": ("exceed the radius", UserWarning,
+    "kernel selection radius": ("exceed the radius", DataAdviceWarning,
                                 lambda: KernelSelectionRegressor("ioks", loss="squared", n_components=32,
                                                                  standardize=False, random_state=0)
                                 .fit(X3, 5.0 * X3[:, 0])),
-    "Taylor basis (kernel ridge)": ("Taylor features", UserWarning,
+    "Taylor basis (kernel ridge)": ("Taylor features", DataAdviceWarning,
                                     lambda: PKAWVRegressor(degree=3, features="taylor").fit(np.zeros((2, 40)),
                                                                                             np.zeros(2))),
-    "Taylor basis (transformer)": ("output features", UserWarning,
+    "Taylor basis (transformer)": ("output features", DataAdviceWarning,
                                    lambda: TaylorFeatures(degree=4).fit(np.zeros((1, 40)))),
-    "ensemble wild target": ("times the range", UserWarning,
+    "ensemble wild target": ("times the range", DataAdviceWarning,
                              lambda: OnlineEnsembleRegressor([("plus", _frozen(1.0)), ("minus", _frozen(-1.0))])
                              .partial_fit(X3, _wild_targets())),
     "an expert's warning inside an ensemble": (
-        "reached the budget max_support=50", UserWarning,
+        "reached the budget max_support=50", StateGrowthWarning,
         lambda: OnlineEnsembleClassifier(
             [("ks", KernelSelectionClassifier("oks++", n_components=None, max_support=50, random_state=0))]
         ).fit(X3, Y3_NOISE)),
     "a learner's warning inside a pipeline": (
-        "reached the budget max_support=50", UserWarning,
+        "reached the budget max_support=50", StateGrowthWarning,
         lambda: make_online_pipeline(OnlineStandardScaler(),
                                      KernelSelectionClassifier("oks++", n_components=None, max_support=50,
                                                                random_state=0))
@@ -104,7 +111,7 @@ def test_the_warning_names_this_file(case):
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         call()
-    hits = [w for w in record if issubclass(w.category, category) and match in str(w.message)]
+    hits = [w for w in record if w.category is category and match in str(w.message)]
     assert hits, f"{case}: no {category.__name__} matching {match!r} (got {[str(w.message) for w in record]})"
     for w in hits:
         assert w.filename == __file__, f"{case}: the warning names {w.filename}:{w.lineno}"
@@ -192,3 +199,47 @@ def test_every_advised_call_runs_as_written():
     # the messages above advise these (a check that the extraction found them)
     assert "skonline.experts.OnlineEnsembleClassifier()" in codes
     assert "sklearn.multioutput.MultiOutputRegressor(ScaleInvariantRegressor())" in codes
+
+
+# ---------------------------------------------------------------- one category per event
+def _warn_calls():
+    """Every call of ``warn(...)`` / ``warnings.warn(...)`` in skonline's source: (file, line, node)."""
+    import ast
+    import pathlib
+
+    import skonline
+
+    root = pathlib.Path(skonline.__file__).parent
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+                if name == "warn":
+                    yield path.relative_to(root.parent).as_posix(), node.lineno, node
+
+
+def test_every_warning_has_a_category_of_the_catalog():
+    """Each ``warn(message, category)`` in skonline names its category, one of skonline.exceptions'
+    catalog (or scikit-learn's ConvergenceWarning), never a bare UserWarning / RuntimeWarning; and
+    only skonline.utils._warnings calls ``warnings.warn`` (the one helper that finds the user's line)."""
+    import ast
+
+    import skonline.exceptions as exc
+
+    catalog = set(exc.__all__) | {"ConvergenceWarning"}
+    calls = list(_warn_calls())
+    assert len(calls) > 15  # the scan finds the calls (a check of the scan itself)
+    for where, line, node in calls:
+        if isinstance(node.func, ast.Attribute):  # warnings.warn(...)
+            assert where == "skonline/utils/_warnings.py", f"{where}:{line}: warnings.warn outside _warnings.py"
+            continue
+        args = list(node.args) + [k.value for k in node.keywords if k.arg == "category"]
+        assert len(args) == 2, f"{where}:{line}: warn() without a category"
+        category = args[1]
+        name = category.attr if isinstance(category, ast.Attribute) else getattr(category, "id", None)
+        assert name in catalog, f"{where}:{line}: warn(..., {name}) is not in skonline.exceptions' catalog"
+    for name in exc.__all__:
+        cls = getattr(exc, name)
+        assert issubclass(cls, (UserWarning, RuntimeWarning, FutureWarning)), name

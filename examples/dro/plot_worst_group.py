@@ -14,7 +14,7 @@ five worst groups moves it to ``w = 0.8``, much better for the fifteen other gro
 
 **Right**: classification with twenty groups whose labels follow nearby linear rules; group 0
 is an outlier with 40% label noise. Empirical risk minimisation (here: the same learner with
-the group weights frozen, ``eta_q_scale=0``) neglects it; GDRO concentrates on it (``q_``) and
+the group weights frozen, ``eta_scale=0``) neglects it; GDRO concentrates on it (``q_``) and
 lowers its risk at the expense of the others; the top-3 objective sits in between.
 """
 
@@ -63,7 +63,7 @@ def sample(n_per):
 X_train, y_train, g_train = sample(1000)
 X_test, y_test, g_test = sample(1000)
 models = {
-    "ERM (q frozen)": GroupDROClassifier(eta_q_scale=0.0, radius=5.0, n_epochs=5, random_state=0),
+    "ERM (q frozen)": GroupDROClassifier(eta_scale=0.0, radius=5.0, n_epochs=5, random_state=0),
     "GDRO": GroupDROClassifier(radius=5.0, n_epochs=5, random_state=0),
     "top-3": GroupDROClassifier(objective="top_k", k=3, radius=5.0, n_epochs=5, random_state=0),
 }

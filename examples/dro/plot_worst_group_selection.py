@@ -10,7 +10,7 @@ routing passes each test fold's ``groups`` to it (as it passes ``groups`` to
 :class:`~skonline.dro.GroupDROClassifier`'s ``fit``).
 
 The data: 80% of the rows follow ``y = [x_0 > 0]``, a minority group (20%) follows
-``y = [x_1 > 0]`` with 10% label noise. No linear model fits both groups; ``eta_q_scale`` sets
+``y = [x_1 > 0]`` with 10% label noise. No linear model fits both groups; ``eta_scale`` sets
 how fast GDRO moves its group weights ``q_`` towards the harder group (``0``: frozen, uniform
 weights, i.e. group-balanced ERM). Average accuracy selects ``0``; worst-group accuracy selects
 a larger step, and the selected model is better on the minority group of fresh data.
@@ -40,7 +40,7 @@ X, y, groups = make_data(4000, rng)
 X_test, y_test, groups_test = make_data(20000, rng)
 
 sklearn.set_config(enable_metadata_routing=True)  # groups reach the estimator and the scorer
-grid = {"eta_q_scale": [0.0, 1.0, 3.0, 10.0, 30.0, 100.0]}
+grid = {"eta_scale": [0.0, 1.0, 3.0, 10.0, 30.0, 100.0]}
 scoring = {"average": "accuracy", "worst group": make_worst_group_scorer()}
 search = GridSearchCV(GroupDROClassifier(random_state=0), grid, cv=KFold(5), scoring=scoring,
                       refit="worst group")
@@ -48,18 +48,18 @@ search.fit(X, y, groups=groups)
 sklearn.set_config(enable_metadata_routing=False)
 
 res = search.cv_results_
-steps = np.array(grid["eta_q_scale"])
+steps = np.array(grid["eta_scale"])
 by_average = steps[np.argmax(res["mean_test_average"])]
-by_worst = search.best_params_["eta_q_scale"]
-print(f"selected by average accuracy:     eta_q_scale = {by_average}")
-print(f"selected by worst-group accuracy: eta_q_scale = {by_worst}")
+by_worst = search.best_params_["eta_scale"]
+print(f"selected by average accuracy:     eta_scale = {by_average}")
+print(f"selected by worst-group accuracy: eta_scale = {by_worst}")
 
 # %%
 # The two selected models on fresh data
 # -------------------------------------
 models = {
-    f"average (eta_q_scale={by_average:g})": GroupDROClassifier(eta_q_scale=by_average, random_state=0),
-    f"worst group (eta_q_scale={by_worst:g})": search.best_estimator_,
+    f"average (eta_scale={by_average:g})": GroupDROClassifier(eta_scale=by_average, random_state=0),
+    f"worst group (eta_scale={by_worst:g})": search.best_estimator_,
 }
 per_group = {}
 for name, model in models.items():
@@ -83,7 +83,7 @@ ax1.plot(x, res["mean_test_worst group"], "s-", label="worst-group accuracy")
 ax1.axvline(np.flatnonzero(steps == by_average)[0], color="C0", ls="--", lw=1)
 ax1.axvline(np.flatnonzero(steps == by_worst)[0], color="C1", ls="--", lw=1)
 ax1.set_xticks(x, [f"{s:g}" for s in steps])
-ax1.set_xlabel("eta_q_scale")
+ax1.set_xlabel("eta_scale")
 ax1.set_ylabel("5-fold CV accuracy")
 ax1.set_title("Selection criteria")
 ax1.legend(fontsize=8)

@@ -30,6 +30,7 @@ import urllib.request
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
+from ..exceptions import UnpinnedDownloadWarning
 from ..utils._warnings import warn
 
 __all__ = []  # private module
@@ -265,7 +266,7 @@ def _download(url, dest, *, name, sha256=None, md5=None):
             f"{url} (dataset {name!r}) has no pinned SHA-256 and was downloaded "
             f"(opted in with {ALLOW_UNPINNED_ENV}); its SHA-256 is "
             f"{h_sha.hexdigest()}. Check it against another source.",
-            UserWarning,
+            UnpinnedDownloadWarning,
         )
     return dest
 

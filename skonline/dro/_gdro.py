@@ -14,6 +14,8 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import Chunk, OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite, state_scalar
 from ..losses import get_loss
 from ..utils import _progress
+from ..exceptions import DataAdviceWarning, HorizonExceededWarning
+from ..utils._deprecation import param, renamed_constraint
 from ..utils._warnings import warn
 from . import _gdro_core as core
 
@@ -52,16 +54,22 @@ class GroupChunk(Chunk):
 class _BaseGroupDRO:
     """State machine shared by the classifier and the regressor."""
 
+    #: retired parameter names (one release): old -> new (skonline.utils._deprecation)
+    _renamed_params = {"max_iter": "horizon", "eta_w_scale": "step_scale", "eta_q_scale": "eta_scale"}
+
     _parameter_constraints = {
         "objective": [StrOptions({"max", "weighted", "top_k"})],
         "algorithm": [StrOptions({"smd", "smd_uniform", "online", "depround", "mirror_prox"})],
         "k": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="right")],
         "radius": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "loss_bound": [None, Interval(Real, 0, None, closed="neither")],
-        "eta_w_scale": [Interval(Real, 0, None, closed="left")],
-        "eta_q_scale": [Interval(Real, 0, None, closed="left")],
+        "step_scale": [Interval(Real, 0, None, closed="left")],
+        "eta_scale": [Interval(Real, 0, None, closed="left")],
+        "eta_w_scale": renamed_constraint([Interval(Real, 0, None, closed="left")]),
+        "eta_q_scale": renamed_constraint([Interval(Real, 0, None, closed="left")]),
         "anytime": ["boolean", StrOptions({"auto"})],
-        "max_iter": [None, Interval(Integral, 1, None, closed="left")],
+        "horizon": [None, Interval(Integral, 1, None, closed="left")],
+        "max_iter": renamed_constraint([None, Interval(Integral, 1, None, closed="left")]),
         "n_epochs": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "tol": [None, Interval(Real, 0, None, closed="left")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
@@ -156,7 +164,7 @@ class _BaseGroupDRO:
                     "DRO). Pass groups=...; inside GridSearchCV, cross_validate or a Pipeline, "
                     "enable metadata routing (sklearn.set_config(enable_metadata_routing=True)) so "
                     "that groups reaches the estimator.",
-                    UserWarning,
+                    DataAdviceWarning,
                 )
         else:
             if group_labels is not None and not np.array_equal(
@@ -268,7 +276,7 @@ class _BaseGroupDRO:
         if chunk.pool:
             T = None if self._converges() else self._pool_horizon(chunk)
         else:
-            T = self.max_iter
+            T = param(self, "horizon")
         if self.anytime == "auto":
             anytime = (self.objective == "top_k" and self.algorithm == "online") or (
                 T is None and self.algorithm not in ("depround", "mirror_prox")
@@ -278,7 +286,7 @@ class _BaseGroupDRO:
         if not anytime and T is None:
             raise ValueError(
                 f"algorithm={self.algorithm!r} with fixed step sizes needs the horizon T when "
-                "learning from a stream: set max_iter (or anytime=True where the algorithm has "
+                "learning from a stream: set horizon (or anytime=True where the algorithm has "
                 "an anytime version)."
             )
         self.anytime_ = anytime
@@ -343,15 +351,15 @@ class _BaseGroupDRO:
         """Whether a pooled ``fit`` runs epochs until the objective stops improving (``tol``)
         rather than for a horizon fixed in advance: the anytime step sizes need no horizon, so
         only the algorithms that have them can stop when converged; the weighted objective reads
-        each group's budget as the paper prescribes; ``max_iter`` fixes the horizon."""
-        return (self.tol is not None and self.max_iter is None and self.anytime is not False
+        each group's budget as the paper prescribes; ``horizon`` fixes the horizon."""
+        return (self.tol is not None and param(self, "horizon") is None and self.anytime is not False
                 and self.objective != "weighted" and self.algorithm not in ("depround", "mirror_prox"))
 
     def _pool_horizon(self, chunk):
-        """Rounds of a pooled ``fit``: ``max_iter``, or ``n_epochs`` epochs' worth of samples (with
+        """Rounds of a pooled ``fit``: ``horizon``, or ``n_epochs`` epochs' worth of samples (with
         ``tol``: the most it may run)."""
-        if self.max_iter is not None:
-            return int(self.max_iter)
+        if param(self, "horizon") is not None:
+            return int(param(self, "horizon"))
         m = self.n_groups_
         counts = np.bincount(chunk.G, minlength=m)
         alg = self._alg_code()
@@ -414,11 +422,11 @@ class _BaseGroupDRO:
         if (not self.anytime_ and self.T_ is not None and before <= self.T_ < self.n_iter_
                 and not chunk.pool):
             warn(
-                f"{type(self).__name__}: {self.n_iter_} rounds exceed the horizon max_iter="
-                f"{self.T_} the fixed step sizes were set for; the steps stay fixed (the paper's "
+                f"{type(self).__name__}: {self.n_iter_} rounds exceed the horizon (horizon="
+                f"{self.T_}) the fixed step sizes were set for; the steps stay fixed (the paper's "
                 "protocol) but the guarantee no longer applies. Use anytime=True for an open-ended "
                 "stream.",
-                RuntimeWarning,
+                HorizonExceededWarning,
             )
         return raw
 
@@ -448,8 +456,8 @@ class _BaseGroupDRO:
             D=float(self.D_),
             T=0 if self.T_ is None else int(self.T_),
             average=bool(self.average_),
-            eta_w_scale=float(self.eta_w_scale),
-            eta_q_scale=float(self.eta_q_scale),
+            eta_w_scale=float(param(self, "step_scale")),
+            eta_q_scale=float(param(self, "eta_scale")),
             lip_kind=int(lip_kind),
             lip=float(lip),
             max_buffer=int(self.max_buffer),
@@ -548,8 +556,8 @@ class _BaseGroupDRO:
                                            history[0], loss)
         else:
             cw, cq = core.step_constants(alg, self.anytime_, 0 if T is None else T, self.D_, Gl, m, k)
-            cw *= float(self.eta_w_scale)
-            cq *= float(self.eta_q_scale)
+            cw *= float(param(self, "step_scale"))
+            cq *= float(param(self, "eta_scale"))
             upr = core.uniforms_per_round(alg, m, k)
             work = core.make_scratch(m, k, H, upr)
             pool_pass = core.pool_pass_for(*self._variant(), rec is not None)
@@ -666,8 +674,8 @@ class _BaseGroupDRO:
         if sigma2 > 0:
             cands.append(2.0 / math.sqrt(7.0 * sigma2 * n_eff))
         eta = min(cands) if cands else 0.0
-        eta_w = 2.0 * D * D * eta * float(self.eta_w_scale)
-        eta_q = 2.0 * eta * lnm * float(self.eta_q_scale)
+        eta_w = 2.0 * D * D * eta * float(param(self, "step_scale"))
+        eta_q = 2.0 * eta * lnm * float(param(self, "eta_scale"))
         self._eta_w_[0], self._eta_q_[0], self._gamma_[0] = eta_w, eta_q, 0.0
         self.batch_sizes_ = batch
         mirror_prox_pass = core.mirror_prox_pass_for(self.record_every is not None)
@@ -850,26 +858,26 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
         ``B``: learn the loss ``l / B`` and show the q-player ``min(l / B, 1)``, in [0, 1] as the
         analysis assumes (Assumption 3; Exp3-IX needs it, or ``1 - l`` turns negative). ``None``:
         raw losses (the paper's experiments with the logistic loss).
-    eta_w_scale, eta_q_scale : float, default=1.0
+    step_scale, eta_scale : float, default=1.0
         Multipliers of the prescribed step sizes of the w- and q-player (the IX coefficient stays
         ``gamma = eta_q / 2``). The prescribed values are the theorems' (listed in the user
         guide, and in ``_gdro_core.step_constants``); in high dimension ``eta_q`` of the SMD
-        methods carries a factor ``1/(D G)`` that barely moves q, and ``eta_q_scale`` is the knob
-        to tune (e.g. with GridSearchCV on a worst-group score). ``eta_q_scale=0`` freezes q at
+        methods carries a factor ``1/(D G)`` that barely moves q, and ``eta_scale`` is the knob
+        to tune (e.g. with GridSearchCV on a worst-group score). ``eta_scale=0`` freezes q at
         uniform: ERM on the uniform mixture of the groups.
     anytime : bool or 'auto', default='auto'
         Time-varying step sizes ``~1/sqrt(t)`` and step-weighted averages (the paper's anytime
         variants, eqs. 19, 30, 52), which need no horizon. ``'auto'``: anytime when the horizon is
-        unknown (``partial_fit`` without ``max_iter``, a ``fit`` that runs until converged: see
+        unknown (``partial_fit`` without ``horizon``, a ``fit`` that runs until converged: see
         ``tol``) and for the anytime-only ATkRO(1)_a; fixed steps for the horizon T otherwise.
         'depround' and 'mirror_prox' have no anytime version.
-    max_iter : int, default=None
+    horizon : int, default=None
         Horizon T (rounds). In ``fit`` with ``sampling='pool'``: exactly this many rounds, with the
         fixed step sizes for T (``tol`` and ``n_epochs`` are then not used). When streaming: the
         horizon the fixed step sizes are set for; rounds beyond it keep the same steps (with a
         warning).
     n_epochs : float or 'auto', default='auto'
-        ``fit`` with ``sampling='pool'`` and no ``max_iter``: draw about ``n_epochs * n_samples``
+        ``fit`` with ``sampling='pool'`` and no ``horizon``: draw about ``n_epochs * n_samples``
         samples in all (``T = ceil(n_epochs n / s)`` rounds of s samples; for 'weighted', T =
         ``n_epochs n_1`` (SMDr) or ``n_epochs n_m / 2`` (SMPAm)). When ``fit`` runs until
         converged (see ``tol``), the most it may run (scikit-learn's ``max_iter`` of
@@ -884,7 +892,7 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
         for ``n_iter_no_change`` epochs in a row, or after ``n_epochs`` epochs (with a
         ``ConvergenceWarning``). ``None``: ``n_epochs`` epochs (default one) with the fixed step
         sizes for that horizon, the paper's setting (``tol=None`` is the paper's one-pass
-        ``fit``). Not used with ``max_iter``, ``anytime=False``, ``objective='weighted'`` (its
+        ``fit``). Not used with ``horizon``, ``anytime=False``, ``objective='weighted'`` (its
         budgets are read as the paper prescribes) and the algorithms with a fixed horizon only
         ('depround', 'mirror_prox'), nor by ``partial_fit`` (one pass over its rows). One epoch of
         the paper's steps stops far from the optimum.
@@ -899,7 +907,7 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
         Predict with the averaged iterate (the paper's output ``w_bar``, certified by the theory);
         False: the last iterate. ``'auto'``: the averaged iterate for a pooled ``fit`` (an
         optimisation over a fixed sample, the paper's protocol) and for fixed step sizes (a
-        known horizon ``max_iter``), the last iterate when learning an open-ended stream with
+        known horizon ``horizon``), the last iterate when learning an open-ended stream with
         the anytime step sizes, where it follows the stream instead of lagging behind it; the
         choice is ``average_``.
     fit_intercept : bool, default=True
@@ -933,6 +941,12 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
         metrics (average online loss; mistake rate for the classifier). The result does not
         change. A pooled ``fit`` (``sampling='pool'``) prints one line per epoch instead, with the
         rows drawn and the objective its stopping rule checks (see ``tol``).
+    max_iter : int or None, default='deprecated'
+        Deprecated alias of ``horizon`` (renamed in 0.1; ``max_iter`` is removed in 0.2).
+    eta_w_scale : float, default='deprecated'
+        Deprecated alias of ``step_scale`` (renamed in 0.1; ``eta_w_scale`` is removed in 0.2).
+    eta_q_scale : float, default='deprecated'
+        Deprecated alias of ``eta_scale`` (renamed in 0.1; ``eta_q_scale`` is removed in 0.2).
 
     Attributes
     ----------
@@ -1007,7 +1021,7 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
     ``groups=None`` means one group: every algorithm then reduces to projected, averaged SGD
     with the prescribed step sizes (scikit-learn's estimator checks run in that mode). Since this
     is usually a forgotten ``groups`` (e.g. GridSearchCV without metadata routing), ``fit`` and
-    the first ``partial_fit`` warn (a ``UserWarning``) when ``groups`` is not passed.
+    the first ``partial_fit`` warn (a ``DataAdviceWarning``) when ``groups`` is not passed.
 
     **Streaming.** ``partial_fit`` takes the rows as fresh samples ``(x, y, group)``, each used at
     most once. The algorithm's next round says which groups it needs (all of them for 'smd', one
@@ -1047,7 +1061,7 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
     >>> groups = rng.integers(0, 3, 3000)
     >>> flip = (groups == 2) & (rng.random(3000) < 0.3)        # group 2 is noisier
     >>> y = ((X[:, 0] > 0) ^ flip).astype(int)
-    >>> clf = GroupDROClassifier(random_state=0, eta_q_scale=10).fit(X, y, groups=groups)
+    >>> clf = GroupDROClassifier(random_state=0, eta_scale=10).fit(X, y, groups=groups)
     >>> int(np.argmax(clf.q_))                                # the hardest group gets the most weight
     2
     >>> float(clf.score(X, y)) > 0.8
@@ -1069,10 +1083,10 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
         k=1,
         radius="auto",
         loss_bound=None,
-        eta_w_scale=1.0,
-        eta_q_scale=1.0,
+        step_scale=1.0,
+        eta_scale=1.0,
         anytime="auto",
-        max_iter=None,
+        horizon=None,
         n_epochs="auto",
         tol=1e-3,
         n_iter_no_change=5,
@@ -1084,6 +1098,9 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
         standardize=True,
         random_state=None,
         verbose=0,
+        max_iter="deprecated",
+        eta_w_scale="deprecated",
+        eta_q_scale="deprecated",
     ):
         self.standardize = standardize
         self.loss = loss
@@ -1092,10 +1109,10 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
         self.k = k
         self.radius = radius
         self.loss_bound = loss_bound
-        self.eta_w_scale = eta_w_scale
-        self.eta_q_scale = eta_q_scale
+        self.step_scale = step_scale
+        self.eta_scale = eta_scale
         self.anytime = anytime
-        self.max_iter = max_iter
+        self.horizon = horizon
         self.n_epochs = n_epochs
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
@@ -1106,6 +1123,9 @@ class GroupDROClassifier(_BaseGroupDRO, OnlineDecisionClassifierMixin, BaseEstim
         self.record_every = record_every
         self.random_state = random_state
         self.verbose = verbose
+        self.max_iter = max_iter
+        self.eta_w_scale = eta_w_scale
+        self.eta_q_scale = eta_q_scale
 
     def fit(self, X, y, groups=None, classes=None, group_labels=None, sample_weight=None):
         """Fit the model from scratch (by default resampling each group's rows: ``sampling``).
@@ -1186,7 +1206,7 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         ``|p - y|`` or ``(p - y)^2 / 2`` (aliases ``'absolute'``, ``'squared'``). The absolute loss
         is 1-Lipschitz, as the analysis assumes (G = max ||[x, 1]||). The squared loss is not
         Lipschitz on R; on the ball its gradient is bounded by ``(R ||x|| + |y|) ||x||``, the G
-        used by its step sizes, which are then small: raise ``n_epochs`` or ``eta_w_scale``.
+        used by its step sizes, which are then small: raise ``n_epochs`` or ``step_scale``.
     objective : {'max', 'weighted', 'top_k'}, default='max'
         ``'max'``: the worst group risk ``max_i R_i(w)`` (GDRO). ``'weighted'``: ``max_i p_i R_i(w)``
         for groups with unequal sample budgets ``n_i`` (the group sizes in ``fit``; ``weights_``
@@ -1222,26 +1242,26 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         ``B``: learn the loss ``l / B`` and show the q-player ``min(l / B, 1)``, in [0, 1] as the
         analysis assumes (Assumption 3; Exp3-IX needs it, or ``1 - l`` turns negative). ``None``:
         raw losses (the paper's experiments with the logistic loss).
-    eta_w_scale, eta_q_scale : float, default=1.0
+    step_scale, eta_scale : float, default=1.0
         Multipliers of the prescribed step sizes of the w- and q-player (the IX coefficient stays
         ``gamma = eta_q / 2``). The prescribed values are the theorems' (listed in the user
         guide, and in ``_gdro_core.step_constants``); in high dimension ``eta_q`` of the SMD
-        methods carries a factor ``1/(D G)`` that barely moves q, and ``eta_q_scale`` is the knob
-        to tune (e.g. with GridSearchCV on a worst-group score). ``eta_q_scale=0`` freezes q at
+        methods carries a factor ``1/(D G)`` that barely moves q, and ``eta_scale`` is the knob
+        to tune (e.g. with GridSearchCV on a worst-group score). ``eta_scale=0`` freezes q at
         uniform: ERM on the uniform mixture of the groups.
     anytime : bool or 'auto', default='auto'
         Time-varying step sizes ``~1/sqrt(t)`` and step-weighted averages (the paper's anytime
         variants, eqs. 19, 30, 52), which need no horizon. ``'auto'``: anytime when the horizon is
-        unknown (``partial_fit`` without ``max_iter``, a ``fit`` that runs until converged: see
+        unknown (``partial_fit`` without ``horizon``, a ``fit`` that runs until converged: see
         ``tol``) and for the anytime-only ATkRO(1)_a; fixed steps for the horizon T otherwise.
         'depround' and 'mirror_prox' have no anytime version.
-    max_iter : int, default=None
+    horizon : int, default=None
         Horizon T (rounds). In ``fit`` with ``sampling='pool'``: exactly this many rounds, with the
         fixed step sizes for T (``tol`` and ``n_epochs`` are then not used). When streaming: the
         horizon the fixed step sizes are set for; rounds beyond it keep the same steps (with a
         warning).
     n_epochs : float or 'auto', default='auto'
-        ``fit`` with ``sampling='pool'`` and no ``max_iter``: draw about ``n_epochs * n_samples``
+        ``fit`` with ``sampling='pool'`` and no ``horizon``: draw about ``n_epochs * n_samples``
         samples in all (``T = ceil(n_epochs n / s)`` rounds of s samples; for 'weighted', T =
         ``n_epochs n_1`` (SMDr) or ``n_epochs n_m / 2`` (SMPAm)). When ``fit`` runs until
         converged (see ``tol``), the most it may run (scikit-learn's ``max_iter`` of
@@ -1256,7 +1276,7 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         for ``n_iter_no_change`` epochs in a row, or after ``n_epochs`` epochs (with a
         ``ConvergenceWarning``). ``None``: ``n_epochs`` epochs (default one) with the fixed step
         sizes for that horizon, the paper's setting (``tol=None`` is the paper's one-pass
-        ``fit``). Not used with ``max_iter``, ``anytime=False``, ``objective='weighted'`` (its
+        ``fit``). Not used with ``horizon``, ``anytime=False``, ``objective='weighted'`` (its
         budgets are read as the paper prescribes) and the algorithms with a fixed horizon only
         ('depround', 'mirror_prox'), nor by ``partial_fit`` (one pass over its rows). One epoch of
         the paper's steps stops far from the optimum.
@@ -1271,7 +1291,7 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         Predict with the averaged iterate (the paper's output ``w_bar``, certified by the theory);
         False: the last iterate. ``'auto'``: the averaged iterate for a pooled ``fit`` (an
         optimisation over a fixed sample, the paper's protocol) and for fixed step sizes (a
-        known horizon ``max_iter``), the last iterate when learning an open-ended stream with
+        known horizon ``horizon``), the last iterate when learning an open-ended stream with
         the anytime step sizes, where it follows the stream instead of lagging behind it; the
         choice is ``average_``.
     fit_intercept : bool, default=True
@@ -1305,6 +1325,12 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         metrics (average online loss; mistake rate for the classifier). The result does not
         change. A pooled ``fit`` (``sampling='pool'``) prints one line per epoch instead, with the
         rows drawn and the objective its stopping rule checks (see ``tol``).
+    max_iter : int or None, default='deprecated'
+        Deprecated alias of ``horizon`` (renamed in 0.1; ``max_iter`` is removed in 0.2).
+    eta_w_scale : float, default='deprecated'
+        Deprecated alias of ``step_scale`` (renamed in 0.1; ``eta_w_scale`` is removed in 0.2).
+    eta_q_scale : float, default='deprecated'
+        Deprecated alias of ``eta_scale`` (renamed in 0.1; ``eta_q_scale`` is removed in 0.2).
 
     Attributes
     ----------
@@ -1374,7 +1400,7 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
     ``groups=None`` means one group: every algorithm then reduces to projected, averaged SGD
     with the prescribed step sizes (scikit-learn's estimator checks run in that mode). Since this
     is usually a forgotten ``groups`` (e.g. GridSearchCV without metadata routing), ``fit`` and
-    the first ``partial_fit`` warn (a ``UserWarning``) when ``groups`` is not passed.
+    the first ``partial_fit`` warn (a ``DataAdviceWarning``) when ``groups`` is not passed.
 
     **Streaming.** ``partial_fit`` takes the rows as fresh samples ``(x, y, group)``, each used at
     most once. The algorithm's next round says which groups it needs (all of them for 'smd', one
@@ -1441,10 +1467,10 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         k=1,
         radius="auto",
         loss_bound=None,
-        eta_w_scale=1.0,
-        eta_q_scale=1.0,
+        step_scale=1.0,
+        eta_scale=1.0,
         anytime="auto",
-        max_iter=None,
+        horizon=None,
         n_epochs="auto",
         tol=1e-3,
         n_iter_no_change=5,
@@ -1456,6 +1482,9 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         standardize=True,
         random_state=None,
         verbose=0,
+        max_iter="deprecated",
+        eta_w_scale="deprecated",
+        eta_q_scale="deprecated",
     ):
         self.standardize = standardize
         self.loss = loss
@@ -1464,10 +1493,10 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         self.k = k
         self.radius = radius
         self.loss_bound = loss_bound
-        self.eta_w_scale = eta_w_scale
-        self.eta_q_scale = eta_q_scale
+        self.step_scale = step_scale
+        self.eta_scale = eta_scale
         self.anytime = anytime
-        self.max_iter = max_iter
+        self.horizon = horizon
         self.n_epochs = n_epochs
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
@@ -1478,6 +1507,9 @@ class GroupDRORegressor(_BaseGroupDRO, OnlineRegressorMixin, BaseEstimator):
         self.record_every = record_every
         self.random_state = random_state
         self.verbose = verbose
+        self.max_iter = max_iter
+        self.eta_w_scale = eta_w_scale
+        self.eta_q_scale = eta_q_scale
 
     def fit(self, X, y, groups=None, group_labels=None, sample_weight=None):
         """Fit the model from scratch (by default resampling each group's rows: ``sampling``).

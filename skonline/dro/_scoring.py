@@ -107,7 +107,7 @@ def make_worst_group_scorer(metric=accuracy_score, *, greater_is_better=True, re
     >>> groups = (rng.random(2000) < 0.2).astype(int)    # a minority group with another rule
     >>> y = np.where(groups == 1, X[:, 1] > 0, X[:, 0] > 0)
     >>> y = (y ^ ((groups == 1) & (rng.random(2000) < 0.1))).astype(int)   # and label noise
-    >>> grid = {"eta_q_scale": [0.0, 30.0]}     # 0: group weights frozen (no DRO)
+    >>> grid = {"eta_scale": [0.0, 30.0]}     # 0: group weights frozen (no DRO)
     >>> with sklearn.config_context(enable_metadata_routing=True):
     ...     by_average = GridSearchCV(GroupDROClassifier(random_state=0), grid, cv=KFold(5))
     ...     by_worst = GridSearchCV(GroupDROClassifier(random_state=0), grid, cv=KFold(5),
@@ -115,7 +115,7 @@ def make_worst_group_scorer(metric=accuracy_score, *, greater_is_better=True, re
     ...     by_average = by_average.fit(X, y, groups=groups)
     ...     by_worst = by_worst.fit(X, y, groups=groups)
     >>> by_average.best_params_, by_worst.best_params_
-    ({'eta_q_scale': 0.0}, {'eta_q_scale': 30.0})
+    ({'eta_scale': 0.0}, {'eta_scale': 30.0})
     """
     # make_scorer keeps its own greater_is_better for the sign: the metric's is bound here
     score_func = update_wrapper(partial(worst_group_score, greater_is_better=greater_is_better),

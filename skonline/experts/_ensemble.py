@@ -44,6 +44,8 @@ from ..base import (
     state_scalar,
 )
 from ..utils import _progress
+from ..exceptions import DataAdviceWarning
+from ..utils._deprecation import DEPRECATED
 from ..utils._warnings import warn
 from ..utils.validation import rows_for
 from . import _ensemble_core as core
@@ -59,7 +61,7 @@ DEFAULT_SHARE = 0.001
 def default_rule():
     """The ensembles' rule when ``rule=None``: Fixed Share with AdaHedge's adaptive learning rate
     and a sharing rate of ``DEFAULT_SHARE``."""
-    return FixedShare(eta="adaptive", alpha=DEFAULT_SHARE)
+    return FixedShare(eta="adaptive", share_rate=DEFAULT_SHARE)
 
 
 #: dictionary size of the default PKAWV expert: with more than 30 columns PKAWV uses Nystrom
@@ -443,8 +445,9 @@ class _OnlineEnsembleBase:
                 self.estimators_.append(est)
         self._expert_fitted_ = ~self.online_
         rule = self._default_rule() if self.rule is None else clone(self.rule)
-        if "loss_range" in rule.get_params():
-            rule.set_params(loss_range=(0.0, 1.0))
+        params = rule.get_params()
+        if "loss_bound" in params:  # the rule sees losses in [0, 1] (a retired loss_range is reset)
+            rule.set_params(loss_bound=1.0, **({"loss_range": DEPRECATED} if "loss_range" in params else {}))
         self.rule_ = rule
         # the running loss scale (LossState): scale of the last row, range of the targets seen, rows
         # whose target was far outside that range, targets seen
@@ -557,13 +560,13 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         without it must be fitted already and is used frozen (wrap it in
         :class:`sklearn.frozen.FrozenEstimator` so that ``clone`` and grid searches keep it fitted).
     rule : aggregation rule of :mod:`skonline.experts`, default=None
-        The rule that weighs the experts (cloned; its ``loss_range`` is set to (0, 1)). ``None``:
-        ``FixedShare(eta='adaptive', alpha=0.001)``, Fixed Share with AdaHedge's learning rate
+        The rule that weighs the experts (cloned; its ``loss_bound`` is set to 1). ``None``:
+        ``FixedShare(eta='adaptive', share_rate=0.001)``, Fixed Share with AdaHedge's learning rate
         (it adapts to the observed losses and needs no horizon) and a constant sharing rate, the
         prior probability of a switch at each row. Measured on the development streams and the
         drift scenarios of ``benchmarks/defaults.py`` and ``benchmarks/ensemble.py``, 0.001
         recovered after a switch of the best expert faster than the decreasing rate 1/(t + 1)
-        (``alpha='decreasing'``), whose weight floor falls with t, and than
+        (``share_rate='decreasing'``), whose weight floor falls with t, and than
         0.0003, without the extra mixing of 0.003. The paper's rules at their worst-case tuning
         (``PCS()``, ``FixedShare()``) shrink their learning rate with the horizon and, measured on
         streams with a switch between frozen experts (``benchmarks/defaults.py``), kept most of
@@ -726,7 +729,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
                 f"lie more than {core.RANGE_GROWTH:g} times the range of the targets seen before them "
                 "outside it; they widen the range (the loss scale and the clipping of predictions) only "
                 "that far, so one extreme row cannot freeze the weights. Check the targets.",
-                UserWarning,
+                DataAdviceWarning,
             )
         W = self._aggregate(Ls, n_none)
         pred = np.empty(n)
@@ -790,13 +793,13 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
         without it must be fitted already and is used frozen (wrap it in
         :class:`sklearn.frozen.FrozenEstimator` so that ``clone`` and grid searches keep it fitted).
     rule : aggregation rule of :mod:`skonline.experts`, default=None
-        The rule that weighs the experts (cloned; its ``loss_range`` is set to (0, 1)). ``None``:
-        ``FixedShare(eta='adaptive', alpha=0.001)``, Fixed Share with AdaHedge's learning rate
+        The rule that weighs the experts (cloned; its ``loss_bound`` is set to 1). ``None``:
+        ``FixedShare(eta='adaptive', share_rate=0.001)``, Fixed Share with AdaHedge's learning rate
         (it adapts to the observed losses and needs no horizon) and a constant sharing rate, the
         prior probability of a switch at each row. Measured on the development streams and the
         drift scenarios of ``benchmarks/defaults.py`` and ``benchmarks/ensemble.py``, 0.001
         recovered after a switch of the best expert faster than the decreasing rate 1/(t + 1)
-        (``alpha='decreasing'``), whose weight floor falls with t, and than
+        (``share_rate='decreasing'``), whose weight floor falls with t, and than
         0.0003, without the extra mixing of 0.003. The paper's rules at their worst-case tuning
         (``PCS()``, ``FixedShare()``) shrink their learning rate with the horizon and, measured on
         streams with a switch between frozen experts (``benchmarks/defaults.py``), kept most of

@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import Chunk, OnlineMixin, reads_state, state_scalar
+from ..exceptions import HorizonExceededWarning, TheoremConditionWarning
 from ..utils._warnings import warn
 from ..utils.validation import readonly
 from . import _matrix_core as core
@@ -122,7 +123,7 @@ class PCSP(OnlineMixin, BaseEstimator):
         if not math.isfinite(self.loss_bound):
             raise ValueError("loss_bound must be finite.")
         if self.eta != "auto" and self.eta > 0.5:
-            warn(f"PCSP with eta={self.eta} > 1/2: Theorem 5 needs eta <= 1/2.", UserWarning)
+            warn(f"PCSP with eta={self.eta} > 1/2: Theorem 5 needs eta <= 1/2.", TheoremConditionWarning)
 
     # ------------------------------------------------------------------ validation
     def _as_matrices(self, X, reset):
@@ -192,7 +193,7 @@ class PCSP(OnlineMixin, BaseEstimator):
         if self.horizon is not None and self.n_samples_seen_ + n > self.horizon:
             warn(
                 f"PCSP: more rounds than horizon={self.horizon}; it keeps running with the same parameters.",
-                UserWarning,
+                HorizonExceededWarning,
             )
         out = np.empty((n, K, K))
         cum_loss = np.array([self.cumulative_loss_])

@@ -17,6 +17,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import Chunk, OnlineMixin, reads_state, state_scalar
+from ..exceptions import HorizonExceededWarning, TheoremConditionWarning
+from ..utils._deprecation import param, renamed_constraint
 from ..utils._warnings import warn
 from ..utils.validation import readonly, validate_X_predict
 from . import _rules_core as core
@@ -34,13 +36,19 @@ __all__ = [
 ]
 
 
-def _validate_loss_range(loss_range, name="loss_range"):
-    try:
-        lo, hi = (float(v) for v in loss_range)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a pair (low, high) of numbers; got {loss_range!r}.") from None
+def _validate_loss_range(loss_bound, name="loss_bound"):
+    """The interval ``(low, high)`` of the losses: a bound ``B`` (losses in [0, B]) or a pair."""
+    if isinstance(loss_bound, Real) and not isinstance(loss_bound, bool):
+        lo, hi = 0.0, float(loss_bound)
+    else:
+        try:
+            lo, hi = (float(v) for v in loss_bound)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{name} must be a bound B > 0 or a pair (low, high) of numbers; got {loss_bound!r}."
+            ) from None
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"{name} must be finite with low < high; got {loss_range!r}.")
+        raise ValueError(f"{name} must be finite with low < high (B > 0); got {loss_bound!r}.")
     return lo, hi
 
 
@@ -85,8 +93,9 @@ def _check_range(est, L, lo, hi):
     if bad.any():
         row, col = (int(v) for v in np.argwhere(bad)[0])
         raise ValueError(
-            f"Loss {L[row, col]!r} of expert {col} at row {row} is outside loss_range=({lo:g}, {hi:g}). "
-            f"{type(est).__name__} needs losses in the declared range (set loss_range to the true "
+            f"Loss {L[row, col]!r} of expert {col} at row {row} is outside the declared range "
+            f"({lo:g}, {hi:g}). {type(est).__name__} needs losses in the declared range (set loss_bound to the "
+            "true "
             "bounds of the losses); the chunk was rejected and the estimator is unchanged."
         )
     asleep = np.isnan(L)
@@ -104,13 +113,16 @@ class _BaseRule(OnlineMixin, BaseEstimator):
     """Shared machinery: validation of loss matrices, sleeping experts, ``predict(P)``."""
 
 
+    #: retired parameter names (one release): old -> new (skonline.utils._deprecation)
+    _renamed_params = {"loss_range": "loss_bound"}
     _parameter_constraints = {
-        "loss_range": [tuple, list],
+        "loss_bound": [Interval(Real, 0, None, closed="neither"), tuple, list],
+        "loss_range": renamed_constraint([tuple, list]),
         "verbose": ["verbose"],
     }
 
     def _check_params(self):
-        _validate_loss_range(self.loss_range)
+        _validate_loss_range(param(self, "loss_bound"))
         horizon = getattr(self, "horizon", None)
         S = getattr(self, "n_segments", 1)
         if horizon is not None and S > horizon:
@@ -121,12 +133,12 @@ class _BaseRule(OnlineMixin, BaseEstimator):
     # ------------------------------------------------------------ contract hooks
     def _validate_chunk(self, X, y, *, reset, from_fit):
         L = _check_loss_matrix(self, X, reset, allow_nan=True)
-        lo, hi = _validate_loss_range(self.loss_range)
+        lo, hi = _validate_loss_range(param(self, "loss_bound"))
         _check_range(self, L, lo, hi)
         return Chunk(L.shape[0], X=L)  # a row: the losses of the experts
 
     def _scaling(self):
-        lo, hi = _validate_loss_range(self.loss_range)
+        lo, hi = _validate_loss_range(param(self, "loss_bound"))
         return lo, 1.0 / (hi - lo)
 
     def _allocate(self, chunk):
@@ -146,7 +158,7 @@ class _BaseRule(OnlineMixin, BaseEstimator):
                 f"{type(self).__name__}: more rounds than horizon={horizon}; the rule keeps running "
                 "with the parameters tuned for the horizon, and its guarantee covers only the first "
                 "horizon rounds.",
-                UserWarning,
+                HorizonExceededWarning,
             )
         out = np.empty(L.shape)
         cum_loss = np.array([self.cumulative_loss_])
@@ -179,7 +191,7 @@ class _BaseRule(OnlineMixin, BaseEstimator):
             S=float(getattr(self, "n_segments", 1)),
             **core.tuning_settings(
                 horizon=getattr(self, "horizon", None), eta=getattr(self, "eta", None),
-                alpha=getattr(self, "alpha", None),
+                alpha=param(self, "share_rate") if hasattr(self, "share_rate") else None,
                 bound=getattr(self, self._bound_param, None) if self._bound_param else None,
                 gamma=getattr(self, "min_weight", None),
             ),
@@ -187,7 +199,7 @@ class _BaseRule(OnlineMixin, BaseEstimator):
 
     def _learn_trusted(self, L):
         """Learn a loss matrix built by a trusted internal caller (the online ensembles): losses in
-        ``loss_range`` or NaN, C-contiguous float64, at least one awake expert per row. Skips the
+        ``loss_bound`` or NaN, C-contiguous float64, at least one awake expert per row. Skips the
         validation (the caller runs on a working copy of the rule, discarded on error)."""
         self._validate_params_once()
         chunk = Chunk(L.shape[0], X=L)  # a row: the losses of the experts
@@ -304,7 +316,7 @@ class Hedge(_TunedRule):
     collapsed recovers slowly). Equals river's ``EWARegressor`` update on the same losses.
 
     Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
-    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
+    ``loss_bound`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
     that round: the weights played are renormalised over the awake experts and an asleep expert is
     charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
     ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
@@ -320,13 +332,15 @@ class Hedge(_TunedRule):
         state carries over when T_k doubles; this costs a log T factor in the bounds). With an int,
         the paper's algorithm exactly; beyond ``horizon`` rounds it keeps running with the same
         parameters and warns.
-    loss_range : tuple (low, high), default=(0.0, 1.0)
-        The declared range of the losses. Losses outside it are rejected with a ``ValueError``
-        before any state change.
+    loss_bound : float or tuple (low, high), default=1.0
+        The declared range of the losses: a bound B (losses in [0, B]) or a pair (low, high).
+        Losses outside it are rejected with a ``ValueError`` before any state change.
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metric (average online loss). The result does not change.
+    loss_range : tuple (low, high), default='deprecated'
+        Deprecated alias of ``loss_bound`` (renamed in 0.1; ``loss_range`` is removed in 0.2).
 
     Attributes
     ----------
@@ -370,9 +384,10 @@ class Hedge(_TunedRule):
         "horizon": [None, Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, eta="auto", *, horizon=None, loss_range=(0.0, 1.0), verbose=0):
+    def __init__(self, eta="auto", *, horizon=None, loss_bound=1.0, verbose=0, loss_range="deprecated"):
         self.eta = eta
         self.horizon = horizon
+        self.loss_bound = loss_bound
         self.loss_range = loss_range
         self.verbose = verbose
 
@@ -388,7 +403,7 @@ class FixedShare(_TunedRule):
     ``(log K + m log((K - 1) / alpha) + (T - 1 - m) log(1 / (1 - alpha))) / eta + eta T / 8``.
 
     Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
-    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
+    ``loss_bound`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
     that round: the weights played are renormalised over the awake experts and an asleep expert is
     charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
     ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
@@ -403,13 +418,13 @@ class FixedShare(_TunedRule):
         Grünwald & Koolen 2014): it adapts to the observed losses, stays large while the experts'
         losses are well separated (the regime where tracking pays), needs no horizon, and follows
         the leader while ``Delta = 0``.
-    alpha : float in [0, (K-1)/K], 'auto' or 'decreasing', default='auto'
-        Sharing rate. ``'auto'``: ``S / T`` (at most (K-1)/K), the same reserved mass as the
+    share_rate : float in [0, (K-1)/K], 'auto' or 'decreasing', default='auto'
+        Sharing rate alpha. ``'auto'``: ``S / T`` (at most (K-1)/K), the same reserved mass as the
         clipped simplex of :class:`ClippedHedge`; it keeps tracking when ``n_segments=1``.
         ``'decreasing'``: ``1 / (t + 1)`` at round t, a switch prior that needs no horizon
         (tracking regret of order (m + 1) log K + m log T for m switches without knowing T;
         Koolen & de Rooij 2013).
-        ``FixedShare(eta='adaptive', alpha='decreasing')`` is the online ensembles' default rule.
+        ``FixedShare(eta='adaptive', share_rate='decreasing')`` is the online ensembles' default rule.
     n_segments : int, default=1
         The number S of segments of the comparator (S - 1 switches).
     horizon : int or None, default=None
@@ -418,13 +433,17 @@ class FixedShare(_TunedRule):
         state carries over when T_k doubles; this costs a log T factor in the bounds). With an int,
         the paper's algorithm exactly; beyond ``horizon`` rounds it keeps running with the same
         parameters and warns.
-    loss_range : tuple (low, high), default=(0.0, 1.0)
-        The declared range of the losses. Losses outside it are rejected with a ``ValueError``
-        before any state change.
+    loss_bound : float or tuple (low, high), default=1.0
+        The declared range of the losses: a bound B (losses in [0, B]) or a pair (low, high).
+        Losses outside it are rejected with a ``ValueError`` before any state change.
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metric (average online loss). The result does not change.
+    alpha : float, 'auto' or 'decreasing', default='deprecated'
+        Deprecated alias of ``share_rate`` (renamed in 0.1; ``alpha`` is removed in 0.2).
+    loss_range : tuple (low, high), default='deprecated'
+        Deprecated alias of ``loss_bound`` (renamed in 0.1; ``loss_range`` is removed in 0.2).
 
     Attributes
     ----------
@@ -469,24 +488,32 @@ class FixedShare(_TunedRule):
     _parameter_constraints = {
         **_BaseRule._parameter_constraints,
         "eta": [StrOptions({"auto", "adaptive"}), Interval(Real, 0, None, closed="neither")],
-        "alpha": [StrOptions({"auto", "decreasing"}), Interval(Real, 0, 1, closed="left")],
+        "share_rate": [StrOptions({"auto", "decreasing"}), Interval(Real, 0, 1, closed="left")],
+        "alpha": renamed_constraint([StrOptions({"auto", "decreasing"}), Interval(Real, 0, 1, closed="left")]),
         "n_segments": [Interval(Integral, 1, None, closed="left")],
         "horizon": [None, Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, eta="auto", *, alpha="auto", n_segments=1, horizon=None, loss_range=(0.0, 1.0), verbose=0):
+    #: retired parameter names (one release): old -> new (skonline.utils._deprecation)
+    _renamed_params = {"alpha": "share_rate", "loss_range": "loss_bound"}
+
+    def __init__(self, eta="auto", *, share_rate="auto", n_segments=1, horizon=None, loss_bound=1.0, verbose=0,
+                 alpha="deprecated", loss_range="deprecated"):
         self.eta = eta
+        self.share_rate = share_rate
         self.alpha = alpha
         self.n_segments = n_segments
         self.horizon = horizon
+        self.loss_bound = loss_bound
         self.loss_range = loss_range
         self.verbose = verbose
 
     def _allocate_rule(self, K):
         super()._allocate_rule(K)
         self._mixability_gap_ = np.zeros(1)  # eta='adaptive': Delta of AdaHedge's rate
-        if not isinstance(self.alpha, str) and K > 1 and self.alpha > (K - 1.0) / K + 1e-12:
-            raise ValueError(f"alpha={self.alpha} exceeds (K-1)/K = {(K - 1) / K:g} for K={K} experts.")
+        share_rate = param(self, "share_rate")
+        if not isinstance(share_rate, str) and K > 1 and share_rate > (K - 1.0) / K + 1e-12:
+            raise ValueError(f"share_rate={share_rate} exceeds (K-1)/K = {(K - 1) / K:g} for K={K} experts.")
 
     alpha_ = state_scalar("_alpha_", float, "Sharing rate of the last round.")
 
@@ -521,7 +548,7 @@ class ClippedHedge(_ClippedRule):
     ``TR(T, S) <= eta T + S log(K T / S) / eta + S``. The projection is exact, O(K log K).
 
     Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
-    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
+    ``loss_bound`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
     that round: the weights played are renormalised over the awake experts and an asleep expert is
     charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
     ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
@@ -544,13 +571,15 @@ class ClippedHedge(_ClippedRule):
         state carries over when T_k doubles; this costs a log T factor in the bounds). With an int,
         the paper's algorithm exactly; beyond ``horizon`` rounds it keeps running with the same
         parameters and warns.
-    loss_range : tuple (low, high), default=(0.0, 1.0)
-        The declared range of the losses. Losses outside it are rejected with a ``ValueError``
-        before any state change.
+    loss_bound : float or tuple (low, high), default=1.0
+        The declared range of the losses: a bound B (losses in [0, B]) or a pair (low, high).
+        Losses outside it are rejected with a ``ValueError`` before any state change.
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metric (average online loss). The result does not change.
+    loss_range : tuple (low, high), default='deprecated'
+        Deprecated alias of ``loss_bound`` (renamed in 0.1; ``loss_range`` is removed in 0.2).
 
     Attributes
     ----------
@@ -593,11 +622,13 @@ class ClippedHedge(_ClippedRule):
         "eta": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, eta="auto", *, n_segments=1, horizon=None, min_weight="auto", loss_range=(0.0, 1.0), verbose=0):
+    def __init__(self, eta="auto", *, n_segments=1, horizon=None, min_weight="auto", loss_bound=1.0, verbose=0,
+                 loss_range="deprecated"):
         self.eta = eta
         self.n_segments = n_segments
         self.horizon = horizon
         self.min_weight = min_weight
+        self.loss_bound = loss_bound
         self.loss_range = loss_range
         self.verbose = verbose
 
@@ -612,7 +643,7 @@ class PCS(_ClippedRule):
     when the tracked experts have small losses.
 
     Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
-    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
+    ``loss_bound`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
     that round: the weights played are renormalised over the awake experts and an asleep expert is
     charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
     ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
@@ -639,13 +670,15 @@ class PCS(_ClippedRule):
         state carries over when T_k doubles; this costs a log T factor in the bounds). With an int,
         the paper's algorithm exactly; beyond ``horizon`` rounds it keeps running with the same
         parameters and warns.
-    loss_range : tuple (low, high), default=(0.0, 1.0)
-        The declared range of the losses. Losses outside it are rejected with a ``ValueError``
-        before any state change.
+    loss_bound : float or tuple (low, high), default=1.0
+        The declared range of the losses: a bound B (losses in [0, B]) or a pair (low, high).
+        Losses outside it are rejected with a ``ValueError`` before any state change.
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metric (average online loss). The result does not change.
+    loss_range : tuple (low, high), default='deprecated'
+        Deprecated alias of ``loss_bound`` (renamed in 0.1; ``loss_range`` is removed in 0.2).
 
     Attributes
     ----------
@@ -694,12 +727,13 @@ class PCS(_ClippedRule):
     }
 
     def __init__(self, eta="auto", *, l2_bound=None, n_segments=1, horizon=None, min_weight="auto",
-                 loss_range=(0.0, 1.0), verbose=0):
+                 loss_bound=1.0, verbose=0, loss_range="deprecated"):
         self.eta = eta
         self.l2_bound = l2_bound
         self.n_segments = n_segments
         self.horizon = horizon
         self.min_weight = min_weight
+        self.loss_bound = loss_bound
         self.loss_range = loss_range
         self.verbose = verbose
 
@@ -709,7 +743,7 @@ class PCS(_ClippedRule):
             warn(
                 f"PCS with eta={self.eta} > 1/2: Theorem 2 needs eta <= 1/2, so its bound does not "
                 "apply (the algorithm still runs: 1 - eta * loss > 0).",
-                UserWarning,
+                TheoremConditionWarning,
             )
 
 
@@ -754,7 +788,7 @@ class OCS(_OptimisticRule):
     move slowly, however often the best expert changes.
 
     Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
-    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
+    ``loss_bound`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
     that round: the weights played are renormalised over the awake experts and an asleep expert is
     charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
     ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
@@ -779,13 +813,15 @@ class OCS(_OptimisticRule):
         state carries over when T_k doubles; this costs a log T factor in the bounds). With an int,
         the paper's algorithm exactly; beyond ``horizon`` rounds it keeps running with the same
         parameters and warns.
-    loss_range : tuple (low, high), default=(0.0, 1.0)
-        The declared range of the losses. Losses outside it are rejected with a ``ValueError``
-        before any state change.
+    loss_bound : float or tuple (low, high), default=1.0
+        The declared range of the losses: a bound B (losses in [0, B]) or a pair (low, high).
+        Losses outside it are rejected with a ``ValueError`` before any state change.
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metric (average online loss). The result does not change.
+    loss_range : tuple (low, high), default='deprecated'
+        Deprecated alias of ``loss_bound`` (renamed in 0.1; ``loss_range`` is removed in 0.2).
 
     Attributes
     ----------
@@ -829,12 +865,13 @@ class OCS(_OptimisticRule):
     }
 
     def __init__(self, eta="auto", *, path_length_bound=None, n_segments=1, horizon=None,
-                 min_weight="auto", loss_range=(0.0, 1.0), verbose=0):
+                 min_weight="auto", loss_bound=1.0, verbose=0, loss_range="deprecated"):
         self.eta = eta
         self.path_length_bound = path_length_bound
         self.n_segments = n_segments
         self.horizon = horizon
         self.min_weight = min_weight
+        self.loss_bound = loss_bound
         self.loss_range = loss_range
         self.verbose = verbose
 
@@ -860,7 +897,7 @@ class OCSPlus(_OptimisticRule):
     ``TR <= 2^(m* + 1) sqrt(c) + S`` with m* the number of epochs.
 
     Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
-    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
+    ``loss_bound`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
     that round: the weights played are renormalised over the awake experts and an asleep expert is
     charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
     ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
@@ -880,13 +917,15 @@ class OCSPlus(_OptimisticRule):
         state carries over when T_k doubles; this costs a log T factor in the bounds). With an int,
         the paper's algorithm exactly; beyond ``horizon`` rounds it keeps running with the same
         parameters and warns.
-    loss_range : tuple (low, high), default=(0.0, 1.0)
-        The declared range of the losses. Losses outside it are rejected with a ``ValueError``
-        before any state change.
+    loss_bound : float or tuple (low, high), default=1.0
+        The declared range of the losses: a bound B (losses in [0, B]) or a pair (low, high).
+        Losses outside it are rejected with a ``ValueError`` before any state change.
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metric (average online loss). The result does not change.
+    loss_range : tuple (low, high), default='deprecated'
+        Deprecated alias of ``loss_bound`` (renamed in 0.1; ``loss_range`` is removed in 0.2).
 
     Attributes
     ----------
@@ -934,10 +973,12 @@ class OCSPlus(_OptimisticRule):
     _rule_code = core.OCS_PLUS
     _parameter_constraints = {**_ClippedRule._parameter_constraints}
 
-    def __init__(self, *, n_segments=1, horizon=None, min_weight="auto", loss_range=(0.0, 1.0), verbose=0):
+    def __init__(self, *, n_segments=1, horizon=None, min_weight="auto", loss_bound=1.0, verbose=0,
+                 loss_range="deprecated"):
         self.n_segments = n_segments
         self.horizon = horizon
         self.min_weight = min_weight
+        self.loss_bound = loss_bound
         self.loss_range = loss_range
         self.verbose = verbose
 
@@ -969,19 +1010,22 @@ class MLPoly(_BaseRule):
     second-order bound with excess losses); no tracking guarantee.
 
     Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
-    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
+    ``loss_bound`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
     that round: the weights played are renormalised over the awake experts and an asleep expert is
     charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
     ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
 
     Parameters
     ----------
-    loss_range : tuple (low, high), default=(0.0, 1.0)
-        The declared range of the losses (the rule itself is scale-free).
+    loss_bound : float or tuple (low, high), default=1.0
+        The declared range of the losses: a bound B (losses in [0, B]) or a pair (low, high) (the
+        rule itself is scale-free).
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metric (average online loss). The result does not change.
+    loss_range : tuple (low, high), default='deprecated'
+        Deprecated alias of ``loss_bound`` (renamed in 0.1; ``loss_range`` is removed in 0.2).
 
     Attributes
     ----------
@@ -1016,7 +1060,8 @@ class MLPoly(_BaseRule):
 
     _rule_code = core.ML_POLY
 
-    def __init__(self, *, loss_range=(0.0, 1.0), verbose=0):
+    def __init__(self, *, loss_bound=1.0, verbose=0, loss_range="deprecated"):
+        self.loss_bound = loss_bound
         self.loss_range = loss_range
         self.verbose = verbose
 
@@ -1053,7 +1098,7 @@ class BOA(_BaseRule):
     has had zero regret so far; here each expert's term is kept (it is zero for that expert anyway).
 
     Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
-    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
+    ``loss_bound`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
     that round: the weights played are renormalised over the awake experts and an asleep expert is
     charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
     ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
@@ -1062,12 +1107,14 @@ class BOA(_BaseRule):
     ----------
     prior : array-like of shape (K,) or None, default=None
         Prior weights pi (normalised); ``None``: uniform.
-    loss_range : tuple (low, high), default=(0.0, 1.0)
-        The declared range of the losses.
+    loss_bound : float or tuple (low, high), default=1.0
+        The declared range of the losses: a bound B (losses in [0, B]) or a pair (low, high).
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metric (average online loss). The result does not change.
+    loss_range : tuple (low, high), default='deprecated'
+        Deprecated alias of ``loss_bound`` (renamed in 0.1; ``loss_range`` is removed in 0.2).
 
     Attributes
     ----------
@@ -1106,8 +1153,9 @@ class BOA(_BaseRule):
 
     _rule_code = core.BOA
 
-    def __init__(self, *, prior=None, loss_range=(0.0, 1.0), verbose=0):
+    def __init__(self, *, prior=None, loss_bound=1.0, verbose=0, loss_range="deprecated"):
         self.prior = prior
+        self.loss_bound = loss_bound
         self.loss_range = loss_range
         self.verbose = verbose
 
@@ -1146,19 +1194,21 @@ class AdaHedge(_BaseRule):
     al. 2014, Thm. 8), ``L*`` the best expert's loss; no tracking guarantee.
 
     Input: a loss matrix ``L`` of shape (n_rounds, K), one row per round, one column per expert, in
-    ``loss_range`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
+    ``loss_bound`` (mapped affinely to [0, 1] internally). A NaN loss means the expert is *asleep*
     that round: the weights played are renormalised over the awake experts and an asleep expert is
     charged the mixture's loss (its regret that round is zero), as in opera. ``fit(L)`` restarts;
     ``partial_fit(L)`` continues the stream; both give the same result for any chunking.
 
     Parameters
     ----------
-    loss_range : tuple (low, high), default=(0.0, 1.0)
-        The declared range of the losses.
+    loss_bound : float or tuple (low, high), default=1.0
+        The declared range of the losses: a bound B (losses in [0, B]) or a pair (low, high).
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metric (average online loss). The result does not change.
+    loss_range : tuple (low, high), default='deprecated'
+        Deprecated alias of ``loss_bound`` (renamed in 0.1; ``loss_range`` is removed in 0.2).
 
     Attributes
     ----------
@@ -1192,7 +1242,8 @@ class AdaHedge(_BaseRule):
 
     _rule_code = core.ADAHEDGE
 
-    def __init__(self, *, loss_range=(0.0, 1.0), verbose=0):
+    def __init__(self, *, loss_bound=1.0, verbose=0, loss_range="deprecated"):
+        self.loss_bound = loss_bound
         self.loss_range = loss_range
         self.verbose = verbose
 

@@ -150,7 +150,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         ``max_components``); from 4,096 features on the points are kept as sparse rows and
         :math:`d` is replaced by :math:`1.5 z`, :math:`z` the non-zeros of a stored row. The
         default is :class:`~skonline.kernel_ridge.PKAWVRegressor`'s. ``None``: no budget (a
-        ``UserWarning`` when the state passes 1 GiB).
+        ``StateGrowthWarning`` when the state passes 1 GiB).
     random_state : int, RandomState instance, Generator or None, default=None
         Source of the Bernoulli draws (one uniform per row, so any chunking gives the same
         dictionary).

@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import atomic, reads_state
 from ..utils import _scaling
 from ..utils._online_kernel import taylor_tables, taylor_transform
+from ..exceptions import DataAdviceWarning
 from ..utils._warnings import warn
 from ..utils.validation import output_dtype, validate_X_fit, validate_X_predict
 
@@ -131,7 +132,7 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
             warn(
                 f"TaylorFeatures(degree={self.degree}) on {d} features gives {r} output features; "
                 "an AWV forecaster on top keeps an r x r matrix.",
-                UserWarning,
+                DataAdviceWarning,
             )
         self.powers_, self._parent, self._var, self._inv_sqrt = taylor_tables(d, int(self.degree))
         self.n_output_features_ = r

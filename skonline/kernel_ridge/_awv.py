@@ -58,7 +58,7 @@ class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, Bas
         paper's "KRR" / "Projected-KRR" used on its real data sets). The AWV prediction is the
         ridge prediction shrunk by the factor :math:`1/(1 + v^\top A_{t-1}^{-1} v) \in (0, 1]`,
         so the two give identical signs (identical classifier decisions).
-    clip : float or None, default=None
+    prediction_bound : float or None, default=None
         If set to :math:`B`, predictions are clipped to :math:`[-B, B]` (the loss is counted on
         the clipped prediction). The paper's forecasters need no clipping and do not know
         :math:`B` (its bounds hold for unclipped predictions); clipping can only lower the square
@@ -100,6 +100,8 @@ class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, Bas
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metrics (average online loss). The result does not change.
+    clip : float or None, default='deprecated'
+        Deprecated alias of ``prediction_bound`` (renamed in 0.1; ``clip`` is removed in 0.2).
 
     Attributes
     ----------
@@ -170,12 +172,13 @@ class AWVRegressor(_LinearAWVMixin, SampleWeightMixin, OnlineRegressorMixin, Bas
     #: the shared edge-input check feeds raw features of size 1e150; A then has condition number
     #: ~1e300, which no float64 inverse (nor ridge solver) survives. Scale raw features.
 
-    def __init__(self, alpha=1.0, *, transformer=None, algorithm="awv", clip=None, standardize=True,
-                 forgetting=0.999, verbose=0):
+    def __init__(self, alpha=1.0, *, transformer=None, algorithm="awv", prediction_bound=None,
+                 standardize=True, forgetting=0.999, verbose=0, clip="deprecated"):
         self.alpha = alpha
         self.forgetting = forgetting
         self.transformer = transformer
         self.algorithm = algorithm
+        self.prediction_bound = prediction_bound
         self.clip = clip
         self.standardize = standardize
         self.verbose = verbose

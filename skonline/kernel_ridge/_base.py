@@ -7,6 +7,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._deprecation import param, renamed_constraint
 from ..utils._growing import GrowingStateMixin as _GrowingStateMixin  # noqa: F401
 from ..utils._growing import first_capacity, grow, next_capacity, warn_growth  # noqa: F401
 from ..utils._online_kernel import CAP_COMPONENTS as _CAP_COMPONENTS  # noqa: F401
@@ -31,9 +32,10 @@ STANDARDIZE_SAMPLE_WEIGHT_XFAIL["check_sample_weight_equivalence_on_sparse_data"
 
 def awv_settings(est):
     """The :class:`~skonline.kernel_ridge._core.AWVSettings` of a forecaster of this family (its
-    ``alpha``, ``algorithm``, ``clip`` and ``forgetting`` parameters; an estimator without
+    ``alpha``, ``algorithm``, ``prediction_bound`` and ``forgetting`` parameters; an estimator without
     ``forgetting``, exact Kernel-AWV, runs without forgetting)."""
-    clip = np.inf if est.clip is None else float(est.clip)
+    bound = param(est, "prediction_bound")
+    clip = np.inf if bound is None else float(bound)
     alpha = est._resolved_alpha() if hasattr(est, "_resolved_alpha") else float(est.alpha)
     return core.AWVSettings(alpha=alpha, awv=est.algorithm == "awv", clip=clip,
                             forgetting=float(getattr(est, "forgetting", 1.0)))
@@ -69,17 +71,21 @@ class _LinearAWVMixin:
     coordinate whose regulariser is refreshed.
     """
 
+    #: retired parameter names (one release): old -> new (skonline.utils._deprecation)
+    _renamed_params = {"clip": "prediction_bound"}
     _parameter_constraints = {
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "algorithm": [StrOptions({"awv", "ridge"})],
-        "clip": [Interval(Real, 0, None, closed="neither"), None],
+        "prediction_bound": [Interval(Real, 0, None, closed="neither"), None],
+        "clip": renamed_constraint([Interval(Real, 0, None, closed="neither"), None]),
         "standardize": ["boolean"],
         "forgetting": [Interval(Real, 0, 1, closed="right")],
         "verbose": ["verbose"],
     }
 
     def _clip_value(self):
-        return np.inf if self.clip is None else float(self.clip)
+        bound = param(self, "prediction_bound")
+        return np.inf if bound is None else float(bound)
 
     def _resolved_alpha(self):
         """The ridge parameter in use (``alpha``; PKAWV resolves ``'auto'``)."""

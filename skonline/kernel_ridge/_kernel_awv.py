@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite, state_scalar
+from ..utils._deprecation import param, renamed_constraint
 from ..utils._online_kernel import rbf_matrix_t
 from . import _core as core
 from ._base import (
@@ -85,7 +86,7 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
     max_rows : int or None, default=1024
         Budget: the rows learned exactly (the paper has none); past it the forecaster switches to
         a Nyström projection (see above). ``None``: no budget, O(t^2) time and memory at round t
-        (a ``UserWarning`` when the state passes 1 GiB: at row 8,193 the buffers double to
+        (a ``StateGrowthWarning`` when the state passes 1 GiB: at row 8,193 the buffers double to
         16,384 rows, 2.1 GB).
     n_components : int, default=192
         Size of the Nyström dictionary the forecaster switches to at ``max_rows`` (at most the
@@ -105,7 +106,7 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         paper's "KRR" / "Projected-KRR" used on its real data sets). The AWV prediction is the
         ridge prediction shrunk by the factor :math:`1/(1 + v^\top A_{t-1}^{-1} v) \in (0, 1]`,
         so the two give identical signs (identical classifier decisions).
-    clip : float or None, default=None
+    prediction_bound : float or None, default=None
         If set to :math:`B`, predictions are clipped to :math:`[-B, B]` (the loss is counted on
         the clipped prediction). The paper's forecasters need no clipping and do not know
         :math:`B` (its bounds hold for unclipped predictions); clipping can only lower the square
@@ -126,6 +127,8 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metrics (average online loss). The result does not change.
+    clip : float or None, default='deprecated'
+        Deprecated alias of ``prediction_bound`` (renamed in 0.1; ``clip`` is removed in 0.2).
 
     Attributes
     ----------
@@ -184,6 +187,8 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
     True
     """
 
+    #: retired parameter names (one release): old -> new (skonline.utils._deprecation)
+    _renamed_params = {"clip": "prediction_bound"}
     _parameter_constraints = {
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "kernel": [StrOptions(set(_KERNELS))],
@@ -191,19 +196,21 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         "max_rows": [Interval(Integral, 1, None, closed="left"), None],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "algorithm": [StrOptions({"awv", "ridge"})],
-        "clip": [Interval(Real, 0, None, closed="neither"), None],
+        "prediction_bound": [Interval(Real, 0, None, closed="neither"), None],
+        "clip": renamed_constraint([Interval(Real, 0, None, closed="neither"), None]),
         "standardize": ["boolean"],
         "verbose": ["verbose"],
     }
 
     def __init__(self, alpha=1.0, *, kernel="rbf", sigma="auto", max_rows=1024, n_components=192, algorithm="awv",
-                 clip=None, standardize=True, verbose=0):
+                 prediction_bound=None, standardize=True, verbose=0, clip="deprecated"):
         self.alpha = alpha
         self.kernel = kernel
         self.sigma = sigma
         self.max_rows = max_rows
         self.n_components = n_components
         self.algorithm = algorithm
+        self.prediction_bound = prediction_bound
         self.clip = clip
         self.standardize = standardize
         self.verbose = verbose
@@ -381,7 +388,8 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
             else:
                 K = X @ self._dict_XT_
             V = solve_triangular(self._chol_t_, K.T, trans="T", lower=False, check_finite=False).T
-            clip = np.inf if self.clip is None else float(self.clip)
+            bound = param(self, "prediction_bound")
+            clip = np.inf if bound is None else float(bound)
             return linear_predict(V, self._precision_, self._b_, self.algorithm == "awv", clip)[:, 0]
         out = np.zeros((X.shape[0], 1))
         kernel, settings, state = self._records(np.zeros(1))

@@ -21,6 +21,7 @@ from ..utils._online_kernel import (
     taylor_tables,
     taylor_transform,
 )
+from ..exceptions import DataAdviceWarning
 from ..utils._warnings import warn
 from ..utils.validation import canonical_csr, readonly, validate_X_predict
 from . import _core as core
@@ -143,7 +144,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
                 warn(
                     f"{type(self).__name__}: degree={self.degree} on {d} features gives {r} Taylor "
                     f"features; the forecaster keeps an {r} x {r} matrix and costs O(r^2) per row.",
-                    UserWarning,
+                    DataAdviceWarning,
                 )
             self.powers_, self._parent, self._var, self._inv_sqrt = taylor_tables(d, int(self.degree))
             self._init_linear_state(r, n_heads)
@@ -642,7 +643,7 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
         their projection on the dictionary as it was ``max_history`` rows after them. With
         forgetting :math:`\gamma` the rows left out weigh at most
         :math:`\gamma^{\mathrm{max\_history}}`. ``None``: the whole history, the paper's algorithm (memory and
-        the cost of an insertion then grow with the stream; a ``UserWarning`` when the state
+        the cost of an insertion then grow with the stream; a ``StateGrowthWarning`` when the state
         passes 1 GiB). The window against the whole history, measured:
         ``benchmarks/results/kernel_ridge_budget.md``.
     random_state : int, RandomState instance, Generator or None, default=None
@@ -654,7 +655,7 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
         paper's "KRR" / "Projected-KRR" used on its real data sets). The AWV prediction is the
         ridge prediction shrunk by the factor :math:`1/(1 + v^\top A_{t-1}^{-1} v) \in (0, 1]`,
         so the two give identical signs (identical classifier decisions).
-    clip : float or None, default=None
+    prediction_bound : float or None, default=None
         If set to :math:`B`, predictions are clipped to :math:`[-B, B]` (the loss is counted on
         the clipped prediction). The paper's forecasters need no clipping and do not know
         :math:`B` (its bounds hold for unclipped predictions); clipping can only lower the square
@@ -696,6 +697,8 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metrics (average online loss). The result does not change.
+    clip : float or None, default='deprecated'
+        Deprecated alias of ``prediction_bound`` (renamed in 0.1; ``clip`` is removed in 0.2).
 
     Attributes
     ----------
@@ -791,8 +794,9 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
     """
 
     def __init__(self, features="auto", *, alpha="auto", sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
-                 kors_weighting="inverse_p", max_components=192, max_history=4096, algorithm="awv", clip=None,
-                 standardize=True, forgetting=0.999, random_state=None, verbose=0):
+                 kors_weighting="inverse_p", max_components=192, max_history=4096, algorithm="awv",
+                 prediction_bound=None, standardize=True, forgetting=0.999, random_state=None, verbose=0,
+                 clip="deprecated"):
         self.features = features
         self.forgetting = forgetting
         self.standardize = standardize
@@ -806,6 +810,7 @@ class PKAWVRegressor(_PKAWVBase, SampleWeightMixin, OnlineRegressorMixin, BaseEs
         self.max_components = max_components
         self.max_history = max_history
         self.algorithm = algorithm
+        self.prediction_bound = prediction_bound
         self.clip = clip
         self.random_state = random_state
         self.verbose = verbose
@@ -926,7 +931,7 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
         their projection on the dictionary as it was ``max_history`` rows after them. With
         forgetting :math:`\gamma` the rows left out weigh at most
         :math:`\gamma^{\mathrm{max\_history}}`. ``None``: the whole history, the paper's algorithm (memory and
-        the cost of an insertion then grow with the stream; a ``UserWarning`` when the state
+        the cost of an insertion then grow with the stream; a ``StateGrowthWarning`` when the state
         passes 1 GiB). The window against the whole history, measured:
         ``benchmarks/results/kernel_ridge_budget.md``.
     random_state : int, RandomState instance, Generator or None, default=None
@@ -938,7 +943,7 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
         paper's "KRR" / "Projected-KRR" used on its real data sets). The AWV prediction is the
         ridge prediction shrunk by the factor :math:`1/(1 + v^\top A_{t-1}^{-1} v) \in (0, 1]`,
         so the two give identical signs (identical classifier decisions).
-    clip : float or None, default=None
+    prediction_bound : float or None, default=None
         If set to :math:`B`, predictions are clipped to :math:`[-B, B]` (the loss is counted on
         the clipped prediction). The paper's forecasters need no clipping and do not know
         :math:`B` (its bounds hold for unclipped predictions); clipping can only lower the square
@@ -980,6 +985,8 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metrics (average online loss; mistake rate). The result does not change.
+    clip : float or None, default='deprecated'
+        Deprecated alias of ``prediction_bound`` (renamed in 0.1; ``clip`` is removed in 0.2).
 
     Attributes
     ----------
@@ -1069,8 +1076,9 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
     """
 
     def __init__(self, features="auto", *, alpha="auto", sigma="auto", degree=2, mu=1.0, beta=1.0, eps=0.5,
-                 kors_weighting="inverse_p", max_components=192, max_history=4096, algorithm="awv", clip=None,
-                 standardize=True, forgetting=0.999, random_state=None, verbose=0):
+                 kors_weighting="inverse_p", max_components=192, max_history=4096, algorithm="awv",
+                 prediction_bound=None, standardize=True, forgetting=0.999, random_state=None, verbose=0,
+                 clip="deprecated"):
         self.features = features
         self.forgetting = forgetting
         self.standardize = standardize
@@ -1084,6 +1092,7 @@ class PKAWVClassifier(_PKAWVBase, SampleWeightMixin, OnlineDecisionClassifierMix
         self.max_components = max_components
         self.max_history = max_history
         self.algorithm = algorithm
+        self.prediction_bound = prediction_bound
         self.clip = clip
         self.random_state = random_state
         self.verbose = verbose

@@ -16,6 +16,8 @@ from ..kernel_approximation._random_fourier import hash_columns
 from ..losses import get_loss
 from ..utils import _scaling
 from ..utils._growing import GrowingStateMixin, warn_growth
+from ..exceptions import DataAdviceWarning, TheoremConditionWarning
+from ..utils._deprecation import param, renamed_constraint
 from ..utils._warnings import warn
 from ..utils.validation import readonly
 from . import _core, _linear
@@ -116,7 +118,7 @@ _LOSSES = {
     "absolute": _LossSpec("absolute_error", 1.0, None, None),
 }
 
-#: predict_mode -> what the compiled pass reports for each row (the learning does not depend on it)
+#: aggregation -> what the compiled pass reports for each row (the learning does not depend on it)
 _REPORT = {"sampled": _core.REPORT_SAMPLED, "best": _core.REPORT_BEST, "mixture": _core.REPORT_MIXTURE}
 
 _ALGO_NAMES = {"oks": "OKS", "oks++": "OKS++", "ioks": "IOKS"}
@@ -160,6 +162,8 @@ class _KernelSelectionBase(GrowingStateMixin):
 
     _accept_sparse = True
 
+    #: retired parameter names (one release): old -> new (skonline.utils._deprecation)
+    _renamed_params = {"predict_mode": "aggregation"}
     _parameter_constraints = {
         "algorithm": [StrOptions({"oks", "oks++", "ioks"})],
         "sigmas": ["array-like", StrOptions({"auto"})],
@@ -177,7 +181,8 @@ class _KernelSelectionBase(GrowingStateMixin):
         "horizon": [Interval(Integral, 1, None, closed="left"), None],
         "clip_dim": [StrOptions({"frequencies", "features"})],
         "shared_base": ["boolean"],
-        "predict_mode": [StrOptions({"sampled", "best", "mixture"})],
+        "aggregation": [StrOptions({"sampled", "best", "mixture"})],
+        "predict_mode": renamed_constraint([StrOptions({"sampled", "best", "mixture"})]),
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
         "standardize": ["boolean"],
@@ -267,7 +272,7 @@ class _KernelSelectionBase(GrowingStateMixin):
         if self.horizon is not None and self.algorithm == "ioks" and self.horizon < 40:
             warn(
                 f"horizon={self.horizon}: the IOKS guarantee (Theorem 4.1) assumes T >= 40.",
-                UserWarning,
+                TheoremConditionWarning,
             )
 
     def _resolve_settings(self, chunk):
@@ -552,7 +557,7 @@ class _KernelSelectionBase(GrowingStateMixin):
         else:
             settings = _core.IOKSSettings(*loss, loss_bound=float(self.loss_bound), G1=c["G1"],
                                           eta_scale=float(self.eta_scale), alpha=float(self.tsallis_alpha))
-        settings = settings._replace(report=_REPORT[self.predict_mode])
+        settings = settings._replace(report=_REPORT[param(self, "aggregation")])
         state = _core.BanditState(
             q=_heads(self.q_, 2), p=_heads(self.p_, 2), L=_heads(self.loss_estimates_, 2), C=self._C_,
             S=self._S_, counts=_heads(self.kernel_counts_, 2), lam=_heads(self.step_sizes_, 2),
@@ -588,7 +593,7 @@ class _KernelSelectionBase(GrowingStateMixin):
 
     def _run_pass(self, X, Y, SW):
         n, H = Y.shape
-        U = self._draw(n, H)  # full feedback: the kernel of predict_mode='sampled''s report
+        U = self._draw(n, H)  # full feedback: the kernel of aggregation='sampled''s report
         forced = np.ascontiguousarray(self._forced_kernels(n, H), dtype=np.int64)
         Y = readonly(np.ascontiguousarray(Y, dtype=np.float64))
         SW = readonly(np.ascontiguousarray(SW, dtype=np.float64))
@@ -714,7 +719,7 @@ class _KernelSelectionBase(GrowingStateMixin):
     # ------------------------------------------------------------------ prediction
     def _weights(self):
         q = np.atleast_2d(self.q_)
-        if self.predict_mode == "mixture":
+        if param(self, "aggregation") == "mixture":
             return q.copy()
         w = np.zeros_like(q)
         w[np.arange(q.shape[0]), np.argmax(q, axis=1)] = 1.0
@@ -953,11 +958,11 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
         :math:`H` heads (classes for one-vs-rest, else 1), :math:`K` kernels; after the exact
         phase, :math:`8 (2 D H K + d D)` bytes (the weights and the Gaussian base; on a wide
         stream the base has 4,096 rows instead of d). With ``n_components=None``, when the store is
-        full (a ``UserWarning`` says so) a round whose row would be a new support vector makes no
+        full (a ``StateGrowthWarning`` says so) a round whose row would be a new support vector makes no
         gradient step: the hypotheses stay as they are, while the kernel distribution still
         learns from the loss (``n_dropped_steps_`` counts the skipped steps). The regret bounds
         assume every step is made, so they hold for the rounds before the budget only.
-        ``None``: no budget (a ``UserWarning`` when the store passes 1 GiB; the paper-size
+        ``None``: no budget (a ``StateGrowthWarning`` when the store passes 1 GiB; the paper-size
         benchmarks run with ``None``).
     feedback : {'auto', 'bandit', 'full'}, default='auto'
         ``'bandit'``: the paper's round: one kernel is drawn from p_t, only its hypothesis is
@@ -966,7 +971,7 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
         (importance weight 1; the step sizes, C_t, S_t and the weights q_t = softmax(-eta_t L_t)
         of OKS++ otherwise) and nothing is sampled (delta = 0, p = q): the bandit round's
         expectation, whose learning is deterministic (no run-to-run spread at
-        ``random_state=None``). With ``predict_mode='mixture'`` the bandit learner already
+        ``random_state=None``). With ``aggregation='mixture'`` the bandit learner already
         evaluates every kernel on every row, so full feedback costs only the K steps. 'auto':
         ``'full'`` for OKS++ with ``standardize=True`` (the defaults; the first 20 rows, which
         the internal standardisation outputs as zeros and then scales roughly, make no kernel
@@ -1017,7 +1022,7 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
     shared_base : bool, default=True
         Random features only: one Gaussian base matrix shared by the K kernels (frequencies
         base / sigma_k, the authors' code) or independent draws per kernel (Algorithm 3).
-    predict_mode : {'mixture', 'best', 'sampled'}, default='mixture'
+    aggregation : {'mixture', 'best', 'sampled'}, default='mixture'
         What the learner predicts, in ``predict`` and for each row of the pass (the prediction
         ``partial_fit_predict`` returns and the online metrics count) alike: the mixture
         ``sum_k q_k f_k(x)``, or the hypothesis of the kernel with the largest q (the paper's
@@ -1060,6 +1065,8 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metrics (average online loss; mistake rate for the classifier). The result does not change.
+    predict_mode : {'mixture', 'best', 'sampled'}, default='deprecated'
+        Deprecated alias of ``aggregation`` (renamed in 0.1; ``predict_mode`` is removed in 0.2).
 
     Attributes
     ----------
@@ -1176,11 +1183,12 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
         horizon=None,
         clip_dim="frequencies",
         shared_base=True,
-        predict_mode="mixture",
+        aggregation="mixture",
         standardize=True,
         linear="auto",
         random_state=None,
         verbose=0,
+        predict_mode="deprecated",
     ):
         self.standardize = standardize
         self.linear = linear
@@ -1201,9 +1209,10 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
         self.horizon = horizon
         self.clip_dim = clip_dim
         self.shared_base = shared_base
-        self.predict_mode = predict_mode
+        self.aggregation = aggregation
         self.random_state = random_state
         self.verbose = verbose
+        self.predict_mode = predict_mode
 
     def _learn(self, chunk):
         n_seen = int(self.n_samples_seen_)
@@ -1219,7 +1228,7 @@ class KernelSelectionClassifier(_KernelSelectionBase, SampleWeightMixin, OnlineD
                 "hundred rows) they lag a scaled linear model (sklearn's wine, 178 rows: online "
                 "accuracy 0.85-0.88 against 0.92). For a stream "
                 "this short pass one bandwidth, sigmas=[sqrt(n_features)], which every row trains.",
-                UserWarning,
+                DataAdviceWarning,
             )
         return self._run_pass(chunk.X, chunk.Y, chunk.sample_weight)
 
@@ -1283,11 +1292,11 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
         :math:`H` heads (classes for one-vs-rest, else 1), :math:`K` kernels; after the exact
         phase, :math:`8 (2 D H K + d D)` bytes (the weights and the Gaussian base; on a wide
         stream the base has 4,096 rows instead of d). With ``n_components=None``, when the store is
-        full (a ``UserWarning`` says so) a round whose row would be a new support vector makes no
+        full (a ``StateGrowthWarning`` says so) a round whose row would be a new support vector makes no
         gradient step: the hypotheses stay as they are, while the kernel distribution still
         learns from the loss (``n_dropped_steps_`` counts the skipped steps). The regret bounds
         assume every step is made, so they hold for the rounds before the budget only.
-        ``None``: no budget (a ``UserWarning`` when the store passes 1 GiB; the paper-size
+        ``None``: no budget (a ``StateGrowthWarning`` when the store passes 1 GiB; the paper-size
         benchmarks run with ``None``).
     feedback : {'auto', 'bandit', 'full'}, default='auto'
         ``'bandit'``: the paper's round: one kernel is drawn from p_t, only its hypothesis is
@@ -1296,7 +1305,7 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
         (importance weight 1; the step sizes, C_t, S_t and the weights q_t = softmax(-eta_t L_t)
         of OKS++ otherwise) and nothing is sampled (delta = 0, p = q): the bandit round's
         expectation, whose learning is deterministic (no run-to-run spread at
-        ``random_state=None``). With ``predict_mode='mixture'`` the bandit learner already
+        ``random_state=None``). With ``aggregation='mixture'`` the bandit learner already
         evaluates every kernel on every row, so full feedback costs only the K steps. 'auto':
         ``'full'`` for OKS++ with ``standardize=True`` (the defaults; the first 20 rows, which
         the internal standardisation outputs as zeros and then scales roughly, make no kernel
@@ -1347,7 +1356,7 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
     shared_base : bool, default=True
         Random features only: one Gaussian base matrix shared by the K kernels (frequencies
         base / sigma_k, the authors' code) or independent draws per kernel (Algorithm 3).
-    predict_mode : {'mixture', 'best', 'sampled'}, default='mixture'
+    aggregation : {'mixture', 'best', 'sampled'}, default='mixture'
         What the learner predicts, in ``predict`` and for each row of the pass (the prediction
         ``partial_fit_predict`` returns and the online metrics count) alike: the mixture
         ``sum_k q_k f_k(x)``, or the hypothesis of the kernel with the largest q (the paper's
@@ -1390,6 +1399,8 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metrics (average online loss; mistake rate for the classifier). The result does not change.
+    predict_mode : {'mixture', 'best', 'sampled'}, default='deprecated'
+        Deprecated alias of ``aggregation`` (renamed in 0.1; ``predict_mode`` is removed in 0.2).
 
     Attributes
     ----------
@@ -1501,11 +1512,12 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
         horizon=None,
         clip_dim="frequencies",
         shared_base=True,
-        predict_mode="mixture",
+        aggregation="mixture",
         standardize=True,
         linear="auto",
         random_state=None,
         verbose=0,
+        predict_mode="deprecated",
     ):
         self.standardize = standardize
         self.linear = linear
@@ -1526,9 +1538,10 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
         self.horizon = horizon
         self.clip_dim = clip_dim
         self.shared_base = shared_base
-        self.predict_mode = predict_mode
+        self.aggregation = aggregation
         self.random_state = random_state
         self.verbose = verbose
+        self.predict_mode = predict_mode
 
     def _prequential_loss(self, y, pred):
         # the loss the pass counts: the paper's square loss is (f - y)^2, twice the catalogue's
@@ -1543,7 +1556,7 @@ class KernelSelectionRegressor(_KernelSelectionBase, SampleWeightMixin, OnlineRe
                 f"Targets up to |y| = {float(np.max(np.abs(y))):.3g} exceed the radius U = "
                 f"{c['radius']:g}: the hypotheses stay in the U-ball (|f| <= U). Scale the targets "
                 "(the paper scales them to [0, 1]) or raise radius.",
-                UserWarning,
+                DataAdviceWarning,
             )
         return self._run_pass(chunk.X, np.ascontiguousarray(y.reshape(-1, 1)), chunk.sample_weight)
 

@@ -19,7 +19,9 @@ from ..base import (
 from ..losses import get_loss
 from ..utils import _recycle, _scaling
 from ..utils._jit import njit
+from ..utils._deprecation import param, renamed_constraint
 from ..utils._math import distinct_columns
+from ..exceptions import DataAdviceWarning, NumericalClampWarning
 from ..utils._warnings import warn
 from ..utils.validation import readonly, validate_X_predict
 from . import _scale_invariant_core as core
@@ -101,9 +103,13 @@ def _coordinate_weights_finite(h, sum_sq, scale, alpha, t_next, fit_intercept, i
 class _ScaleInvariantBase:
     """State, passes and prediction shared by the classifier and the regressor."""
 
+    #: retired parameter names (one release): old -> new (skonline.utils._deprecation)
+    _renamed_params = {"alpha": "potential_alpha"}
+
     _parameter_constraints = {
         "invariance": [StrOptions({"auto", "coordinate", "full"})],
-        "alpha": [Interval(Real, _ALPHA_MIN, None, closed="neither")],
+        "potential_alpha": [Interval(Real, _ALPHA_MIN, None, closed="neither")],
+        "alpha": renamed_constraint([Interval(Real, _ALPHA_MIN, None, closed="neither")]),
         "fit_intercept": ["boolean"],
         "predict_mode": [StrOptions({"linear", "online"})],
         "internal_scaling": [StrOptions({"first", "none"})],
@@ -167,7 +173,7 @@ class _ScaleInvariantBase:
         clamped_before = int(self.n_clamped_[0])
         loss_acc = np.array([self.cumulative_loss_])
         scaling = self.internal_scaling == "first"
-        alpha = float(self.alpha)
+        alpha = float(param(self, "potential_alpha"))
         t0 = int(self.n_samples_seen_)
         if self.invariance_ == "coordinate":
             if sp.issparse(X):  # canonical CSR (validated): sorted columns, no duplicates
@@ -212,7 +218,7 @@ class _ScaleInvariantBase:
             warn(
                 f"{type(self).__name__}: an exponent of the potential exceeded {core.E_MAX:g} and was "
                 "clamped; predictions are no longer exactly the paper's.",
-                RuntimeWarning,
+                NumericalClampWarning,
             )
         return out
 
@@ -326,7 +332,7 @@ class _ScaleInvariantBase:
             f"until about {_COLLINEAR_MAX_ROWS} rows per column, predictions can be worse than those of a "
             "learner with a prior in standardised units. Drop the near-duplicate columns, or use "
             f"{self._collinear_alternative}, which weighs this learner against skonline's other families.",
-            UserWarning,
+            DataAdviceWarning,
         )
 
     # --------------------------------------------------------------- prediction
@@ -336,7 +342,7 @@ class _ScaleInvariantBase:
 
     def _linear_weights(self):
         """Augmented weights (n_heads, D) in internal units: the paper's w for a query with x_i = 0."""
-        a = float(self.alpha)
+        a = float(param(self, "potential_alpha"))
         h = self.neg_cum_grad_
         if self.invariance_ == "coordinate":
             D = h.shape[1]
@@ -395,12 +401,12 @@ class _ScaleInvariantBase:
         out = np.zeros((X.shape[0], self.neg_cum_grad_.shape[0]))
         if self.invariance_ == "coordinate":
             core.coordinate_predict_online(
-                X, self._t_next, self.neg_cum_grad_.shape[1], self.fit_intercept, float(self.alpha),
+                X, self._t_next, self.neg_cum_grad_.shape[1], self.fit_intercept, float(param(self, "potential_alpha")),
                 self.sum_sq_, self.neg_cum_grad_, self.scale_, out,
             )
         else:
             core.full_predict_online(
-                X, self.fit_intercept, float(self.alpha), float(self.rank_tol), self.pinv_,
+                X, self.fit_intercept, float(param(self, "potential_alpha")), float(self.rank_tol), self.pinv_,
                 self.basis_, self.rank_, self.neg_cum_grad_, self.gamma_, self.scale_, out,
             )
         return check_finite_output(out, self, "decision values")
@@ -412,7 +418,7 @@ class _ScaleInvariantBase:
             if cols is not None and cols.shape[0] == 0:
                 return ()  # the pass bounded every weight it changed; the others only shrank
             ok = _coordinate_weights_finite(
-                self.neg_cum_grad_, self.sum_sq_, self.scale_, float(self.alpha), float(self._t_next),
+                self.neg_cum_grad_, self.sum_sq_, self.scale_, float(param(self, "potential_alpha")), float(self._t_next),
                 bool(self.fit_intercept), self.predict_mode == "linear", float(core.E_MAX),
                 _NO_COLUMNS if cols is None else cols,
             )
@@ -494,10 +500,10 @@ class ScaleInvariantClassifier(_ScaleInvariantBase, SampleWeightMixin, OnlineDec
         direction alike, including the near-null ones of nearly collinear columns, so on short
         tables with such columns (breast_cancer, against a scaled logistic regression) a learner
         with a prior in standardised units does better. Algorithm 2 warns
-        (``UserWarning``) when the stream reaches 3 rows per column and a column's variance
+        (``DataAdviceWarning``) when the stream reaches 3 rows per column and a column's variance
         inflation factor exceeds 1,000; see "Where the defaults still fall short" in the user
         guide (data as it comes). The warning changes nothing.
-    alpha : float, default=1.5
+    potential_alpha : float, default=1.5
         The paper's alpha > 9/8, the only hyperparameter of the potential (not a regularisation
         strength as in SGD). Smaller is more aggressive; the additive constant of the regret bound
         is kappa(alpha) = exp(1 / (2 (alpha - 9/8))).
@@ -529,6 +535,8 @@ class ScaleInvariantClassifier(_ScaleInvariantBase, SampleWeightMixin, OnlineDec
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metrics (average online loss; mistake rate for the classifier). The result does not change.
+    alpha : float, default='deprecated'
+        Deprecated alias of ``potential_alpha`` (renamed in 0.1; ``alpha`` is removed in 0.2).
 
     Attributes
     ----------
@@ -602,21 +610,23 @@ class ScaleInvariantClassifier(_ScaleInvariantBase, SampleWeightMixin, OnlineDec
         loss="log_loss",
         *,
         invariance="auto",
-        alpha=1.5,
+        potential_alpha=1.5,
         fit_intercept=True,
         predict_mode="linear",
         internal_scaling="first",
         rank_tol=1e-6,
         verbose=0,
+        alpha="deprecated",
     ):
         self.loss = loss
         self.invariance = invariance
-        self.alpha = alpha
+        self.potential_alpha = potential_alpha
         self.fit_intercept = fit_intercept
         self.predict_mode = predict_mode
         self.internal_scaling = internal_scaling
         self.rank_tol = rank_tol
         self.verbose = verbose
+        self.alpha = alpha
 
     _collinear_alternative = "skonline.experts.OnlineEnsembleClassifier()"
 
@@ -668,10 +678,10 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, SampleWeightMixin, OnlineRegr
         direction alike, including the near-null ones of nearly collinear columns, so on short
         tables with such columns (breast_cancer, against a scaled logistic regression) a learner
         with a prior in standardised units does better. Algorithm 2 warns
-        (``UserWarning``) when the stream reaches 3 rows per column and a column's variance
+        (``DataAdviceWarning``) when the stream reaches 3 rows per column and a column's variance
         inflation factor exceeds 1,000; see "Where the defaults still fall short" in the user
         guide (data as it comes). The warning changes nothing.
-    alpha : float, default=1.5
+    potential_alpha : float, default=1.5
         The paper's alpha > 9/8, the only hyperparameter of the potential (not a regularisation
         strength as in SGD). Smaller is more aggressive; the additive constant of the regret bound
         is kappa(alpha) = exp(1 / (2 (alpha - 9/8))).
@@ -703,6 +713,8 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, SampleWeightMixin, OnlineRegr
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
         metrics (average online loss; mistake rate for the classifier). The result does not change.
+    alpha : float, default='deprecated'
+        Deprecated alias of ``potential_alpha`` (renamed in 0.1; ``alpha`` is removed in 0.2).
 
     Attributes
     ----------
@@ -774,32 +786,35 @@ class ScaleInvariantRegressor(_ScaleInvariantBase, SampleWeightMixin, OnlineRegr
         *,
         epsilon=0.1,
         invariance="auto",
-        alpha=1.5,
+        potential_alpha=1.5,
         fit_intercept=True,
         predict_mode="linear",
         internal_scaling="first",
         rank_tol=1e-6,
         standardize=True,
         verbose=0,
+        alpha="deprecated",
     ):
         self.loss = loss
         self.epsilon = epsilon
         self.standardize = standardize
         self.invariance = invariance
-        self.alpha = alpha
+        self.potential_alpha = potential_alpha
         self.fit_intercept = fit_intercept
         self.predict_mode = predict_mode
         self.internal_scaling = internal_scaling
         self.rank_tol = rank_tol
         self.verbose = verbose
+        self.alpha = alpha
 
     def _expected_failed_checks(self):
         return {
             **_SAMPLE_WEIGHT_XFAIL,
             "check_regressors_train": (
                 "scikit-learn's check sets alpha=0.01, taking alpha for a regularisation strength; "
-                "here alpha is the paper's potential parameter and must exceed 9/8. The same check "
-                "with a valid alpha runs in tests/linear_model/test_scale_invariant.py."
+                "here alpha is the retired name of potential_alpha, the paper's potential parameter, "
+                "which must exceed 9/8. The same check with a valid potential_alpha runs in "
+                "tests/linear_model/test_scale_invariant.py."
             )
         }
 

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineTransformerMixin, reads_state
 from ..utils import _scaling as core
+from ..utils._deprecation import param, renamed_constraint
 from ..utils.validation import validate_X_chunk
 from ._columns import DtypeChunk
 
@@ -69,12 +70,14 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
         dense), so the same rows give the same output in either container; wider streams are
         handled as CSR (dense chunks made sparse) and never centred: each column is scaled by its
         running root mean square, keeping the rows' structure (centring would fill them).
-    clip : float, default=5.0
+    clip_std : float, default=5.0
         Output clip and winsorising threshold, in standard deviations.
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
         does not change.
+    clip : float, default='deprecated'
+        Deprecated alias of ``clip_std`` (renamed in 0.1; ``clip`` is removed in 0.2).
 
     Attributes
     ----------
@@ -107,16 +110,20 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
            [2.236, 2.236]]))
     """
 
+    #: retired parameter names (one release): old -> new (skonline.utils._deprecation)
+    _renamed_params = {"clip": "clip_std"}
     _parameter_constraints = {
         "with_mean": ["boolean"],
-        "clip": [Interval(Real, 0, None, closed="right")],
+        "clip_std": [Interval(Real, 0, None, closed="right")],
+        "clip": renamed_constraint([Interval(Real, 0, None, closed="right")]),
         "verbose": ["verbose"],
     }
 
-    def __init__(self, *, with_mean=True, clip=5.0, verbose=0):
+    def __init__(self, *, with_mean=True, clip_std=5.0, verbose=0, clip="deprecated"):
         self.with_mean = with_mean
-        self.clip = clip
+        self.clip_std = clip_std
         self.verbose = verbose
+        self.clip = clip
 
     _accept_sparse = True
     #: the container from the width of the stream (see ``OnlineMixin._row_container``)
@@ -138,7 +145,7 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
         X = chunk.X
         if bool(sp.issparse(X)) != self._sparse_:
             raise ValueError("OnlineStandardScaler cannot mix dense and sparse chunks in one stream.")
-        Z = core.learn_transform(X, self._count_, self._mean_, self._m2_, float(self.clip), bool(self.with_mean),
+        Z = core.learn_transform(X, self._count_, self._mean_, self._m2_, float(param(self, "clip_std")), bool(self.with_mean),
                                  min_count=core.SCALER_MIN_COUNT)
         return _as_out(Z, chunk.float32)
 
@@ -167,7 +174,7 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
             X = X.toarray()
         elif not sp.issparse(X) and self._sparse_:
             return self._transform64(sp.csr_matrix(X)).toarray()
-        return core.frozen_transform(X, self._count_, self._mean_, self._m2_, float(self.clip),
+        return core.frozen_transform(X, self._count_, self._mean_, self._m2_, float(param(self, "clip_std")),
                                      bool(self.with_mean), min_count=core.SCALER_MIN_COUNT)
 
     @property

@@ -16,6 +16,7 @@ Nyström map, exact kernel selection) keeps it in preallocated buffers whose lea
 
 import numpy as np
 
+from ..exceptions import StateGrowthWarning
 from ._warnings import warn
 
 #: an unbounded model warns when the memory its state needs crosses this many bytes
@@ -61,12 +62,13 @@ def warn_growth(est, *, what, param, before, after, budget, nbytes, policy, hint
     if budget is not None:
         if before < budget <= after:
             warn(f"{name}: {what} reached the budget {param}={budget} "
-                 f"(about {_format_bytes(nbytes(budget))} of state). {policy}")
+                 f"(about {_format_bytes(nbytes(budget))} of state). {policy}", StateGrowthWarning)
         return
     if nbytes(before) < WARN_BYTES <= nbytes(after):
         warn(
             f"{name}: {what} ({after}) now take about {_format_bytes(nbytes(after))} of memory and "
-            + (hint or f"{param}=None lets them grow without limit; set {param} to bound memory and time.")
+            + (hint or f"{param}=None lets them grow without limit; set {param} to bound memory and time."),
+            StateGrowthWarning,
         )
 
 

@@ -99,24 +99,24 @@ _PARAMS = {
         {"sampling": "stream"},
         {"sampling": "stream", "algorithm": "online"},
         {"algorithm": "smd_uniform", "sampling": "stream"},
-        {"objective": "top_k", "algorithm": "depround", "max_iter": 400, "sampling": "stream"},
+        {"objective": "top_k", "algorithm": "depround", "horizon": 400, "sampling": "stream"},
         {"objective": "top_k", "algorithm": "online", "sampling": "stream"},
         {"objective": "weighted", "algorithm": "mirror_prox"},
     ],
     "GroupDRORegressor": [
         {},
-        {"sampling": "stream", "max_iter": 200},
-        {"sampling": "stream", "algorithm": "online", "max_iter": 200},
-        {"objective": "top_k", "algorithm": "depround", "max_iter": 200, "sampling": "stream"},
+        {"sampling": "stream", "horizon": 200},
+        {"sampling": "stream", "algorithm": "online", "horizon": 200},
+        {"objective": "top_k", "algorithm": "depround", "horizon": 200, "sampling": "stream"},
         {"objective": "weighted"},
     ],
     "OnlineImputer": [{}, {"strategy": "median", "add_indicator": True},
                       {"strategy": "most_frequent", "max_categories": 4}],
     "OnlineOneHotEncoder": [{}, {"max_categories": 3}, {"max_categories": 2, "handle_unknown": "ignore"}],
     # the shared checks run with a declared range that covers scikit-learn's test data
-    "_BaseRule": [{"loss_range": (-1000.0, 1000.0)}],
-    "FixedShare": [{"loss_range": (-1000.0, 1000.0)},
-                   {"eta": "adaptive", "alpha": "decreasing", "loss_range": (-1000.0, 1000.0)}],
+    "_BaseRule": [{"loss_bound": (-1000.0, 1000.0)}],
+    "FixedShare": [{"loss_bound": (-1000.0, 1000.0)},
+                   {"eta": "adaptive", "share_rate": "decreasing", "loss_bound": (-1000.0, 1000.0)}],
     "PCSP": [{"loss_bound": 4.0}],
     "OnlineEnsembleRegressor": _ensemble_regressor_params,
     "OnlineEnsembleClassifier": _ensemble_classifier_params,
@@ -138,7 +138,7 @@ _PARAM_KEYS = {
     "_BaseGroupDRO": ("objective", "algorithm", "sampling"),
     "OnlineImputer": ("strategy",),
     "OnlineOneHotEncoder": ("max_categories", "handle_unknown"),
-    "FixedShare": ("eta", "alpha"),
+    "FixedShare": ("eta", "share_rate"),
     "OnlineEnsembleRegressor": (),
     "OnlineEnsembleClassifier": (),
     "PKAWVRegressor": ("features", "algorithm", "max_components"),
@@ -222,7 +222,7 @@ def _encoder_stream(est, rng, n_samples, n_features):
 def _rule_stream(est, rng, n_samples, n_features):
     from ..experts._rules import _validate_loss_range
 
-    lo, hi = _validate_loss_range(est.loss_range)
+    lo, hi = _validate_loss_range(est.loss_bound)
     L = rng.uniform(0.0, 1.0, size=(n_samples, n_features))
     return lo + (hi - lo) * L, None, {}
 
@@ -281,7 +281,7 @@ def _group_dro_bad_chunks(est, X, y):
 def _rule_bad_chunks(est, X, y):
     from ..experts._rules import _validate_loss_range
 
-    lo, hi = _validate_loss_range(est.loss_range)
+    lo, hi = _validate_loss_range(est.loss_bound)
     above = X.copy()
     above[4, 2] = hi + 0.5 * (hi - lo)
     below = X.copy()

@@ -22,8 +22,11 @@ _NOT_USER = (
 )
 
 
-def warn(message, category=UserWarning):
-    """``warnings.warn(message, category)`` at the user's line (see the module docstring)."""
+def warn(message, category):
+    """``warnings.warn(message, category)`` at the user's line (see the module docstring).
+
+    ``category``: one of the catalog in :mod:`skonline.exceptions` (one per event), or
+    scikit-learn's ``ConvergenceWarning``; never a bare ``UserWarning`` (tests/test_warnings.py)."""
     level, frame = 2, sys._getframe(1)  # warn's caller is stacklevel 2
     while frame is not None and frame.f_code.co_filename.startswith(_NOT_USER):
         frame = frame.f_back

@@ -174,12 +174,12 @@ def test_fit_warns_when_n_epochs_ends_it_before_it_settles():
 
 
 @pytest.mark.parametrize("params, anytime", [
-    ({"tol": None}, False), ({"max_iter": 300}, False), ({"anytime": False}, False),
+    ({"tol": None}, False), ({"horizon": 300}, False), ({"anytime": False}, False),
     ({"objective": "top_k", "k": 2, "algorithm": "depround"}, False),
     ({"objective": "weighted"}, True),
 ])
 def test_fit_has_a_fixed_horizon_where_tol_does_not_apply(params, anytime):
-    """tol=None, max_iter, anytime=False, the fixed-horizon algorithms and the weighted budgets:
+    """tol=None, horizon, anytime=False, the fixed-horizon algorithms and the weighted budgets:
     fit runs the paper's horizon (one epoch by default) and never warns."""
     X, y, g = _gdro_blobs(400)
     with warnings.catch_warnings():
@@ -188,7 +188,7 @@ def test_fit_has_a_fixed_horizon_where_tol_does_not_apply(params, anytime):
     if params.get("objective") == "weighted":
         assert est.n_iter_ == 100  # n_1 rounds (SMDr)
     else:
-        assert est.T_ == params.get("max_iter", 100 if params.get("algorithm") is None else 200)
+        assert est.T_ == params.get("horizon", 100 if params.get("algorithm") is None else 200)
         assert est.n_iter_ == est.T_ and not est.anytime_
     assert est.n_epochs_ == (est.group_draws_.sum() / 400)
 

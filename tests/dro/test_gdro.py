@@ -11,6 +11,7 @@ from sklearn.base import clone
 
 from skonline.dro import GroupDROClassifier, GroupDRORegressor
 from skonline.dro import _gdro_core as core
+from skonline.exceptions import HorizonExceededWarning
 
 from _paper import paper
 
@@ -52,28 +53,28 @@ def test_example1_gdro_and_top5_solutions(seed):
     """GDRO solution 0.5 (value 0.25), AT5RO solution 0.8 (value 0.16); w_G < w_A."""
     T = 20000
     X, y, g = _ex1_stream(T, seed)
-    smd = paper(GroupDRORegressor, sampling="stream", max_iter=T, random_state=seed, **EX1).fit(X, y, groups=g)
+    smd = paper(GroupDRORegressor, sampling="stream", horizon=T, random_state=seed, **EX1).fit(X, y, groups=g)
     w = smd.coef_[0] + 0.5
     assert abs(w - 0.5) < 0.06 and _lmax(w) < 0.255
     assert smd.G_ == 2.0 and smd.n_iter_ == T and np.argmax(smd.q_) == 0
     smd_a = paper(GroupDRORegressor, sampling="stream", random_state=seed, **EX1).fit(X, y, groups=g)
     assert smd_a.anytime_ and _lmax(smd_a.coef_[0] + 0.5) < 0.2535
-    top5 = paper(GroupDRORegressor, objective="top_k", k=5, sampling="stream", max_iter=T,
+    top5 = paper(GroupDRORegressor, objective="top_k", k=5, sampling="stream", horizon=T,
                  random_state=seed, **EX1).fit(X, y, groups=g)
     wa = top5.coef_[0] + 0.5
     assert abs(wa - 0.8) < 0.05 and _l5(wa) < 0.162
     assert abs(top5.q_[0] - 0.2) < 0.02 and top5.q_.max() <= 0.2 + 1e-12
     assert w < wa
     Xp, yp, gp = _ex1_pools(4000, seed)
-    online = paper(GroupDRORegressor, algorithm="online", max_iter=T, random_state=seed, **EX1).fit(
+    online = paper(GroupDRORegressor, algorithm="online", horizon=T, random_state=seed, **EX1).fit(
         Xp, yp, groups=gp)
     assert _lmax(online.coef_[0] + 0.5) < 0.30
-    dep = paper(GroupDRORegressor, objective="top_k", k=5, algorithm="depround", max_iter=T,
+    dep = paper(GroupDRORegressor, objective="top_k", k=5, algorithm="depround", horizon=T,
                 random_state=seed, **EX1).fit(Xp, yp, groups=gp)
     wd = dep.coef_[0] + 0.5
     assert abs(wd - 0.8) < 0.05 and _l5(wd) < 0.162
     assert dep.group_draws_.sum() == 5 * T
-    any1 = paper(GroupDRORegressor, objective="top_k", k=5, algorithm="online", max_iter=T,
+    any1 = paper(GroupDRORegressor, objective="top_k", k=5, algorithm="online", horizon=T,
                  random_state=seed, **EX1).fit(Xp, yp, groups=gp)
     assert any1.anytime_ and _l5(any1.coef_[0] + 0.5) < 0.165
     assert any1.group_draws_.sum() == T
@@ -128,7 +129,7 @@ def test_gdro_matches_exact_saddle_point():
     opt, dual, risks = _epigraph_gdro(X, y, g, m, R)
     T = 100_000
     for kw, tol in [({}, 0.005), ({"anytime": True}, 0.003), ({"algorithm": "online"}, 0.003)]:
-        params = dict(max_iter=T * (m if kw.get("algorithm") == "online" else 1), **kw)
+        params = dict(horizon=T * (m if kw.get("algorithm") == "online" else 1), **kw)
         clf = paper(GroupDROClassifier, radius=R, random_state=0, **params).fit(X, y, groups=g)
         w = np.r_[clf.coef_[0], clf.intercept_]
         gap = risks(w).max() - opt
@@ -170,10 +171,10 @@ def test_q_concentrates_on_hardest_group(het_data):
     (Xtr, ytr, gtr), (Xte, yte, gte) = het_data
     T = 15000
     risk = {}
-    for name, kw in [("erm", dict(eta_q_scale=0.0)), ("smd", {}), ("online", dict(algorithm="online")),
+    for name, kw in [("erm", dict(eta_scale=0.0)), ("smd", {}), ("online", dict(algorithm="online")),
                      ("top3", dict(objective="top_k", k=3)),
                      ("top3_dep", dict(objective="top_k", k=3, algorithm="depround"))]:
-        clf = paper(GroupDROClassifier, radius=5.0, max_iter=T, random_state=0, **kw).fit(Xtr, ytr, groups=gtr)
+        clf = paper(GroupDROClassifier, radius=5.0, horizon=T, random_state=0, **kw).fit(Xtr, ytr, groups=gtr)
         risk[name] = clf.group_risk(Xte, yte, gte)[1]
         if name == "erm":
             np.testing.assert_allclose(clf.q_, 1 / 20, rtol=1e-12)
@@ -210,14 +211,14 @@ def _same_fit(a, b):
 @pytest.mark.parametrize("sampling", ["pool", "stream"])
 def test_k1_top_k_reproduces_gdro(sampling):
     X, y, g = _blobs()
-    kw = dict(random_state=5, sampling=sampling, max_iter=1000, eta_q_scale=20)
+    kw = dict(random_state=5, sampling=sampling, horizon=1000, eta_scale=20)
     _same_fit(paper(GroupDROClassifier, objective="top_k", k=1, **kw).fit(X, y, groups=g),
               paper(GroupDROClassifier, **kw).fit(X, y, groups=g))
     # DepRound with k = 1 draws i with probability q_i: Alg. 6 is Alg. 2, same step sizes
     _same_fit(paper(GroupDROClassifier, objective="top_k", k=1, algorithm="depround", **kw).fit(X, y, groups=g),
               paper(GroupDROClassifier, algorithm="online", **kw).fit(X, y, groups=g))
     # Alg. 7 with k = 1 is Online(1)_a
-    kw.pop("max_iter")
+    kw.pop("horizon")
     _same_fit(paper(GroupDROClassifier, objective="top_k", k=1, algorithm="online", **kw).fit(X, y, groups=g),
               paper(GroupDROClassifier, algorithm="online", anytime=True, **kw).fit(X, y, groups=g))
 
@@ -225,13 +226,13 @@ def test_k1_top_k_reproduces_gdro(sampling):
 def test_k_equal_m_keeps_q_uniform_and_float_k():
     X, y, g = _blobs(m=4)
     for alg in ("smd", "depround", "online"):
-        clf = paper(GroupDROClassifier, objective="top_k", k=4, algorithm=alg, max_iter=300,
-                    random_state=0, eta_q_scale=50).fit(X, y, groups=g)
+        clf = paper(GroupDROClassifier, objective="top_k", k=4, algorithm=alg, horizon=300,
+                    random_state=0, eta_scale=50).fit(X, y, groups=g)
         np.testing.assert_allclose(clf.q_, 0.25, rtol=1e-14)
         np.testing.assert_allclose(clf.q_last_, 0.25, rtol=1e-14)
-    clf = paper(GroupDROClassifier, objective="top_k", k=0.5, max_iter=10).fit(X, y, groups=g)
+    clf = paper(GroupDROClassifier, objective="top_k", k=0.5, horizon=10).fit(X, y, groups=g)
     assert clf.k_ == 2
-    clf = paper(GroupDROClassifier, objective="top_k", k=0.3, max_iter=10).fit(X, y, groups=g)
+    clf = paper(GroupDROClassifier, objective="top_k", k=0.3, horizon=10).fit(X, y, groups=g)
     assert clf.k_ == 2  # ceil(0.3 * 4)
 
 
@@ -263,7 +264,7 @@ def test_single_group_is_projected_averaged_sgd(anytime):
     X = rng.standard_normal((300, 4)) * [1, 2, 3, 4]
     y = X @ [1.0, -1, 0.5, 0.2] + rng.standard_normal(300)
     reg = paper(GroupDRORegressor, sampling="stream", radius=3.0, anytime=anytime,
-                max_iter=None if anytime else 300).fit(X, y)
+                horizon=None if anytime else 300).fit(X, y)
     ref = _reference_sgd(X, y, 3.0, anytime, T=300)
     np.testing.assert_allclose(np.r_[reg.coef_, reg.intercept_], ref, rtol=1e-12, atol=1e-14)
     assert reg.n_groups_ == 1 and reg.q_.tolist() == [1.0]
@@ -290,7 +291,7 @@ def test_step_size_formulas():
         (2 * D / (G * math.sqrt(5 * T)), math.sqrt(k * math.log(m) / (m * T))), rel=1e-14)
     # the estimator reports them (gamma = eta_q / 2), scaled by the knobs
     X, y, g = _blobs(m=8)
-    clf = paper(GroupDROClassifier, algorithm="online", max_iter=50, eta_q_scale=3.0, eta_w_scale=0.5,
+    clf = paper(GroupDROClassifier, algorithm="online", horizon=50, eta_scale=3.0, step_scale=0.5,
                 radius=2 * math.sqrt(2)).fit(X, y, groups=g)
     cw, cq = c(core.ONLINE, False, 50, 2.0, clf.G_, 8, 1)
     assert clf.eta_w_ == pytest.approx(0.5 * cw) and clf.eta_q_ == pytest.approx(3 * cq)
@@ -359,7 +360,7 @@ def test_errors_change_nothing():
         fresh.fit(X, y, groups=g, group_labels=[0, 1, 2, 3])
     assert not hasattr(fresh, "coef_")
     # ... but a stream may declare a group that has not arrived yet
-    s = paper(GroupDROClassifier, sampling="stream", max_iter=100).fit(X, y, groups=g, group_labels=[0, 1, 2, 3])
+    s = paper(GroupDROClassifier, sampling="stream", horizon=100).fit(X, y, groups=g, group_labels=[0, 1, 2, 3])
     assert s.n_groups_ == 4 and s.n_iter_ == 0 and np.isnan(s.group_risks_).all()
     with pytest.raises(ValueError, match="exceeds the number of groups"):
         paper(GroupDROClassifier, objective="top_k", k=4).fit(X, y, groups=g)
@@ -379,8 +380,8 @@ def test_errors_change_nothing():
 
 def test_horizon_warning_when_streaming_past_T():
     X, y, g = _blobs(m=1)
-    clf = paper(GroupDROClassifier, sampling="stream", max_iter=100)
-    with pytest.warns(RuntimeWarning, match="exceed the horizon"):
+    clf = paper(GroupDROClassifier, sampling="stream", horizon=100)
+    with pytest.warns(HorizonExceededWarning, match="exceed the horizon"):
         clf.partial_fit(X[:300], y[:300], classes=[0, 1])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -392,8 +393,8 @@ STREAM_PARAMS = [
     dict(),
     dict(algorithm="smd_uniform"),
     dict(algorithm="online"),
-    dict(objective="top_k", k=2, max_iter=400),
-    dict(objective="top_k", k=2, algorithm="depround", max_iter=400),
+    dict(objective="top_k", k=2, horizon=400),
+    dict(objective="top_k", k=2, algorithm="depround", horizon=400),
     dict(objective="top_k", k=3, algorithm="online"),
 ]
 
@@ -419,7 +420,7 @@ def _chunks(n, sizes):
 def test_streaming_invariants_with_groups(params):
     """The shared checks' invariants with per-chunk groups (test_common passes kwargs only once)."""
     X, y, g = _blobs(seed=2, n=400, m=4)
-    est = paper(GroupDROClassifier, sampling="stream", random_state=0, max_buffer=16, eta_q_scale=30, **params)
+    est = paper(GroupDROClassifier, sampling="stream", random_state=0, max_buffer=16, eta_scale=30, **params)
     first = dict(classes=[0, 1], group_labels=[0, 1, 2, 3])
     ref = clone(est)
     pred = ref.partial_fit_predict(X, y, groups=g, **first)
@@ -505,7 +506,7 @@ def test_multiclass_regressor_history_and_group_risk():
     reg = paper(GroupDRORegressor, random_state=0, n_epochs=5).fit(X, yr, groups=g)
     assert reg.coef_.shape == (3,) and reg.intercept_.shape == (1,)
     assert reg.score(X, yr) > 0.9
-    sq = paper(GroupDRORegressor, "squared_error", random_state=0, n_epochs=5, eta_w_scale=20).fit(X, yr, groups=g)
+    sq = paper(GroupDRORegressor, "squared_error", random_state=0, n_epochs=5, step_scale=20).fit(X, yr, groups=g)
     assert sq.score(X, yr) > 0.9
     # string group labels, pandas-free
     gs = np.array(["a", "b", "c"])[g]
@@ -518,7 +519,7 @@ def test_q_stays_normalised_with_large_steps_and_raw_losses(algorithm):
     """Sparse q-updates renormalise incrementally: the error must not compound (Z < 1 amplifies
     it), even when unbounded raw losses and a large eta_q give huge multiplicative factors."""
     X, y, g = _blobs(seed=3, n=3000, m=6)
-    clf = paper(GroupDROClassifier, algorithm=algorithm, eta_q_scale=300.0, radius=3.0, max_iter=20000,
+    clf = paper(GroupDROClassifier, algorithm=algorithm, eta_scale=300.0, radius=3.0, horizon=20000,
                 random_state=0).fit(X * 5, y, groups=g)
     assert abs(clf.q_.sum() - 1) < 1e-12 and abs(clf.q_last_.sum() - 1) < 1e-12
     np.testing.assert_allclose(clf._q_linear_, np.exp(clf._log_q_), rtol=1e-9, atol=1e-300)

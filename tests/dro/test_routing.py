@@ -37,7 +37,7 @@ def test_requests_groups_by_default(routing):
 
 def test_gridsearch_with_groupkfold_routes_groups(routing):
     X, y, g = _data()
-    gs = GridSearchCV(paper(GroupDROClassifier, random_state=0), {"eta_q_scale": [1.0, 30.0]},
+    gs = GridSearchCV(paper(GroupDROClassifier, random_state=0), {"eta_scale": [1.0, 30.0]},
                       cv=GroupKFold(3))
     gs.fit(X, y, groups=g)
     assert gs.best_estimator_.n_groups_ == 6

@@ -58,7 +58,7 @@ def test_scorer_call_and_request():
 @pytest.mark.parametrize("cv", [KFold(5), GroupKFold(2)], ids=["KFold", "GroupKFold"])
 def test_grid_search_selects_by_the_worst_group(cv):
     X, y, g = _data()
-    grid = {"eta_q_scale": [0.0, 30.0]}
+    grid = {"eta_scale": [0.0, 30.0]}
     scoring = {"average": "accuracy", "worst": make_worst_group_scorer()}
     with sklearn.config_context(enable_metadata_routing=True):
         search = GridSearchCV(GroupDROClassifier(random_state=0), grid, cv=cv, scoring=scoring,
@@ -67,8 +67,8 @@ def test_grid_search_selects_by_the_worst_group(cv):
     # the scorer saw each test fold's groups: its value is the worst group's accuracy, below average
     assert np.all(res["mean_test_worst"] <= res["mean_test_average"])
     if isinstance(cv, KFold):  # both groups in every test fold: the two criteria disagree
-        assert grid["eta_q_scale"][int(np.argmax(res["mean_test_average"]))] == 0.0
-        assert search.best_params_ == {"eta_q_scale": 30.0}
+        assert grid["eta_scale"][int(np.argmax(res["mean_test_average"]))] == 0.0
+        assert search.best_params_ == {"eta_scale": 30.0}
 
 
 def test_without_routing_the_error_says_how():

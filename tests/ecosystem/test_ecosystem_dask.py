@@ -207,13 +207,13 @@ def _cv_keys(results):
 GRIDS = [
     pytest.param(
         ScaleInvariantClassifier(),
-        {"invariance": ["coordinate", "full"], "alpha": [1.2, 1.5, 4.0], "loss": ["log_loss", "hinge"]},
+        {"invariance": ["coordinate", "full"], "potential_alpha": [1.2, 1.5, 4.0], "loss": ["log_loss", "hinge"]},
         make_classification(n_samples=240, n_features=5, n_informative=3, random_state=0),
         id="classifier",
     ),
     pytest.param(
         ScaleInvariantRegressor(),
-        {"invariance": ["coordinate", "full"], "alpha": [1.2, 3.0], "loss": ["absolute_error", "huber"]},
+        {"invariance": ["coordinate", "full"], "potential_alpha": [1.2, 3.0], "loss": ["absolute_error", "huber"]},
         make_regression(n_samples=240, n_features=5, noise=5.0, random_state=0),
         id="regressor",
     ),

@@ -91,19 +91,19 @@ def test_rules_equal_numpy_references(name):
     np.testing.assert_allclose(rule.partial_fit_predict(L), W_plus, atol=1e-12)
     assert rule.epoch_starts_.tolist() == starts
     np.testing.assert_allclose(
-        FixedShare(eta=0.5, alpha=0.02, horizon=T).partial_fit_predict(L), ref.fixed_share(L, 0.5, 0.02), atol=1e-12
+        FixedShare(eta=0.5, share_rate=0.02, horizon=T).partial_fit_predict(L), ref.fixed_share(L, 0.5, 0.02), atol=1e-12
     )
     np.testing.assert_allclose(MLPoly().partial_fit_predict(L), ref.opera_mlpol(L), atol=1e-12)
     np.testing.assert_allclose(BOA().partial_fit_predict(L), ref.opera_boa(L), atol=1e-12)
     np.testing.assert_allclose(AdaHedge().partial_fit_predict(L), ref.adahedge(L), atol=1e-12)
 
 
-def test_loss_range_is_an_affine_map():
-    """Same weights for losses in [lo, hi] with loss_range=(lo, hi) as for the [0, 1] losses."""
+def test_loss_bound_is_an_affine_map():
+    """Same weights for losses in [lo, hi] with loss_bound=(lo, hi) as for the [0, 1] losses."""
     L = _sequences()["uniform"]
     for cls in ALL_RULES:
         a = cls().partial_fit_predict(L)
-        b = cls(loss_range=(-3.0, 5.0)).partial_fit_predict(-3.0 + 8.0 * L)
+        b = cls(loss_bound=(-3.0, 5.0)).partial_fit_predict(-3.0 + 8.0 * L)
         np.testing.assert_allclose(a, b, atol=1e-12, err_msg=cls.__name__)
 
 
@@ -272,7 +272,7 @@ def test_fixed_share_and_hedge_bounds():
         T, K = L.shape
         for S in (1, 2, 4):
             for eta, alpha in ((0.3, 0.01), (1.0, 0.05), (3.0, 0.2)):
-                W = FixedShare(eta=eta, alpha=alpha, horizon=T).partial_fit_predict(L)
+                W = FixedShare(eta=eta, share_rate=alpha, horizon=T).partial_fit_predict(L)
                 lw = _learner(W, L)
                 for m in range(S):
                     cost = math.log(K) + m * math.log((K - 1) / alpha) - (T - 1 - m) * math.log1p(-alpha)
@@ -451,7 +451,7 @@ def test_bad_input_is_rejected_and_changes_nothing(cls):
     before = pickle.dumps(r)
     bad = L[10:].copy()
     bad[5, 2] = 1.5
-    with pytest.raises(ValueError, match=r"outside loss_range=\(0, 1\)"):
+    with pytest.raises(ValueError, match=r"outside the declared range \(0, 1\)"):
         r.partial_fit(bad)
     with pytest.raises(ValueError, match="expecting 4 features"):
         r.partial_fit(L[10:, :3])

@@ -66,7 +66,7 @@ def test_cumulative_loss_and_clip():
     reg = paper(AWVRegressor)
     pred = reg.partial_fit_predict(X, y)
     assert reg.cumulative_loss_ == pytest.approx(np.sum((y - pred) ** 2), rel=1e-12)
-    c = paper(AWVRegressor, clip=0.5)
+    c = paper(AWVRegressor, prediction_bound=0.5)
     pc = c.partial_fit_predict(X, y)
     np.testing.assert_array_equal(pc, np.clip(pred, -0.5, 0.5))  # clipping does not touch the state
     assert np.abs(c.predict(X)).max() <= 0.5

@@ -153,7 +153,7 @@ def test_parameters_are_validated():
     X = np.zeros((3, 2))
     y = np.zeros(3)
     for bad in ({"features": "fourier"}, {"alpha": 0.0}, {"degree": -1}, {"kors_weighting": "p"},
-                {"clip": -1.0}, {"algorithm": "krr"}):
+                {"prediction_bound": -1.0}, {"algorithm": "krr"}):
         with pytest.raises(ValueError):
             paper(PKAWVRegressor, **bad).fit(X, y)
 

@@ -171,11 +171,11 @@ def test_prequential_prediction_is_the_hypothesis_value(n_components):
 
 def test_rf_decision_matches_explicit_features():
     X, yc, _ = _c5_data(8, 400)
-    clf = paper(KernelSelectionClassifier, n_components=50, random_state=0, predict_mode="mixture").fit(X, yc)
+    clf = paper(KernelSelectionClassifier, n_components=50, random_state=0, aggregation="mixture").fit(X, yc)
     maps = clf.random_features_
     f = sum(clf.q_[k] * maps.transform_kernel(X, k) @ clf.coef_[k] for k in range(6))
     np.testing.assert_allclose(clf.decision_function(X), f, rtol=1e-10, atol=1e-12)
-    clf.set_params(predict_mode="best")
+    clf.set_params(aggregation="best")
     k = clf.selected_kernel_
     np.testing.assert_allclose(clf.decision_function(X), maps.transform_kernel(X, k) @ clf.coef_[k], rtol=1e-10)
 

@@ -1,4 +1,4 @@
-"""predict_mode decides what a kernel-selection learner reports for each row, never what it learns.
+"""aggregation decides what a kernel-selection learner reports for each row, never what it learns.
 
 These run at skonline's defaults (standardize=True, sigmas='auto'), not the papers' settings.
 """
@@ -34,10 +34,10 @@ def _hypothesis_values(est, X):
 
 @pytest.mark.parametrize("n_components", [None, 32])
 @pytest.mark.parametrize("cls", [KernelSelectionClassifier, KernelSelectionRegressor])
-def test_the_learning_does_not_depend_on_predict_mode(cls, n_components):
+def test_the_learning_does_not_depend_on_aggregation(cls, n_components):
     X, yc, yr = _data()
     y = yc if cls is KernelSelectionClassifier else yr
-    fitted = [cls(n_components=n_components, predict_mode=m, random_state=0).fit(X, y) for m in MODES]
+    fitted = [cls(n_components=n_components, aggregation=m, random_state=0).fit(X, y) for m in MODES]
     for other in fitted[1:]:
         assert_same_state(fitted[0], other,
                           ignore=("cumulative_loss_", "average_loss_", "n_mistakes_", "mistake_rate_"))
@@ -47,7 +47,7 @@ def test_the_learning_does_not_depend_on_predict_mode(cls, n_components):
 def test_each_row_reports_the_mode_s_prediction_before_learning_it(n_components):
     X, yc, _ = _data(1)
     for mode in ("best", "mixture"):
-        est = KernelSelectionClassifier(n_components=n_components, predict_mode=mode, random_state=0)
+        est = KernelSelectionClassifier(n_components=n_components, aggregation=mode, random_state=0)
         est.fit(X[:300], yc[:300])
         for t in range(300, 310):
             values = _hypothesis_values(est, X[t : t + 1])
@@ -66,7 +66,7 @@ def test_online_metrics_count_the_reported_predictions():
     dec = clf.partial_fit_decision_function(X, yc, classes=[-1, 1])
     np.testing.assert_allclose(clf.cumulative_loss_, np.sum(np.logaddexp(0, -yc * dec)), rtol=1e-10)
     assert clf.n_mistakes_ == np.sum(np.where(dec > 0, 1, -1) != yc)
-    sampled = KernelSelectionClassifier(predict_mode="sampled", random_state=0)
+    sampled = KernelSelectionClassifier(aggregation="sampled", random_state=0)
     dec_s = sampled.partial_fit_decision_function(X, yc, classes=[-1, 1])
     assert not np.array_equal(dec, dec_s)  # the reports differ; the learning does not (above)
     for standardize in (True, False):  # the paper's square loss (f - y)^2, in target units
@@ -79,6 +79,6 @@ def test_the_mixture_beats_the_sampled_kernel_online():
     # the point of the default under bandit feedback: the reported mixture is what the learner
     # knows, the sampled kernel's value carries the exploration draw
     X, yc, _ = _data(3, n=1500)
-    errors = {m: KernelSelectionClassifier(predict_mode=m, feedback="bandit", n_components=None,
+    errors = {m: KernelSelectionClassifier(aggregation=m, feedback="bandit", n_components=None,
                                            random_state=0).fit(X, yc).mistake_rate_ for m in MODES}
     assert errors["mixture"] < errors["sampled"]

@@ -86,7 +86,7 @@ GOLD = {
 
 @pytest.mark.parametrize("invariance,loss", list(GOLD))
 def test_golden_values(invariance, loss):
-    clf = paper(ScaleInvariantClassifier, loss, invariance=invariance, fit_intercept=False, alpha=1.5)
+    clf = paper(ScaleInvariantClassifier, loss, invariance=invariance, fit_intercept=False, potential_alpha=1.5)
     pred = clf.partial_fit_decision_function(GOLD_X, GOLD_Y, classes=[-1, 1])
     np.testing.assert_allclose(pred, GOLD[invariance, loss], rtol=0, atol=1e-10)
 
@@ -283,7 +283,7 @@ def test_linear_predict_mode_uses_coef(invariance):
 def _adversarial_regressor(invariance, X, alpha=ALPHA, intercept=False):
     """Absolute loss with y = -1e-300 realises the adversary g_t = sign(yhat_t) (+1 at 0)."""
     y = np.full(X.shape[0], -1e-300)
-    reg = paper(ScaleInvariantRegressor, invariance=invariance, alpha=alpha, fit_intercept=intercept)
+    reg = paper(ScaleInvariantRegressor, invariance=invariance, potential_alpha=alpha, fit_intercept=intercept)
     p = reg.partial_fit_predict(X, y)
     g = np.where(p - y > 0, 1.0, -1.0)
     return reg, p, g
@@ -320,7 +320,7 @@ def test_alg1_regret_bound_adversarial_and_random(alpha):
     assert _coordwise_worst_regret_slack(np.sum(g * p), h, s, alpha, d, T) <= 0
     # random labels, logistic loss
     y = rng.choice([-1, 1], T)
-    clf = paper(ScaleInvariantClassifier, alpha=alpha, fit_intercept=False)
+    clf = paper(ScaleInvariantClassifier, potential_alpha=alpha, fit_intercept=False)
     p = clf.partial_fit_decision_function(X, y, classes=[-1, 1])
     g = -y / (1 + np.exp(y * p))
     h = -(g[:, None] * X).sum(0)
@@ -464,7 +464,7 @@ def test_squared_loss_rejected_with_reason(loss):
 
 def test_alpha_must_exceed_nine_eighths():
     with pytest.raises(ValueError, match="alpha"):
-        paper(ScaleInvariantClassifier, alpha=1.125).fit(np.eye(3), [0, 1, 0])
+        paper(ScaleInvariantClassifier, potential_alpha=1.125).fit(np.eye(3), [0, 1, 0])
 
 
 def test_regressors_train_check_with_valid_alpha():
