@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineTransformerMixin, reads_state
+from ..base import FeatureTransformerMixin, OnlineTransformerMixin
 from ..utils import _scaling as core
 from ..utils.validation import validate_X_chunk
 from ._columns import DtypeChunk
@@ -25,17 +25,32 @@ def _as_out(Z, float32):
     return Z.astype(np.float32) if float32 else Z
 
 
-class _Float32Mixin:
-    """float32 in, float32 out (as scikit-learn's scalers), computed in float64."""
+class _ScalerMixin(FeatureTransformerMixin):
+    """What the scalers share: float32 in, float32 out (as scikit-learn's scalers), computed in
+    float64; a chunk records whether its rows were float32; ``transform`` reads the rows in the
+    stream's container (``_row_container``)."""
+
+    _accept_sparse = True
+
+    def _validate_chunk(self, X, y=None, *, reset, from_fit):
+        f32 = _float32_in(X)
+        X = validate_X_chunk(self, X, reset=reset, accept_sparse=True)
+        return DtypeChunk(X.shape[0], X=X, float32=f32)
+
+    def _output_dtype(self, X):
+        return np.float32 if _float32_in(X) else np.float64
+
+    def _transform_input(self, X):
+        return self._predict_input(X, accept_sparse="csr", dtype=np.float64, order="C")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.requires_fit = True
         return tags
 
 
-class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerMixin, TransformerMixin,
-                           BaseEstimator):
+class OnlineStandardScaler(OneToOneFeatureMixin, _ScalerMixin, OnlineTransformerMixin, TransformerMixin, BaseEstimator):
     """Standardise a stream with running means and variances, prequentially.
 
     ``partial_fit_transform(X)`` transforms row ``t`` with the mean and standard deviation of the
@@ -118,14 +133,9 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
         self.clip = clip
         self.verbose = verbose
 
-    _accept_sparse = True
     #: the container from the width of the stream (see ``OnlineMixin._row_container``)
     _row_container = "stream"
-
-    def _validate_chunk(self, X, y=None, *, reset, from_fit):
-        f32 = _float32_in(X)
-        X = validate_X_chunk(self, X, reset=reset, accept_sparse=True)
-        return DtypeChunk(X.shape[0], X=X, float32=f32)
+    _fitted_attribute = "_count_"
 
     def _allocate(self, chunk):
         d = chunk.X.shape[1]
@@ -145,28 +155,12 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
     def _concat(self, raws):
         return sp.vstack(raws, format="csr") if sp.issparse(raws[0]) else np.concatenate(raws)
 
-    @reads_state
-    def transform(self, X):
-        """Standardise ``X`` with the current statistics (no update).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_new : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        """
-        check_is_fitted(self, "_count_")
-        f32 = _float32_in(X)
-        X = self._predict_input(X, accept_sparse="csr", dtype=np.float64, order="C")
-        return _as_out(self._transform64(X), f32)
-
-    def _transform64(self, X):
+    def _transform(self, X):
+        """Standardise ``X`` with the current statistics (no update)."""
         if sp.issparse(X) and not self._sparse_:
             X = X.toarray()
         elif not sp.issparse(X) and self._sparse_:
-            return self._transform64(sp.csr_matrix(X)).toarray()
+            return self._transform(sp.csr_matrix(X)).toarray()
         return core.frozen_transform(X, self._count_, self._mean_, self._m2_, float(self.clip),
                                      bool(self.with_mean), min_count=core.SCALER_MIN_COUNT)
 
@@ -190,12 +184,10 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.requires_fit = True
         return tags
 
 
-class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerMixin, TransformerMixin,
-                         BaseEstimator):
+class OnlineMinMaxScaler(OneToOneFeatureMixin, _ScalerMixin, OnlineTransformerMixin, TransformerMixin, BaseEstimator):
     """Scale a stream to a range with the running minimum and maximum, prequentially.
 
     ``partial_fit_transform(X)`` maps row ``t`` with the minimum and maximum of the rows
@@ -258,13 +250,8 @@ class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerM
 
     #: CSR rows accepted (the output is dense: a column's minimum maps zeros elsewhere): dense
     #: up to 4,096 features, dense blocks of CSR rows beyond (see ``OnlineMixin._row_container``)
-    _accept_sparse = True
     _row_container = "dense"
-
-    def _validate_chunk(self, X, y=None, *, reset, from_fit):
-        f32 = _float32_in(X)
-        X = validate_X_chunk(self, X, reset=reset, accept_sparse=True)
-        return DtypeChunk(X.shape[0], X=X, float32=f32)
+    _fitted_attribute = "_min_"
 
     def _allocate(self, chunk):
         d = chunk.X.shape[1]
@@ -291,22 +278,9 @@ class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerM
         self._max_ = hi[-1].copy()
         return _as_out(out, chunk.float32)
 
-    @reads_state
-    def transform(self, X):
-        """Scale ``X`` with the current range (no update).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_new : ndarray of shape (n_samples, n_features)
-        """
-        check_is_fitted(self, "_min_")
-        f32 = _float32_in(X)
-        X = self._predict_input(X, dtype=np.float64, order="C")
-        return _as_out(self._map(X, self._min_, self._max_), f32)
+    def _transform(self, X):
+        """Scale ``X`` with the current range (no update)."""
+        return self._map(X, self._min_, self._max_)
 
     @property
     def data_min_(self):
@@ -318,7 +292,3 @@ class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerM
         check_is_fitted(self, "_max_")
         return self._max_.copy()
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.requires_fit = True
-        return tags
