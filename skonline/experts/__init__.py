@@ -8,6 +8,7 @@ meta-estimators that aggregate scikit-learn models online (:class:`OnlineEnsembl
 :class:`OnlineEnsembleClassifier`).
 """
 
+from . import _rules
 from ._ensemble import OnlineEnsembleClassifier, OnlineEnsembleRegressor, default_estimators
 from ._matrix import PCSP
 from ._rules import (
@@ -23,15 +24,7 @@ from ._rules import (
 )
 
 __all__ = [
-    "Hedge",
-    "FixedShare",
-    "ClippedHedge",
-    "PCS",
-    "OCS",
-    "OCSPlus",
-    "MLPoly",
-    "BOA",
-    "AdaHedge",
+    *_rules.__all__,
     "PCSP",
     "OnlineEnsembleRegressor",
     "OnlineEnsembleClassifier",

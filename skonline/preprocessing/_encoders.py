@@ -8,8 +8,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
-from ..base import FeatureTransformerMixin, OnlineTransformerMixin
-from ._columns import TableChunk, factorize, first_rows, is_missing_marker, missing_mask, validate_table
+from ..base import OnlineTransformerMixin
+from ._columns import TableChunk, TableTransformerMixin, factorize, first_rows, is_missing_marker, missing_mask, validate_table
 
 __all__ = ["OnlineOneHotEncoder", "OnlineHashingEncoder"]
 
@@ -44,24 +44,11 @@ def _assemble(cols, offsets, width, dtype, sparse, values=None):
     return flat.reshape(n, width).astype(dtype, copy=False)
 
 
-class _TableEncoderMixin(FeatureTransformerMixin):
-    """What the encoders share: raw tables in (NaN, None, pd.NA as missing), float32 kept."""
+class _TableEncoderMixin(TableTransformerMixin):
+    """What the encoders share: the table validated once per chunk and per ``transform``."""
 
     def _transform_input(self, X):
         return validate_table(self, X, reset=False)
-
-    def _output_dtype(self, X):  # the encoding decides (``dtype``)
-        return None
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.input_tags.string = True
-        tags.input_tags.categorical = True
-        tags.input_tags.sparse = False
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        tags.requires_fit = True
-        return tags
 
     def _validate_chunk(self, X, y=None, *, reset, from_fit):
         table = validate_table(self, X, reset=reset)

@@ -7,14 +7,14 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import FeatureTransformerMixin, OnlineTransformerMixin
+from ..base import OnlineTransformerMixin
 from . import _imputer_core as core
-from ._columns import TableChunk, factorize, is_missing_marker, missing_mask, validate_table
+from ._columns import TableChunk, TableTransformerMixin, factorize, is_missing_marker, missing_mask, validate_table
 
 __all__ = ["OnlineImputer"]
 
 
-class OnlineImputer(FeatureTransformerMixin, OnlineTransformerMixin, TransformerMixin, BaseEstimator):
+class OnlineImputer(TableTransformerMixin, OnlineTransformerMixin, TransformerMixin, BaseEstimator):
     """Impute missing values of a stream with statistics of the rows before, prequentially.
 
     The online counterpart of :class:`~sklearn.impute.SimpleImputer`. ``partial_fit_transform(X)``
@@ -290,9 +290,6 @@ class OnlineImputer(FeatureTransformerMixin, OnlineTransformerMixin, Transformer
     def _transform_input(self, X):
         return self._validate_chunk(X, reset=False, from_fit=False)
 
-    def _output_dtype(self, X):  # float, or object where a column holds strings
-        return None
-
     def _transform(self, chunk):
         """Impute the chunk with the current statistics (no update): shape (n_samples,
         n_features_in_), or (n_samples, 2 * n_features_in_) with ``add_indicator``."""
@@ -325,15 +322,6 @@ class OnlineImputer(FeatureTransformerMixin, OnlineTransformerMixin, Transformer
             names += [f"missingindicator_{name}" for name in names]
         return names
 
-    # ------------------------------------------------------------------ checks
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.input_tags.string = True
-        tags.input_tags.categorical = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        tags.requires_fit = True
-        return tags
 
 
 def _is_number(v):
