@@ -118,9 +118,8 @@ class OnlineColumnTransformer(FeatureTransformerMixin, OnlineTransformerMixin, T
     verbose_feature_names_out : bool, default=True
         Prefix the output names with the transformer's name (``'<name>__<feature>'``).
     verbose : int, default=0
-        Print progress while learning: one line per block of 100,000 rows (10,000 with
-        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
-        does not change.
+        Print progress while learning, in the format every estimator uses (user guide,
+        *Progress on long streams*); the result does not change.
         The transformers inside stay quiet unless given ``verbose`` themselves.
 
     Attributes

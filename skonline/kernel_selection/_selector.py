@@ -41,9 +41,9 @@ class OnlineKernelSelector(FeatureTransformerMixin, OnlineMixin, TransformerMixi
     random_state : int, RandomState instance, Generator or None, default=None
         If not None, seeds the learner (overriding its own ``random_state``).
     verbose : int, default=0
-        Print progress while learning: one line per block of 100,000 rows (10,000 with
-        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
-        does not change. The learner inside stays quiet unless given ``verbose`` itself.
+        Print progress while learning, in the format every estimator uses (user guide,
+        *Progress on long streams*); the result does not change. The learner inside stays quiet
+        unless given ``verbose`` itself.
 
     Notes
     -----

@@ -111,9 +111,8 @@ class OnlineOneHotEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transforme
     dtype : numpy dtype, default=None
         Output dtype; ``None``: float32 for float32 input, float64 otherwise.
     verbose : int, default=0
-        Print progress while learning: one line per block of 100,000 rows (10,000 with
-        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
-        does not change.
+        Print progress while learning, in the format every estimator uses (user guide,
+        *Progress on long streams*); the result does not change.
 
     Attributes
     ----------
@@ -359,9 +358,8 @@ class OnlineHashingEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transform
     dtype : numpy dtype, default=None
         Output dtype; ``None``: float32 for float32 input, float64 otherwise.
     verbose : int, default=0
-        Print progress while learning: one line per block of 100,000 rows (10,000 with
-        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
-        does not change.
+        Print progress while learning, in the format every estimator uses (user guide,
+        *Progress on long streams*); the result does not change.
 
     Attributes
     ----------

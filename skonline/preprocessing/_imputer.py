@@ -63,9 +63,8 @@ class OnlineImputer(TableTransformerMixin, OnlineTransformerMixin, TransformerMi
     max_categories : int, default=64
         Space-saving counters per column for ``'most_frequent'`` (unused otherwise).
     verbose : int, default=0
-        Print progress while learning: one line per block of 100,000 rows (10,000 with
-        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
-        does not change.
+        Print progress while learning, in the format every estimator uses (user guide,
+        *Progress on long streams*); the result does not change.
 
     Attributes
     ----------

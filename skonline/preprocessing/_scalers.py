@@ -87,9 +87,8 @@ class OnlineStandardScaler(OneToOneFeatureMixin, _ScalerMixin, OnlineTransformer
     clip : float, default=5.0
         Output clip and winsorising threshold, in standard deviations.
     verbose : int, default=0
-        Print progress while learning: one line per block of 100,000 rows (10,000 with
-        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
-        does not change.
+        Print progress while learning, in the format every estimator uses (user guide,
+        *Progress on long streams*); the result does not change.
 
     Attributes
     ----------
@@ -206,9 +205,8 @@ class OnlineMinMaxScaler(OneToOneFeatureMixin, _ScalerMixin, OnlineTransformerMi
     clip : bool, default=True
         Clip transformed values to ``feature_range``.
     verbose : int, default=0
-        Print progress while learning: one line per block of 100,000 rows (10,000 with
-        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
-        does not change.
+        Print progress while learning, in the format every estimator uses (user guide,
+        *Progress on long streams*); the result does not change.
 
     Attributes
     ----------
