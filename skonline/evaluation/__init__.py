@@ -1,6 +1,5 @@
 """Online evaluation: progressive (prequential) validation, regret comparators."""
 
-from . import _regret
 from ._progressive import prequential_predictions, progressive_validation
 from ._regret import (
     best_switching_sequence,
@@ -11,4 +10,13 @@ from ._regret import (
     tracking_regret,
 )
 
-__all__ = ["progressive_validation", "prequential_predictions", *_regret.__all__]
+__all__ = [
+    "progressive_validation",
+    "prequential_predictions",
+    "learner_losses",
+    "static_regret",
+    "best_switching_sequence",
+    "tracking_regret",
+    "interval_regret",
+    "path_length",
+]

@@ -8,7 +8,6 @@ meta-estimators that aggregate scikit-learn models online (:class:`OnlineEnsembl
 :class:`OnlineEnsembleClassifier`).
 """
 
-from . import _rules
 from ._ensemble import OnlineEnsembleClassifier, OnlineEnsembleRegressor, default_estimators
 from ._matrix import PCSP
 from ._rules import (
@@ -24,7 +23,15 @@ from ._rules import (
 )
 
 __all__ = [
-    *_rules.__all__,
+    "Hedge",
+    "FixedShare",
+    "ClippedHedge",
+    "PCS",
+    "OCS",
+    "OCSPlus",
+    "MLPoly",
+    "BOA",
+    "AdaHedge",
     "PCSP",
     "OnlineEnsembleRegressor",
     "OnlineEnsembleClassifier",

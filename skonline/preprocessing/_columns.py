@@ -18,7 +18,8 @@ from sklearn.utils.validation import validate_data
 
 from ..base import Chunk, FeatureTransformerMixin
 
-__all__ = ["TableTransformerMixin", "DtypeChunk", "TableChunk", "Table", "validate_table", "missing_mask", "factorize", "first_rows",
+__all__ = ["TableTransformerMixin", "DtypeChunk", "TableChunk", "Table", "validate_table", "missing_mask", "factorize",
+           "first_rows",
            "is_missing_marker"]
 
 

@@ -9,7 +9,15 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..base import OnlineTransformerMixin
-from ._columns import TableChunk, TableTransformerMixin, factorize, first_rows, is_missing_marker, missing_mask, validate_table
+from ._columns import (
+    TableChunk,
+    TableTransformerMixin,
+    factorize,
+    first_rows,
+    is_missing_marker,
+    missing_mask,
+    validate_table,
+)
 
 __all__ = ["OnlineOneHotEncoder", "OnlineHashingEncoder"]
 
