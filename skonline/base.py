@@ -901,8 +901,9 @@ class FeatureTransformerMixin(TransformerMixin):
 
         Returns
         -------
-        X_new : {ndarray, sparse matrix} of shape (n_samples, n_features_out)
-            Computed in float64; float32 for float32 input.
+        X_new : {ndarray, sparse matrix, DataFrame} of shape (n_samples, n_features_out)
+            Numeric maps compute in float64 and return float32 for float32 input; table
+            transformers return their map's own dtype (see the class description).
         """
         check_is_fitted(self, self._fitted_attribute)
         dtype = self._output_dtype(X)
