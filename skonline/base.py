@@ -83,10 +83,10 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from sklearn import get_config
-from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.base import ClassifierMixin, RegressorMixin, TransformerMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ._atomic import (  # noqa: F401 - the contract's public helpers, importable from here as before
     AtomicCallMixin,
@@ -102,7 +102,7 @@ from ._standardize import OnlineStandardizationMixin
 from .utils import _calibration, _progress, _scaling
 from .utils._deprecation import check_renamed_params
 from .utils._math import running_sum
-from .utils.validation import readonly, validate_X_chunk, validate_X_predict
+from .utils.validation import output_dtype, readonly, validate_X_chunk, validate_X_fit, validate_X_predict
 
 __all__ = [
     "OnlineMixin",
@@ -110,6 +110,9 @@ __all__ = [
     "OnlineDecisionClassifierMixin",
     "OnlineRegressorMixin",
     "OnlineTransformerMixin",
+    "IgnoresTargetMixin",
+    "FeatureTransformerMixin",
+    "FixedMapMixin",
     "SampleWeightMixin",
     "Chunk",
     "atomic",
@@ -789,7 +792,46 @@ class OnlineRegressorMixin(RegressorMixin, OnlineMixin):
         return self.cumulative_loss_ / max(self.n_samples_seen_, 1)
 
 
-class OnlineTransformerMixin(OnlineMixin):
+class IgnoresTargetMixin:
+    """``fit`` / ``partial_fit`` of streaming estimators that learn from ``X`` alone (put it before
+    :class:`OnlineMixin`): ``y`` is accepted and ignored, as in scikit-learn's transformers."""
+
+    def fit(self, X, y=None, **fit_params):
+        """Reset the statistics, then learn the rows of ``X`` in order.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : None
+            Ignored.
+        **fit_params : dict
+            None is accepted (a ``sample_weight`` raises a clear ``TypeError``).
+
+        Returns
+        -------
+        self : object
+        """
+        return super().fit(X, **fit_params)
+
+    def partial_fit(self, X, y=None, **fit_params):
+        """Learn the rows of ``X`` in order, continuing from the current statistics.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : None
+            Ignored.
+        **fit_params : dict
+            None is accepted (a ``sample_weight`` raises a clear ``TypeError``).
+
+        Returns
+        -------
+        self : object
+        """
+        return super().partial_fit(X, **fit_params)
+
+
+class OnlineTransformerMixin(IgnoresTargetMixin, OnlineMixin):
     """Streaming contract for online transformers.
 
     ``partial_fit_transform(X)`` learns the chunk and returns each row transformed with the state
@@ -830,39 +872,111 @@ class OnlineTransformerMixin(OnlineMixin):
 
         return _wrap_data_with_container("transform", raw, None, self)
 
-    def fit(self, X, y=None, **fit_params):
-        """Reset the statistics, then learn the rows of ``X`` in order.
+
+class FeatureTransformerMixin(TransformerMixin):
+    """``transform`` and ``get_feature_names_out`` of skonline's transformers, written once.
+
+    ``transform`` checks that the transformer is fitted (``_fitted_attribute``), validates ``X``
+    (:meth:`_transform_input`), maps it with the current state (``_transform``, nothing learned)
+    and returns float32 for float32 input (:meth:`_output_dtype`; ``None``: the map decides).
+    ``get_feature_names_out`` checks ``input_features`` against the input names (scikit-learn's
+    rule) and hands them to ``_feature_names_out(names_in)``. Put it before ``TransformerMixin``
+    (it is one: its ``transform`` is wrapped for ``set_output``).
+    """
+
+    #: the attribute that exists once the transformer is fitted
+    _fitted_attribute = "n_features_in_"
+    #: memory order of the rows ``_transform`` receives (``None``: as given)
+    _transform_order = None
+
+    def _transform_input(self, X):
+        """``X`` validated for ``_transform``: float64 rows, CSR accepted."""
+        return validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64, order=self._transform_order)
+
+    def _output_dtype(self, X):
+        """The dtype ``transform`` returns for ``X`` (``None``: what ``_transform`` returns)."""
+        return output_dtype(X)
+
+    def _transform(self, X):  # each transformer: the rows of X mapped with the current state
+        raise NotImplementedError
+
+    @reads_state
+    def transform(self, X):
+        """Transform ``X`` with the current state (nothing is learned).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features_in_)
+            The input the transformer accepts (see the class description).
+
+        Returns
+        -------
+        X_new : {ndarray, sparse matrix, DataFrame} of shape (n_samples, n_features_out)
+            Numeric maps compute in float64 and return float32 for float32 input; table
+            transformers return their map's own dtype (see the class description).
+        """
+        check_is_fitted(self, self._fitted_attribute)
+        dtype = self._output_dtype(X)
+        Z = self._transform(self._transform_input(X))
+        return Z if dtype is None else Z.astype(dtype, copy=False)
+
+    def _feature_names_out(self, names_in):  # each transformer: its output names from the input names
+        raise NotImplementedError
+
+    def get_feature_names_out(self, input_features=None):
+        """Output feature names (see the class description for how they are formed).
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Checked against the input names (``feature_names_in_``, else ``x0, x1, ...``).
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+        """
+        check_is_fitted(self, self._fitted_attribute)
+        names_in = _check_feature_names_in(self, input_features)
+        return np.asarray(self._feature_names_out(names_in), dtype=object)
+
+
+class FixedMapMixin(FeatureTransformerMixin):
+    """Data-independent feature maps: ``fit`` only sets the map up from the number of features.
+
+    ``fit`` validates the parameters and ``X`` (float64, CSR accepted) and calls
+    ``_set_up(n_features)``. An online pipeline or column transformer fits such a map on its
+    first chunk (``_fixed_map``). Dense and CSR input; computed in float64, float32 kept.
+    """
+
+    _fixed_map = True
+
+    def _set_up(self, n_features):  # each map: its fitted attributes for n_features input columns
+        raise NotImplementedError
+
+    @atomic
+    def fit(self, X, y=None):
+        """Set the map up for the columns of ``X`` (only their number is used).
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : None
             Ignored.
-        **fit_params : dict
-            None is accepted (a ``sample_weight`` raises a clear ``TypeError``).
 
         Returns
         -------
         self : object
         """
-        return super().fit(X, **fit_params)
+        self._validate_params()
+        X = validate_X_fit(self, X, accept_sparse="csr", dtype=np.float64)
+        self._set_up(X.shape[1])
+        return self
 
-    def partial_fit(self, X, y=None, **fit_params):
-        """Learn the rows of ``X`` in order, continuing from the current statistics.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : None
-            Ignored.
-        **fit_params : dict
-            None is accepted (a ``sample_weight`` raises a clear ``TypeError``).
-
-        Returns
-        -------
-        self : object
-        """
-        return super().partial_fit(X, **fit_params)
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # computed in float64
+        return tags
 
 
 class SampleWeightMixin:

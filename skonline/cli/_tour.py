@@ -639,16 +639,14 @@ RUNNERS = {
 # --------------------------------------------------------------------------- plots
 
 
-def _title(ax, text):
-    """A title wrapped to the figure's width (never cut off)."""
+def _finish(plt, fig, ax, title, path):
+    """Title the plot (wrapped to the figure's width, never cut off), save it and close it."""
     import textwrap
 
-    ax.set_title("\n".join(textwrap.wrap(text, 70)), fontsize=10)
-
-
-def _save(fig, path):
+    ax.set_title("\n".join(textwrap.wrap(title, 70)), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def _plot_linear_model(plt, payload, path):
@@ -665,9 +663,7 @@ def _plot_linear_model(plt, payload, path):
                          "lw": 1.6 if variant == "raw" else 1.2}
     plot_progressive_loss(losses, styles=styles, ylim=(0, 2.0), ax=ax)
     ax.set_ylabel("running mean log-loss (clipped at 2)")
-    _title(ax, f"{name}: raw features (solid) vs rescaled by 10^U(-3,3) (dashed)")
-    _save(fig, path)
-    plt.close(fig)
+    _finish(plt, fig, ax, f"{name}: raw features (solid) vs rescaled by 10^U(-3,3) (dashed)", path)
 
 
 def _plot_experts(plt, payload, path):
@@ -676,10 +672,8 @@ def _plot_experts(plt, payload, path):
     name, names, W, n_warm = payload
     fig, ax = plt.subplots(figsize=(8, 4))
     plot_weights(W, expert_names=names, ax=ax)
-    _title(ax, f"{name}: expert weights of OnlineEnsembleRegressor(experts) (default rule; "
-               f"frozen experts fitted on a {n_warm}-row warm-up)")
-    _save(fig, path)
-    plt.close(fig)
+    _finish(plt, fig, ax, f"{name}: expert weights of OnlineEnsembleRegressor(experts) (default rule; "
+                          f"frozen experts fitted on a {n_warm}-row warm-up)", path)
 
 
 def _plot_kernel_selection(plt, payload, path):
@@ -695,9 +689,8 @@ def _plot_kernel_selection(plt, payload, path):
     ax.set_xlabel("rows seen (log scale)")
     ax.set_ylabel("kernel probability q")
     ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small")
-    _title(ax, f"{name}: KernelSelectionClassifier's distribution q over the Gaussian bandwidths")
-    _save(fig, path)
-    plt.close(fig)
+    _finish(plt, fig, ax, f"{name}: KernelSelectionClassifier's distribution q over the Gaussian bandwidths",
+            path)
 
 
 def _plot_kernel_ridge(plt, payload, path):
@@ -708,9 +701,7 @@ def _plot_kernel_ridge(plt, payload, path):
     top = max(np.mean(v) for v in curves.values())
     plot_progressive_loss(curves, ylim=(0, 2.5 * top), ax=ax)
     ax.set_ylabel(f"running {metric}")
-    _title(ax, f"{name}: progressive loss of PKAWV and Nystroem+SGD")
-    _save(fig, path)
-    plt.close(fig)
+    _finish(plt, fig, ax, f"{name}: progressive loss of PKAWV and Nystroem+SGD", path)
 
 
 def _plot_dro(plt, payload, path):
@@ -721,9 +712,7 @@ def _plot_dro(plt, payload, path):
     plot_group_risks({"GroupDROClassifier (worst group)": r_dro, "ERM LogisticRegression": r_erm},
                      names, ax=ax)
     ax.set_ylabel("held-out log-loss")
-    _title(ax, f"{name}: per-group risk")
-    _save(fig, path)
-    plt.close(fig)
+    _finish(plt, fig, ax, f"{name}: per-group risk", path)
 
 
 PLOTS = {

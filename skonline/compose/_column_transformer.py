@@ -11,9 +11,9 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.metaestimators import _BaseComposition
-from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import Chunk, OnlineTransformerMixin, reads_state
+from ..base import Chunk, FeatureTransformerMixin, OnlineTransformerMixin
 from ..pipeline._pipeline import _is_fitted, stream_step
 
 __all__ = ["OnlineColumnTransformer", "make_online_column_transformer"]
@@ -74,7 +74,7 @@ def _to_array(part):
     return np.asarray(part)
 
 
-class OnlineColumnTransformer(OnlineTransformerMixin, TransformerMixin, _BaseComposition):
+class OnlineColumnTransformer(FeatureTransformerMixin, OnlineTransformerMixin, TransformerMixin, _BaseComposition):
     """Apply online transformers to columns of a table, prequentially, and stack their outputs.
 
     The online counterpart of :class:`~sklearn.compose.ColumnTransformer`, for raw tabular
@@ -118,9 +118,8 @@ class OnlineColumnTransformer(OnlineTransformerMixin, TransformerMixin, _BaseCom
     verbose_feature_names_out : bool, default=True
         Prefix the output names with the transformer's name (``'<name>__<feature>'``).
     verbose : int, default=0
-        Print progress while learning: one line per block of 100,000 rows (10,000 with
-        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
-        does not change.
+        Print progress while learning, in the format every estimator uses (user guide,
+        *Progress on long streams*); the result does not change.
         The transformers inside stay quiet unless given ``verbose`` themselves.
 
     Attributes
@@ -366,20 +365,16 @@ class OnlineColumnTransformer(OnlineTransformerMixin, TransformerMixin, _BaseCom
         X = chunk.X
         return self._stack(self._parts(X, learn=True), X)
 
-    @reads_state
-    def transform(self, X):
-        """Transform ``X`` with the current state of every transformer (no update).
+    _fitted_attribute = "transformers_"
 
-        Parameters
-        ----------
-        X : {array-like, DataFrame, sparse matrix} of shape (n_samples, n_features_in_)
+    def _transform_input(self, X):
+        return self._validate_chunk(X, reset=False, from_fit=False).X
 
-        Returns
-        -------
-        X_out : {ndarray, sparse matrix, DataFrame} of shape (n_samples, n_features_out)
-        """
-        check_is_fitted(self, "transformers_")
-        X = self._validate_chunk(X, reset=False, from_fit=False).X
+    def _output_dtype(self, X):  # what the transformers return
+        return None
+
+    def _transform(self, X):
+        """``X`` transformed with the current state of every transformer (no update)."""
         return self._stack(self._parts(X, learn=False), X)
 
     def _concat(self, raws):
@@ -392,19 +387,8 @@ class OnlineColumnTransformer(OnlineTransformerMixin, TransformerMixin, _BaseCom
         return np.concatenate(raws)
 
     # ------------------------------------------------------------------ names
-    def get_feature_names_out(self, input_features=None):
-        """Output names: each transformer's, prefixed ``'<name>__'`` (``verbose_feature_names_out``).
-
-        Parameters
-        ----------
-        input_features : array-like of str or None, default=None
-
-        Returns
-        -------
-        feature_names_out : ndarray of str objects
-        """
-        check_is_fitted(self, "transformers_")
-        names_in = _check_feature_names_in(self, input_features)
+    def _feature_names_out(self, names_in):
+        """Each transformer's output names, prefixed ``'<name>__'`` (``verbose_feature_names_out``)."""
         out = []
         for (name, trans, _), idx in zip(self.transformers_, self._columns_):
             if trans == "drop" or idx.shape[0] == 0:
@@ -421,7 +405,7 @@ class OnlineColumnTransformer(OnlineTransformerMixin, TransformerMixin, _BaseCom
             raise ValueError(
                 "Output feature names are not unique with verbose_feature_names_out=False; set it to True."
             )
-        return np.asarray(out, dtype=object)
+        return out
 
     @property
     def named_transformers_(self):

@@ -623,14 +623,9 @@ Parameters
 ----------
 split : {split_type}, default='train'
     {split_doc}
-data_home : str or path-like, default=None
-    Cache folder; see :func:`get_data_home`.
-download_if_missing : bool, default=True
-    If False, raise an ``OSError`` instead of downloading a missing file.
-return_X_y : bool, default=False
-    If True, return ``(data, target)`` instead of a Bunch.
-as_frame : bool, default=False
-    If True (requires pandas), return pandas objects.
+data_home, download_if_missing, return_X_y, as_frame
+    As for :func:`load_dataset` (cache folder, downloading a missing file, a
+    ``(data, target)`` pair instead of a Bunch, pandas objects).
 
 Returns
 -------
@@ -682,68 +677,25 @@ def _loader_doc(name):
     return decorate
 
 
-def _named(name, split, data_home, download_if_missing, return_X_y, as_frame):
-    return load_dataset(name, split=split, data_home=data_home,
-                        download_if_missing=download_if_missing,
-                        return_X_y=return_X_y, as_frame=as_frame)
+def _loader(name):
+    """The public ``load_<name>``: :func:`load_dataset` with the dataset's name fixed, documented
+    from its spec (:func:`_loader_doc`)."""
+
+    def load(*, split="train", data_home=None, download_if_missing=True, return_X_y=False, as_frame=False):
+        return load_dataset(name, split=split, data_home=data_home, download_if_missing=download_if_missing,
+                            return_X_y=return_X_y, as_frame=as_frame)
+
+    load.__name__ = load.__qualname__ = "load_" + name.replace("-", "_")
+    return _loader_doc(name)(load)
 
 
-@_loader_doc("magic04")
-def load_magic04(*, split="train", data_home=None, download_if_missing=True,
-                 return_X_y=False, as_frame=False):
-    return _named("magic04", split, data_home, download_if_missing, return_X_y, as_frame)
-
-
-@_loader_doc("phishing")
-def load_phishing(*, split="train", data_home=None, download_if_missing=True,
-                  return_X_y=False, as_frame=False):
-    return _named("phishing", split, data_home, download_if_missing, return_X_y, as_frame)
-
-
-@_loader_doc("a9a")
-def load_a9a(*, split="train", data_home=None, download_if_missing=True,
-             return_X_y=False, as_frame=False):
-    return _named("a9a", split, data_home, download_if_missing, return_X_y, as_frame)
-
-
-@_loader_doc("bank32nh")
-def load_bank32nh(*, split="train", data_home=None, download_if_missing=True,
-                  return_X_y=False, as_frame=False):
-    return _named("bank32nh", split, data_home, download_if_missing, return_X_y, as_frame)
-
-
-@_loader_doc("elevators")
-def load_elevators(*, split="train", data_home=None, download_if_missing=True,
-                   return_X_y=False, as_frame=False):
-    return _named("elevators", split, data_home, download_if_missing, return_X_y, as_frame)
-
-
-@_loader_doc("ailerons")
-def load_ailerons(*, split="train", data_home=None, download_if_missing=True,
-                  return_X_y=False, as_frame=False):
-    return _named("ailerons", split, data_home, download_if_missing, return_X_y, as_frame)
-
-
-@_loader_doc("casp")
-def load_casp(*, split="train", data_home=None, download_if_missing=True,
-              return_X_y=False, as_frame=False):
-    return _named("casp", split, data_home, download_if_missing, return_X_y, as_frame)
-
-
-@_loader_doc("ijcnn1")
-def load_ijcnn1(*, split="train", data_home=None, download_if_missing=True,
-                return_X_y=False, as_frame=False):
-    return _named("ijcnn1", split, data_home, download_if_missing, return_X_y, as_frame)
-
-
-@_loader_doc("cod-rna")
-def load_cod_rna(*, split="train", data_home=None, download_if_missing=True,
-                 return_X_y=False, as_frame=False):
-    return _named("cod-rna", split, data_home, download_if_missing, return_X_y, as_frame)
-
-
-@_loader_doc("adult")
-def load_adult(*, split="train", data_home=None, download_if_missing=True,
-               return_X_y=False, as_frame=False):
-    return _named("adult", split, data_home, download_if_missing, return_X_y, as_frame)
-
+load_magic04 = _loader("magic04")
+load_phishing = _loader("phishing")
+load_a9a = _loader("a9a")
+load_bank32nh = _loader("bank32nh")
+load_elevators = _loader("elevators")
+load_ailerons = _loader("ailerons")
+load_casp = _loader("casp")
+load_ijcnn1 = _loader("ijcnn1")
+load_cod_rna = _loader("cod-rna")
+load_adult = _loader("adult")

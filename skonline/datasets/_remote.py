@@ -77,6 +77,22 @@ _UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
 _LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary"
 _OPENML = "https://api.openml.org/api/v1/json/data"
 
+
+def _uci(path, fmt="csv", sha256=None):
+    """A file of the UCI repository, saved under its own name."""
+    return RemoteFile(f"{_UCI}/{path}", path.rsplit("/", 1)[-1], sha256, fmt)
+
+
+def _libsvm(name, fmt="libsvm"):
+    """A file of the LIBSVM binary-classification collection, saved under its own name."""
+    return RemoteFile(f"{_LIBSVM}/{name}", name, None, fmt)
+
+
+def _openml(data_id, name):
+    """The ARFF of OpenML dataset ``data_id`` (found from its JSON description), saved as ``<name>.arff``."""
+    return RemoteFile(f"{_OPENML}/{data_id}", f"{name}.arff", None, "openml-arff")
+
+
 # The SHA-256 values of the two UCI adult files were not made up: the raw rows
 # (adult.csv.gz in the offline copy) were written back in the UCI layout, the
 # result has the MD5 sums that the offline README records for the UCI originals
@@ -85,49 +101,18 @@ _OPENML = "https://api.openml.org/api/v1/json/data"
 # file could be hashed offline, so the other entries have sha256=None. OpenML
 # publishes an MD5 for each ARFF, which is checked.
 _REMOTE_FILES = {
-    "magic04": (
-        RemoteFile(f"{_UCI}/magic/magic04.data", "magic04.data", None, "csv"),
-    ),
-    "phishing": (
-        RemoteFile(f"{_LIBSVM}/phishing", "phishing", None, "libsvm"),
-    ),
-    "a9a": (
-        RemoteFile(f"{_LIBSVM}/a9a", "a9a", None, "libsvm"),
-        RemoteFile(f"{_LIBSVM}/a9a.t", "a9a.t", None, "libsvm"),
-    ),
-    "bank32nh": (
-        RemoteFile(f"{_OPENML}/558", "bank32nh.arff", None, "openml-arff"),
-    ),
-    "elevators": (
-        RemoteFile(f"{_OPENML}/216", "elevators.arff", None, "openml-arff"),
-    ),
-    "ailerons": (
-        RemoteFile(f"{_OPENML}/296", "ailerons.arff", None, "openml-arff"),
-    ),
-    "casp": (
-        RemoteFile(f"{_UCI}/00265/CASP.csv", "CASP.csv", None, "csv"),
-    ),
-    "ijcnn1": (
-        RemoteFile(f"{_LIBSVM}/ijcnn1.tr.bz2", "ijcnn1.tr.bz2", None, "libsvm.bz2"),
-        RemoteFile(f"{_LIBSVM}/ijcnn1.val.bz2", "ijcnn1.val.bz2", None, "libsvm.bz2"),
-        RemoteFile(f"{_LIBSVM}/ijcnn1.t.bz2", "ijcnn1.t.bz2", None, "libsvm.bz2"),
-    ),
-    "cod-rna": (
-        RemoteFile(f"{_LIBSVM}/cod-rna", "cod-rna", None, "libsvm"),
-    ),
+    "magic04": (_uci("magic/magic04.data"),),
+    "phishing": (_libsvm("phishing"),),
+    "a9a": (_libsvm("a9a"), _libsvm("a9a.t")),
+    "bank32nh": (_openml(558, "bank32nh"),),
+    "elevators": (_openml(216, "elevators"),),
+    "ailerons": (_openml(296, "ailerons"),),
+    "casp": (_uci("00265/CASP.csv"),),
+    "ijcnn1": tuple(_libsvm(f"ijcnn1.{part}.bz2", "libsvm.bz2") for part in ("tr", "val", "t")),
+    "cod-rna": (_libsvm("cod-rna"),),
     "adult": (
-        RemoteFile(
-            f"{_UCI}/adult/adult.data",
-            "adult.data",
-            "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
-            "csv",
-        ),
-        RemoteFile(
-            f"{_UCI}/adult/adult.test",
-            "adult.test",
-            "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
-            "csv",
-        ),
+        _uci("adult/adult.data", sha256="5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d"),
+        _uci("adult/adult.test", sha256="a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05"),
     ),
 }
 

@@ -52,6 +52,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..losses import loss_and_derivative
+from ..utils._bandit import sample_index
 from ..utils._capped_simplex import depround_select, log_normalize, project_capped_log_lin
 from ..utils._jit import compiled_only, njit
 
@@ -380,21 +381,6 @@ def _fill_q(log_q, q):
         q[i] = math.exp(log_q[i])
 
 
-@compiled_only
-def _categorical(q, u):
-    """Inverse-CDF draw from q (sums to 1 up to rounding)."""
-    m = q.shape[0]
-    c = 0.0
-    last = 0
-    for i in range(m):
-        if q[i] > 0.0:
-            last = i
-            c += q[i]
-            if u < c:
-                return i
-    return last
-
-
 @njit(inline="always")
 def _decide(alg, q, u, groups):
     """Groups needed by the next round, into ``groups``; returns how many (DepRound apart).
@@ -411,7 +397,7 @@ def _decide(alg, q, u, groups):
         g = int(u[0] * m)
         groups[0] = g if g < m else m - 1
         return 1
-    groups[0] = _categorical(q, u[0])
+    groups[0] = sample_index(q, u[0])
     return 1
 
 

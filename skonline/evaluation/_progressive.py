@@ -169,10 +169,9 @@ def progressive_validation(
         Number of prefix lengths at which the metrics are reported (at most one per row: a
         stream shorter than ``n_points`` rows is reported after every row).
     clone_estimator : bool, default=True
-        Learn on a clone (``False``: learn in place, continuing the estimator's stream).
+        As in :func:`prequential_predictions`.
     fit_params : dict, default=None
-        Keywords for the first call (e.g. ``{'classes': [0, 1]}``; inferred from ``y`` for
-        classifiers when omitted).
+        As in :func:`prequential_predictions`.
 
     Returns
     -------

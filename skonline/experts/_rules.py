@@ -20,7 +20,7 @@ from ..base import Chunk, OnlineMixin, reads_state, state_scalar
 from ..exceptions import HorizonExceededWarning, TheoremConditionWarning
 from ..utils._deprecation import param, renamed_constraint
 from ..utils._warnings import warn
-from ..utils.validation import readonly, validate_X_predict
+from ..utils.validation import is_stream_chunk, readonly, validate_X_predict
 from . import _rules_core as core
 
 __all__ = [
@@ -54,16 +54,7 @@ def _validate_loss_range(loss_bound, name="loss_bound"):
 
 def _check_loss_matrix(est, X, reset, allow_nan=True):
     """Validate a chunk of rounds; return a C-contiguous float64 (n, K) array. No state change."""
-    fast = (
-        not reset
-        and type(X) is np.ndarray
-        and X.dtype == np.float64
-        and X.ndim == 2
-        and X.flags.c_contiguous
-        and not hasattr(est, "feature_names_in_")
-        and hasattr(est, "n_features_in_")
-    )
-    if fast:
+    if is_stream_chunk(est, X, reset=reset):
         if X.shape[1] != est.n_features_in_:
             raise ValueError(
                 f"X has {X.shape[1]} features, but {type(est).__name__} is expecting "

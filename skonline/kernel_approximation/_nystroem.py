@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import Chunk, OnlineMixin, reads_state
+from ..base import Chunk, FeatureTransformerMixin, IgnoresTargetMixin, OnlineMixin
 from ..utils._growing import GrowingStateMixin, first_capacity, grow, next_capacity, warn_growth
 from ..utils._jit import njit
 from ..utils._online_kernel import (
@@ -34,7 +34,7 @@ from ..utils._online_kernel import (
     store_row_begin,
     store_row_end,
 )
-from ..utils.validation import canonical_csr, output_dtype, readonly, validate_X_chunk, validate_X_predict
+from ..utils.validation import canonical_csr, readonly, validate_X_chunk
 
 __all__ = ["OnlineNystroem"]
 
@@ -92,8 +92,8 @@ def nystrom_fit_pass(X, draws, start, kors, store, U, Ginv, w, probs, didx, coun
     return n
 
 
-class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, GrowingStateMixin,
-                     OnlineMixin, BaseEstimator):
+class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, FeatureTransformerMixin, TransformerMixin,
+                     GrowingStateMixin, IgnoresTargetMixin, OnlineMixin, BaseEstimator):
     r"""Nyström features of the Gaussian kernel; the dictionary grows online by KORS.
 
     Each row of the stream is offered to KORS (Kernel Online Row Sampling, Calandriello et al.
@@ -155,9 +155,8 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Source of the Bernoulli draws (one uniform per row, so any chunking gives the same
         dictionary).
     verbose : int, default=0
-        Print progress while learning: one line per block of 100,000 rows (10,000 with
-        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
-        does not change.
+        Print progress while learning, in the format every estimator uses (user guide,
+        *Progress on long streams*); the result does not change.
 
     Attributes
     ----------
@@ -359,61 +358,15 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Trans
             warn_growth(self, what="the dictionary", param="max_components", before=before,
                         after=int(self._counts_[1]), budget=None, nbytes=self._state_bytes, policy="")
 
-    def fit(self, X, y=None, **fit_params):
-        """Reset, then run KORS over the rows of ``X`` in order.
+    _fitted_attribute = "_counts_"
+    _transform_order = "C"
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : None
-            Ignored.
-        **fit_params : dict
-            None is accepted: ``sample_weight`` raises a ``TypeError`` (KORS samples the
-            dictionary by ridge leverage scores; there is no loss to weigh).
-
-        Returns
-        -------
-        self : object
-        """
-        return super().fit(X, **fit_params)
-
-    def partial_fit(self, X, y=None, **fit_params):
-        """Offer the rows of ``X`` to KORS, in order; the dictionary only grows.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : None
-            Ignored.
-        **fit_params : dict
-            None is accepted: ``sample_weight`` raises a ``TypeError`` (KORS samples the
-            dictionary by ridge leverage scores; there is no loss to weigh).
-
-        Returns
-        -------
-        self : object
-        """
-        return super().partial_fit(X, **fit_params)
-
-    @reads_state
-    def transform(self, X):
-        """Nyström features with the current dictionary: :math:`L^{-1} k_D(x)`.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_new : ndarray of shape (n_samples, n_components_)
-        """
-        check_is_fitted(self, "_counts_")
-        dtype = output_dtype(X)
-        X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64, order="C")
+    def _transform(self, X):
+        """Nyström features with the current dictionary: :math:`L^{-1} k_D(x)`."""
         m = self.n_components_
+        out = np.empty((X.shape[0], m))
         if m == 0:
-            return np.zeros((X.shape[0], 0), dtype=dtype)
-        out = np.empty((X.shape[0], m), dtype=dtype)
+            return out
         for a, b, _, Z in self._rows(X):
             if self._sparse_layout():
                 K = rbf_matrix_sparse(Z, self._dictionary_csr(), self._dict_sq_[:m], self._gamma())

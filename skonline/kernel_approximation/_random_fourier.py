@@ -10,8 +10,8 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import atomic, make_generator, reads_state
-from ..utils.validation import output_dtype, validate_X_fit, validate_X_predict
+from ..base import FixedMapMixin, make_generator
+from ..utils.validation import output_dtype, validate_X_predict
 
 __all__ = ["RandomFourierFeatures", "MultiBandwidthFourierFeatures"]
 
@@ -45,7 +45,7 @@ def _cos_sin(P, sigma, D):
     return np.hstack([np.cos(a), np.sin(a)]) * (1.0 / math.sqrt(D))
 
 
-class RandomFourierFeatures(TransformerMixin, BaseEstimator):
+class RandomFourierFeatures(FixedMapMixin, TransformerMixin, BaseEstimator):
     """Random Fourier features of the Gaussian kernel, in the [cos, sin] form.
 
     ``fit`` draws D frequencies w_j ~ N(0, sigma^-2 I_d); ``transform`` maps x to
@@ -113,93 +113,35 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         "random_state": ["random_state", np.random.Generator],
     }
 
-    #: its fit only sets up the map from the number of features (an online pipeline fits it on
-    #: the first chunk)
-    _fixed_map = True
+    _fitted_attribute = "random_weights_"
 
     def __init__(self, sigma=1.0, n_components=100, random_state=None):
         self.sigma = sigma
         self.n_components = n_components
         self.random_state = random_state
 
-    @atomic
-    def fit(self, X, y=None):
-        """Draw the frequencies.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Only the number of features is used.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : object
-        """
-        self._validate_params()
-        X = validate_X_fit(self, X, accept_sparse="csr", dtype=np.float64)
+    def _set_up(self, n_features):
+        """Draw the frequencies."""
         rng = make_generator(self.random_state)
-        base = rng.standard_normal((X.shape[1], self.n_components))
+        base = rng.standard_normal((n_features, self.n_components))
         self.random_weights_ = base / float(self.sigma)
-        return self
 
-    @reads_state
-    def transform(self, X):
-        """Map X to the 2 n_components random features.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        Z : ndarray of shape (n_samples, 2 * n_components)
-        """
-        check_is_fitted(self, "random_weights_")
-        dtype = output_dtype(X)
-        X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64)
+    def _transform(self, X):
+        """The 2 n_components random features of the rows of X."""
         P = np.asarray(safe_sparse_dot(X, self.random_weights_))
-        return _cos_sin(P, 1.0, self.n_components).astype(dtype, copy=False)
+        return _cos_sin(P, 1.0, self.n_components)
 
-    def get_feature_names_out(self, input_features=None):
-        """Output feature names: ``rff_cos{j}`` then ``rff_sin{j}``.
-
-        Parameters
-        ----------
-        input_features : array-like of str or None
-            Ignored (checked against ``feature_names_in_`` when given).
-
-        Returns
-        -------
-        names : ndarray of str objects
-        """
-        check_is_fitted(self, "random_weights_")
-        _check_input_features(self, input_features)
-        D = self.n_components
-        return np.asarray([f"rff_cos{j}" for j in range(D)] + [f"rff_sin{j}" for j in range(D)], dtype=object)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # computed in float64
-        return tags
+    def _feature_names_out(self, names_in):
+        """``rff_cos{j}`` then ``rff_sin{j}`` (the input names are only checked)."""
+        return cos_sin_names("rff", self.n_components)
 
 
-def _check_input_features(est, input_features):
-    if input_features is None:
-        return
-    input_features = np.asarray(input_features, dtype=object)
-    if hasattr(est, "feature_names_in_") and not np.array_equal(input_features, est.feature_names_in_):
-        raise ValueError("input_features is not equal to feature_names_in_")
-    if input_features.shape[0] != est.n_features_in_:
-        raise ValueError(
-            f"input_features should have length equal to number of features ({est.n_features_in_}), "
-            f"got {input_features.shape[0]}"
-        )
+def cos_sin_names(prefix, D):
+    """The names of the 2D [cos, sin] features: ``{prefix}_cos{j}``, then ``{prefix}_sin{j}``."""
+    return [f"{prefix}_cos{j}" for j in range(D)] + [f"{prefix}_sin{j}" for j in range(D)]
 
 
-class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
+class MultiBandwidthFourierFeatures(FixedMapMixin, TransformerMixin, BaseEstimator):
     """Random Fourier features of K Gaussian kernels (one block per bandwidth).
 
     The feature maps of the candidate kernels of online kernel selection: block k is the
@@ -207,22 +149,8 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
     frequencies. With ``shared_base=True`` one Gaussian matrix B of shape (n_features, D) is drawn
     and kernel k uses the frequencies B / sigma_k (the authors' code for RF-OKS++; the blocks are
     then coupled but each is an exact random-feature map of its kernel); with ``False`` each
-    kernel gets an independent matrix (Algorithm 3 of Li & Liao 2022).
-
-    Differences from :class:`sklearn.kernel_approximation.RBFSampler`:
-
-    * features: ``[cos(W x), sin(W x)] / sqrt(D)`` with no random phase, versus RBFSampler's
-      ``sqrt(2 / n) cos(W x + b)`` with ``b ~ U[0, 2 pi]``. Each (cos, sin) pair is exact on the
-      diagonal: ``||z(x)||_2 = 1 = k(x, x)`` for every x, and the estimate
-      z(x) . z(v) = mean_j cos(w_j . (x - v)) has no larger a variance than random-phase
-      cosines with the same number of columns, and a much smaller one for wide kernels
-      (Sutherland & Schneider, UAI 2015);
-    * ``n_components`` counts frequencies D; the output has 2D columns (RBFSampler's
-      ``n_components`` counts output columns, so compare RBFSampler(n_components=2D));
-    * the bandwidth is sigma of ``exp(-||x - v||^2 / (2 sigma^2))``, i.e. RBFSampler's
-      ``gamma = 1 / (2 sigma^2)``;
-    * ``random_state`` seeds a :class:`numpy.random.Generator` (the same integer gives other
-      frequencies than in RBFSampler).
+    kernel gets an independent matrix (Algorithm 3 of Li & Liao 2022). Each block differs from
+    :class:`sklearn.kernel_approximation.RBFSampler` as :class:`RandomFourierFeatures` does.
 
     Parameters
     ----------
@@ -262,9 +190,7 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
         "random_state": ["random_state", np.random.Generator],
     }
 
-    #: its fit only sets up the map from the number of features (an online pipeline fits it on
-    #: the first chunk)
-    _fixed_map = True
+    _fitted_attribute = "base_"
 
     def __init__(self, sigmas=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0), n_components=100, shared_base=True,
                  random_state=None):
@@ -279,27 +205,12 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
             raise ValueError(f"sigmas must be a non-empty sequence of positive bandwidths; got {self.sigmas!r}.")
         return s
 
-    @atomic
-    def fit(self, X, y=None):
-        """Draw the base matrices.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : object
-        """
-        self._validate_params()
-        K = self._sigmas().size
-        X = validate_X_fit(self, X, accept_sparse="csr", dtype=np.float64)
-        rng = make_generator(self.random_state)
+    def _set_up(self, n_features):
+        """Draw the base matrices."""
+        K = self._sigmas().size  # checks the bandwidths
         B = 1 if self.shared_base else K
-        self.base_ = rng.standard_normal((B, X.shape[1], self.n_components))
-        return self
+        rng = make_generator(self.random_state)
+        self.base_ = rng.standard_normal((B, n_features, self.n_components))
 
     def transform_kernel(self, X, kernel):
         """The 2D features of one kernel.
@@ -326,48 +237,12 @@ class MultiBandwidthFourierFeatures(TransformerMixin, BaseEstimator):
             dtype, copy=False
         )
 
-    @reads_state
-    def transform(self, X):
-        """The K blocks of features, concatenated.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        Z : ndarray of shape (n_samples, 2 * n_components * n_kernels)
-        """
-        check_is_fitted(self, "base_")
+    def _transform(self, X):
+        """The K blocks of 2 n_components features of the rows of X, concatenated."""
         s = self._sigmas()
-        dtype = output_dtype(X)
-        X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64)
         P = [np.asarray(safe_sparse_dot(X, self.base_[b])) for b in range(self.base_.shape[0])]
-        Z = np.hstack([_cos_sin(P[k if len(P) > 1 else 0], s[k], self.n_components) for k in range(s.size)])
-        return Z.astype(dtype, copy=False)
+        return np.hstack([_cos_sin(P[k if len(P) > 1 else 0], s[k], self.n_components) for k in range(s.size)])
 
-    def get_feature_names_out(self, input_features=None):
-        """Output feature names ``rff{k}_cos{j}``, ``rff{k}_sin{j}`` for kernel k.
-
-        Parameters
-        ----------
-        input_features : array-like of str or None
-            Ignored (checked against ``feature_names_in_`` when given).
-
-        Returns
-        -------
-        names : ndarray of str objects
-        """
-        check_is_fitted(self, "base_")
-        _check_input_features(self, input_features)
-        D = self.n_components
-        names = []
-        for k in range(self._sigmas().size):
-            names += [f"rff{k}_cos{j}" for j in range(D)] + [f"rff{k}_sin{j}" for j in range(D)]
-        return np.asarray(names, dtype=object)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # computed in float64
-        return tags
+    def _feature_names_out(self, names_in):
+        """``rff{k}_cos{j}``, ``rff{k}_sin{j}`` for kernel k (the input names are only checked)."""
+        return [name for k in range(self._sigmas().size) for name in cos_sin_names(f"rff{k}", self.n_components)]

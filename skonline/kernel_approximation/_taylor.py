@@ -6,14 +6,12 @@ import numpy as np
 from scipy.special import comb
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
 
-from ..base import atomic, reads_state
+from ..base import FixedMapMixin
 from ..utils import _scaling
 from ..utils._online_kernel import taylor_tables, taylor_transform
 from ..exceptions import DataAdviceWarning
 from ..utils._warnings import warn
-from ..utils.validation import output_dtype, validate_X_fit, validate_X_predict
 
 __all__ = ["TaylorFeatures"]
 
@@ -21,7 +19,7 @@ __all__ = ["TaylorFeatures"]
 _WARN_N_OUTPUT = 20_000
 
 
-class TaylorFeatures(TransformerMixin, BaseEstimator):
+class TaylorFeatures(FixedMapMixin, TransformerMixin, BaseEstimator):
     r"""Taylor-expansion features of the Gaussian kernel: an orthonormal basis, truncated.
 
     For the Gaussian kernel :math:`k(x, x') = \exp(-\|x - x'\|^2 / (2\sigma^2))` the functions
@@ -102,31 +100,15 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
         "sigma": [Interval(Real, 0, None, closed="neither")],
     }
 
-    #: its fit only sets up the map from the number of features (an online pipeline fits it on
-    #: the first chunk)
-    _fixed_map = True
+    _fitted_attribute = "powers_"
+    _transform_order = "C"
 
     def __init__(self, degree=2, sigma=1.0):
         self.degree = degree
         self.sigma = sigma
 
-    @atomic
-    def fit(self, X, y=None):
-        """Record the input dimension and the multi-indices (the map itself is data independent).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : object
-        """
-        self._validate_params()
-        X = validate_X_fit(self, X, accept_sparse="csr", dtype=np.float64)
-        d = X.shape[1]
+    def _set_up(self, d):
+        """Record the multi-indices (the map itself is data independent)."""
         r = int(comb(self.degree + d, d, exact=True))
         if r > _WARN_N_OUTPUT:
             warn(
@@ -136,23 +118,9 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
             )
         self.powers_, self._parent, self._var, self._inv_sqrt = taylor_tables(d, int(self.degree))
         self.n_output_features_ = r
-        return self
 
-    @reads_state
-    def transform(self, X):
-        """Taylor features of the rows of ``X``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_new : ndarray of shape (n_samples, n_output_features_)
-        """
-        check_is_fitted(self, "powers_")
-        dtype = output_dtype(X)
-        X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64, order="C")
+    def _transform(self, X):
+        """Taylor features of the rows of ``X``."""
         if not hasattr(self, "_parent"):  # e.g. after a partial unpickle of an older object
             _, self._parent, self._var, self._inv_sqrt = taylor_tables(self.n_features_in_, int(self.degree))
         out = np.empty((X.shape[0], self.n_output_features_))
@@ -160,37 +128,12 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
             taylor_transform(
                 Xb, np.zeros(X.shape[1]), 1.0 / float(self.sigma), self._parent, self._var, self._inv_sqrt, out[a:b]
             )
-        return out.astype(dtype, copy=False)
+        return out
 
-    def get_feature_names_out(self, input_features=None):
-        """Output feature names, as ``PolynomialFeatures`` names the same monomials.
-
-        Feature ``'x0^2 x1'`` is :math:`g_{(2,1)}(x)`, the monomial
-        :math:`z_0^2 z_1 / \\sqrt{2!\\,1!}` times :math:`e^{-\\|z\\|^2/2}`.
-
-        Parameters
-        ----------
-        input_features : array-like of str or None, default=None
-
-        Returns
-        -------
-        feature_names_out : ndarray of str objects
-        """
-        check_is_fitted(self, "powers_")
-        if input_features is None:
-            input_features = getattr(self, "feature_names_in_", None)
-            if input_features is None:
-                input_features = [f"x{i}" for i in range(self.n_features_in_)]
-        else:
-            input_features = np.asarray(input_features, dtype=object)
-            if len(input_features) != self.n_features_in_:
-                raise ValueError(
-                    f"input_features should have length equal to number of features ({self.n_features_in_}), "
-                    f"got {len(input_features)}"
-                )
-            names_in = getattr(self, "feature_names_in_", None)
-            if names_in is not None and not np.array_equal(names_in, input_features):
-                raise ValueError("input_features is not equal to feature_names_in_")
+    def _feature_names_out(self, input_features):
+        """The monomials' names as ``PolynomialFeatures`` gives them: feature ``'x0^2 x1'`` is
+        :math:`g_{(2,1)}(x)`, the monomial :math:`z_0^2 z_1 / \\sqrt{2!\\,1!}` times
+        :math:`e^{-\\|z\\|^2/2}`."""
         names = []
         for row in self.powers_:
             inds = np.flatnonzero(row)
@@ -202,11 +145,4 @@ class TaylorFeatures(TransformerMixin, BaseEstimator):
                     f"{input_features[i]}^{row[i]}" if row[i] != 1 else str(input_features[i]) for i in inds
                 )
             )
-        return np.asarray(names, dtype=object)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.requires_fit = True
-        tags.input_tags.sparse = True  # CSR rows are densified block by block (dense output)
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # computed in float64
-        return tags
+        return names

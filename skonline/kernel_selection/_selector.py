@@ -7,8 +7,9 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import Chunk, OnlineMixin, reads_state
-from ..utils.validation import output_dtype, validate_X_chunk, validate_X_predict
+from ..base import Chunk, FeatureTransformerMixin, OnlineMixin
+from ..kernel_approximation._random_fourier import cos_sin_names
+from ..utils.validation import validate_X_chunk
 from ._kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor, _KernelSelectionBase
 
 __all__ = ["OnlineKernelSelector"]
@@ -20,7 +21,7 @@ class _SelectorChunk(Chunk):
 
     kw: dict = dataclasses.field(default_factory=dict)
 
-class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
+class OnlineKernelSelector(FeatureTransformerMixin, OnlineMixin, TransformerMixin, BaseEstimator):
     """Select a Gaussian kernel's bandwidth online, then transform with its random features.
 
     A supervised transformer, like :class:`~sklearn.feature_selection.SelectFromModel`:
@@ -40,9 +41,9 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
     random_state : int, RandomState instance, Generator or None, default=None
         If not None, seeds the learner (overriding its own ``random_state``).
     verbose : int, default=0
-        Print progress while learning: one line per block of 100,000 rows (10,000 with
-        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
-        does not change. The learner inside stays quiet unless given ``verbose`` itself.
+        Print progress while learning, in the format every estimator uses (user guide,
+        *Progress on long streams*); the result does not change. The learner inside stays quiet
+        unless given ``verbose`` itself.
 
     Notes
     -----
@@ -161,39 +162,15 @@ class OnlineKernelSelector(OnlineMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self, "estimator_")
         return np.atleast_2d(self.estimator_.q_).mean(axis=0)
 
-    @reads_state
-    def transform(self, X):
-        """Random Fourier features of the selected kernel.
+    _fitted_attribute = "estimator_"
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    def _transform(self, X):
+        """Random Fourier features of the selected kernel (2 n_components columns)."""
+        return self.estimator_.random_features_.transform_kernel(X, self._selected())
 
-        Returns
-        -------
-        Z : ndarray of shape (n_samples, 2 * n_components)
-        """
-        check_is_fitted(self, "estimator_")
-        dtype = output_dtype(X)
-        X = validate_X_predict(self, X, accept_sparse="csr", dtype=np.float64)
-        maps = self.estimator_.random_features_
-        return maps.transform_kernel(X, self._selected()).astype(dtype, copy=False)
-
-    def get_feature_names_out(self, input_features=None):
-        """Output feature names ``rff_cos{j}``, ``rff_sin{j}``.
-
-        Parameters
-        ----------
-        input_features : array-like of str or None
-            Ignored.
-
-        Returns
-        -------
-        names : ndarray of str objects
-        """
-        check_is_fitted(self, "estimator_")
-        D = int(self.estimator_.n_components)
-        return np.asarray([f"rff_cos{j}" for j in range(D)] + [f"rff_sin{j}" for j in range(D)], dtype=object)
+    def _feature_names_out(self, names_in):
+        """``rff_cos{j}``, ``rff_sin{j}`` (the input names are only checked)."""
+        return cos_sin_names("rff", int(self.estimator_.n_components))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -16,10 +16,29 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data
 
-from ..base import Chunk
+from ..base import Chunk, FeatureTransformerMixin
 
-__all__ = ["DtypeChunk", "TableChunk", "Table", "validate_table", "missing_mask", "factorize", "first_rows",
+__all__ = ["TableTransformerMixin", "DtypeChunk", "TableChunk", "Table", "validate_table", "missing_mask", "factorize",
+           "first_rows",
            "is_missing_marker"]
+
+
+class TableTransformerMixin(FeatureTransformerMixin):
+    """Transformers of raw tables (the encoders, the imputer): strings, categories and missing
+    values (NaN, None, pd.NA) in, float32 kept; the output dtype is the map's own."""
+
+    def _output_dtype(self, X):
+        return None
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
+        tags.input_tags.categorical = True
+        tags.input_tags.sparse = False
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.requires_fit = True
+        return tags
 
 
 @dataclasses.dataclass(eq=False)

@@ -8,8 +8,16 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
-from ..base import OnlineTransformerMixin, reads_state
-from ._columns import TableChunk, factorize, first_rows, is_missing_marker, missing_mask, validate_table
+from ..base import OnlineTransformerMixin
+from ._columns import (
+    TableChunk,
+    TableTransformerMixin,
+    factorize,
+    first_rows,
+    is_missing_marker,
+    missing_mask,
+    validate_table,
+)
 
 __all__ = ["OnlineOneHotEncoder", "OnlineHashingEncoder"]
 
@@ -44,19 +52,11 @@ def _assemble(cols, offsets, width, dtype, sparse, values=None):
     return flat.reshape(n, width).astype(dtype, copy=False)
 
 
-class _TableEncoderMixin:
-    """What the encoders share: raw tables in (NaN, None, pd.NA as missing), float32 kept."""
+class _TableEncoderMixin(TableTransformerMixin):
+    """What the encoders share: the table validated once per chunk and per ``transform``."""
 
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.input_tags.string = True
-        tags.input_tags.categorical = True
-        tags.input_tags.sparse = False
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        tags.requires_fit = True
-        return tags
+    def _transform_input(self, X):
+        return validate_table(self, X, reset=False)
 
     def _validate_chunk(self, X, y=None, *, reset, from_fit):
         table = validate_table(self, X, reset=reset)
@@ -119,9 +119,8 @@ class OnlineOneHotEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transforme
     dtype : numpy dtype, default=None
         Output dtype; ``None``: float32 for float32 input, float64 otherwise.
     verbose : int, default=0
-        Print progress while learning: one line per block of 100,000 rows (10,000 with
-        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
-        does not change.
+        Print progress while learning, in the format every estimator uses (user guide,
+        *Progress on long streams*); the result does not change.
 
     Attributes
     ----------
@@ -291,28 +290,16 @@ class OnlineOneHotEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transforme
     def _learn(self, chunk):
         return self._encode(chunk.table, learn=True)
 
-    @reads_state
-    def transform(self, X):
-        """One-hot encode ``X`` with the categories learned so far (no update).
+    _fitted_attribute = "categories_"
 
-        A category never seen is all zeros (or, once the column overflowed, the infrequent slot
-        with ``handle_unknown='infrequent_if_exist'``); it never raises.
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_out : {ndarray, sparse matrix} of shape (n_samples, n_features_out)
-        """
-        check_is_fitted(self, "categories_")
-        return self._encode(validate_table(self, X, reset=False), learn=False)
+    def _transform(self, table):
+        """One-hot encode the table with the categories learned so far (no update): a category
+        never seen is all zeros (or, once the column overflowed, the infrequent slot with
+        ``handle_unknown='infrequent_if_exist'``); it never raises."""
+        return self._encode(table, learn=False)
 
     # ------------------------------------------------------------------ names
-    def _slot_names(self, input_features, learned_names):
-        check_is_fitted(self, "categories_")
-        names = _check_feature_names_in(self, input_features)
+    def _slot_names(self, names, learned_names):
         out = []
         for j, name in enumerate(names):
             cats = self.categories_[j]
@@ -325,19 +312,10 @@ class OnlineOneHotEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transforme
                 out.append(f"{name}_infrequent_sklearn")
         return np.asarray(out, dtype=object)
 
-    def get_feature_names_out(self, input_features=None):
+    def _feature_names_out(self, names_in):
         """Output column names, fixed for the whole stream: ``'<feature>_slot<k>'`` for a learned
-        slot, ``'<feature>_<category>'`` for given categories, ``'<feature>_infrequent_sklearn'``.
-
-        Parameters
-        ----------
-        input_features : array-like of str or None, default=None
-
-        Returns
-        -------
-        feature_names_out : ndarray of str objects
-        """
-        return self._slot_names(input_features, learned_names=False)
+        slot, ``'<feature>_<category>'`` for given categories, ``'<feature>_infrequent_sklearn'``."""
+        return self._slot_names(names_in, learned_names=False)
 
     def get_category_names_out(self, input_features=None):
         """The output columns named after the category each slot holds now (``'<feature>_<category>'``,
@@ -353,7 +331,8 @@ class OnlineOneHotEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transforme
         -------
         names : ndarray of str objects
         """
-        return self._slot_names(input_features, learned_names=True)
+        check_is_fitted(self, "categories_")
+        return self._slot_names(_check_feature_names_in(self, input_features), learned_names=True)
 
 
 class OnlineHashingEncoder(_TableEncoderMixin, OnlineTransformerMixin, TransformerMixin, BaseEstimator):
@@ -387,9 +366,8 @@ class OnlineHashingEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transform
     dtype : numpy dtype, default=None
         Output dtype; ``None``: float32 for float32 input, float64 otherwise.
     verbose : int, default=0
-        Print progress while learning: one line per block of 100,000 rows (10,000 with
-        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
-        does not change.
+        Print progress while learning, in the format every estimator uses (user guide,
+        *Progress on long streams*); the result does not change.
 
     Attributes
     ----------
@@ -458,34 +436,12 @@ class OnlineHashingEncoder(_TableEncoderMixin, OnlineTransformerMixin, Transform
     def _learn(self, chunk):
         return self._encode(chunk.table)
 
-    @reads_state
-    def transform(self, X):
-        """Hash ``X`` (the same map as during the stream: nothing is learned).
+    def _transform(self, table):
+        """Hash the table (the same map as during the stream: nothing is learned)."""
+        return self._encode(table)
 
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features_in_)
-
-        Returns
-        -------
-        X_out : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        """
-        check_is_fitted(self, "n_features_in_")
-        return self._encode(validate_table(self, X, reset=False))
-
-    def get_feature_names_out(self, input_features=None):
-        """``['onlinehashingencoder0', ..., 'onlinehashingencoder<n_features - 1>']``.
-
-        Parameters
-        ----------
-        input_features : array-like of str or None, default=None
-            Only checked against the input names.
-
-        Returns
-        -------
-        feature_names_out : ndarray of str objects
-        """
-        check_is_fitted(self, "n_features_in_")
-        _check_feature_names_in(self, input_features)
+    def _feature_names_out(self, names_in):
+        """``['onlinehashingencoder0', ..., 'onlinehashingencoder<n_features - 1>']`` (the input
+        names are only checked)."""
         prefix = type(self).__name__.lower()
-        return np.asarray([f"{prefix}{k}" for k in range(int(self.n_features))], dtype=object)
+        return [f"{prefix}{k}" for k in range(int(self.n_features))]

@@ -5,16 +5,16 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineTransformerMixin, reads_state
+from ..base import OnlineTransformerMixin
 from . import _imputer_core as core
-from ._columns import TableChunk, factorize, is_missing_marker, missing_mask, validate_table
+from ._columns import TableChunk, TableTransformerMixin, factorize, is_missing_marker, missing_mask, validate_table
 
 __all__ = ["OnlineImputer"]
 
 
-class OnlineImputer(OnlineTransformerMixin, TransformerMixin, BaseEstimator):
+class OnlineImputer(TableTransformerMixin, OnlineTransformerMixin, TransformerMixin, BaseEstimator):
     """Impute missing values of a stream with statistics of the rows before, prequentially.
 
     The online counterpart of :class:`~sklearn.impute.SimpleImputer`. ``partial_fit_transform(X)``
@@ -63,9 +63,8 @@ class OnlineImputer(OnlineTransformerMixin, TransformerMixin, BaseEstimator):
     max_categories : int, default=64
         Space-saving counters per column for ``'most_frequent'`` (unused otherwise).
     verbose : int, default=0
-        Print progress while learning: one line per block of 100,000 rows (10,000 with
-        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
-        does not change.
+        Print progress while learning, in the format every estimator uses (user guide,
+        *Progress on long streams*); the result does not change.
 
     Attributes
     ----------
@@ -285,21 +284,14 @@ class OnlineImputer(OnlineTransformerMixin, TransformerMixin, BaseEstimator):
         lead = int(self._mf_leader_[j, 0])
         return self._mf_values_[j, lead] if lead >= 0 else fill
 
-    @reads_state
-    def transform(self, X):
-        """Impute ``X`` with the current statistics (no update).
+    _fitted_attribute = "_count_"
 
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+    def _transform_input(self, X):
+        return self._validate_chunk(X, reset=False, from_fit=False)
 
-        Returns
-        -------
-        X_out : ndarray of shape (n_samples, n_features_in_), or (n_samples, 2 * n_features_in_)
-            with ``add_indicator``. Float, or object when a column holds strings.
-        """
-        check_is_fitted(self, "_count_")
-        chunk = self._validate_chunk(X, reset=False, from_fit=False)
+    def _transform(self, chunk):
+        """Impute the chunk with the current statistics (no update): shape (n_samples,
+        n_features_in_), or (n_samples, 2 * n_features_in_) with ``add_indicator``."""
         cols = []
         for j, (values, m, numeric) in enumerate(zip(chunk.columns, chunk.missing, chunk.numeric)):
             current = self._current(j, numeric)
@@ -322,32 +314,13 @@ class OnlineImputer(OnlineTransformerMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self, "_count_")
         return self._count_.copy()
 
-    def get_feature_names_out(self, input_features=None):
-        """The input names, then ``'missingindicator_<name>'`` for each with ``add_indicator``.
-
-        Parameters
-        ----------
-        input_features : array-like of str or None, default=None
-
-        Returns
-        -------
-        feature_names_out : ndarray of str objects
-        """
-        check_is_fitted(self, "n_features_in_")
-        names = list(_check_feature_names_in(self, input_features))
+    def _feature_names_out(self, names_in):
+        """The input names, then ``'missingindicator_<name>'`` for each with ``add_indicator``."""
+        names = list(names_in)
         if self.add_indicator:
             names += [f"missingindicator_{name}" for name in names]
-        return np.asarray(names, dtype=object)
+        return names
 
-    # ------------------------------------------------------------------ checks
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.input_tags.string = True
-        tags.input_tags.categorical = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        tags.requires_fit = True
-        return tags
 
 
 def _is_number(v):

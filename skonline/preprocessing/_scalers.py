@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import OnlineTransformerMixin, reads_state
+from ..base import FeatureTransformerMixin, OnlineTransformerMixin
 from ..utils import _scaling as core
 from ..utils._deprecation import param, renamed_constraint
 from ..utils.validation import validate_X_chunk
@@ -26,17 +26,32 @@ def _as_out(Z, float32):
     return Z.astype(np.float32) if float32 else Z
 
 
-class _Float32Mixin:
-    """float32 in, float32 out (as scikit-learn's scalers), computed in float64."""
+class _ScalerMixin(FeatureTransformerMixin):
+    """What the scalers share: float32 in, float32 out (as scikit-learn's scalers), computed in
+    float64; a chunk records whether its rows were float32; ``transform`` reads the rows in the
+    stream's container (``_row_container``)."""
+
+    _accept_sparse = True
+
+    def _validate_chunk(self, X, y=None, *, reset, from_fit):
+        f32 = _float32_in(X)
+        X = validate_X_chunk(self, X, reset=reset, accept_sparse=True)
+        return DtypeChunk(X.shape[0], X=X, float32=f32)
+
+    def _output_dtype(self, X):
+        return np.float32 if _float32_in(X) else np.float64
+
+    def _transform_input(self, X):
+        return self._predict_input(X, accept_sparse="csr", dtype=np.float64, order="C")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.requires_fit = True
         return tags
 
 
-class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerMixin, TransformerMixin,
-                           BaseEstimator):
+class OnlineStandardScaler(OneToOneFeatureMixin, _ScalerMixin, OnlineTransformerMixin, TransformerMixin, BaseEstimator):
     """Standardise a stream with running means and variances, prequentially.
 
     ``partial_fit_transform(X)`` transforms row ``t`` with the mean and standard deviation of the
@@ -46,21 +61,21 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
     :func:`skonline.pipeline.make_online_pipeline`). ``transform(X)`` uses the current statistics
     and changes nothing.
 
-    Robust to one wild row: values more than ``clip`` standard deviations from the running mean
-    are clipped in the output and winsorised (to ``mean +- clip * std``) before they update the
+    Robust to one wild row: values more than ``clip_std`` standard deviations from the running mean
+    are clipped in the output and winsorised (to ``mean +- clip_std * std``) before they update the
     statistics, so a single row of 1e20 moves the scale by a factor of at most
-    :math:`\\sqrt{1 + \\mathrm{clip}^2 / t}` instead of shrinking every later row to 0; a genuine
-    change of scale is followed geometrically fast. Set ``clip=np.inf`` for plain running
+    :math:`\\sqrt{1 + \\mathrm{clip\\_std}^2 / t}` instead of shrinking every later row to 0; a genuine
+    change of scale is followed geometrically fast. Set ``clip_std=np.inf`` for plain running
     statistics (scikit-learn's ``StandardScaler.partial_fit`` up to the prequential order).
 
     Before 3 rows have been seen a column has no scale: it is output as 0. The warm-up is shorter
     than the 10 rows of the estimators' internal standardisation (``standardize=True``) because
     the scaler's output usually goes to such an estimator, whose statistics take every warm-up
     row as a row of exact zeros: after 10 of them its columns would look constant at 0 and the
-    next rows would be output near ``+-clip`` (on wine, GroupDRO in the online pipeline scored
+    next rows would be output near ``+-clip_std`` (on wine, GroupDRO in the online pipeline scored
     clearly lower with a 10-row warm-up than with 3 rows, which came close to the raw stream).
     The first rows after the warm-up are scaled by a rough, clipped estimate. A column constant so
-    far is output as 0 for that value and as ``+-clip`` for any other value.
+    far is output as 0 for that value and as ``+-clip_std`` for any other value.
 
     Parameters
     ----------
@@ -73,9 +88,8 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
     clip_std : float, default=5.0
         Output clip and winsorising threshold, in standard deviations.
     verbose : int, default=0
-        Print progress while learning: one line per block of 100,000 rows (10,000 with
-        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
-        does not change.
+        Print progress while learning, in the format every estimator uses (user guide,
+        *Progress on long streams*); the result does not change.
     clip : float, default='deprecated'
         Deprecated alias of ``clip_std`` (renamed in 0.1; ``clip`` is removed in 0.2).
 
@@ -125,14 +139,9 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
         self.verbose = verbose
         self.clip = clip
 
-    _accept_sparse = True
     #: the container from the width of the stream (see ``OnlineMixin._row_container``)
     _row_container = "stream"
-
-    def _validate_chunk(self, X, y=None, *, reset, from_fit):
-        f32 = _float32_in(X)
-        X = validate_X_chunk(self, X, reset=reset, accept_sparse=True)
-        return DtypeChunk(X.shape[0], X=X, float32=f32)
+    _fitted_attribute = "_count_"
 
     def _allocate(self, chunk):
         d = chunk.X.shape[1]
@@ -152,28 +161,12 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
     def _concat(self, raws):
         return sp.vstack(raws, format="csr") if sp.issparse(raws[0]) else np.concatenate(raws)
 
-    @reads_state
-    def transform(self, X):
-        """Standardise ``X`` with the current statistics (no update).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_new : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        """
-        check_is_fitted(self, "_count_")
-        f32 = _float32_in(X)
-        X = self._predict_input(X, accept_sparse="csr", dtype=np.float64, order="C")
-        return _as_out(self._transform64(X), f32)
-
-    def _transform64(self, X):
+    def _transform(self, X):
+        """Standardise ``X`` with the current statistics (no update)."""
         if sp.issparse(X) and not self._sparse_:
             X = X.toarray()
         elif not sp.issparse(X) and self._sparse_:
-            return self._transform64(sp.csr_matrix(X)).toarray()
+            return self._transform(sp.csr_matrix(X)).toarray()
         return core.frozen_transform(X, self._count_, self._mean_, self._m2_, float(param(self, "clip_std")),
                                      bool(self.with_mean), min_count=core.SCALER_MIN_COUNT)
 
@@ -197,12 +190,10 @@ class OnlineStandardScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransforme
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.requires_fit = True
         return tags
 
 
-class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerMixin, TransformerMixin,
-                         BaseEstimator):
+class OnlineMinMaxScaler(OneToOneFeatureMixin, _ScalerMixin, OnlineTransformerMixin, TransformerMixin, BaseEstimator):
     """Scale a stream to a range with the running minimum and maximum, prequentially.
 
     ``partial_fit_transform(X)`` maps row ``t`` with the minimum and maximum of the rows
@@ -221,9 +212,8 @@ class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerM
     clip : bool, default=True
         Clip transformed values to ``feature_range``.
     verbose : int, default=0
-        Print progress while learning: one line per block of 100,000 rows (10,000 with
-        ``verbose >= 2``) giving the rows seen and the rate over that block (rows/s). The result
-        does not change.
+        Print progress while learning, in the format every estimator uses (user guide,
+        *Progress on long streams*); the result does not change.
 
     Attributes
     ----------
@@ -265,13 +255,8 @@ class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerM
 
     #: CSR rows accepted (the output is dense: a column's minimum maps zeros elsewhere): dense
     #: up to 4,096 features, dense blocks of CSR rows beyond (see ``OnlineMixin._row_container``)
-    _accept_sparse = True
     _row_container = "dense"
-
-    def _validate_chunk(self, X, y=None, *, reset, from_fit):
-        f32 = _float32_in(X)
-        X = validate_X_chunk(self, X, reset=reset, accept_sparse=True)
-        return DtypeChunk(X.shape[0], X=X, float32=f32)
+    _fitted_attribute = "_min_"
 
     def _allocate(self, chunk):
         d = chunk.X.shape[1]
@@ -298,22 +283,9 @@ class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerM
         self._max_ = hi[-1].copy()
         return _as_out(out, chunk.float32)
 
-    @reads_state
-    def transform(self, X):
-        """Scale ``X`` with the current range (no update).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_new : ndarray of shape (n_samples, n_features)
-        """
-        check_is_fitted(self, "_min_")
-        f32 = _float32_in(X)
-        X = self._predict_input(X, dtype=np.float64, order="C")
-        return _as_out(self._map(X, self._min_, self._max_), f32)
+    def _transform(self, X):
+        """Scale ``X`` with the current range (no update)."""
+        return self._map(X, self._min_, self._max_)
 
     @property
     def data_min_(self):
@@ -325,7 +297,3 @@ class OnlineMinMaxScaler(_Float32Mixin, OneToOneFeatureMixin, OnlineTransformerM
         check_is_fitted(self, "_max_")
         return self._max_.copy()
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.requires_fit = True
-        return tags

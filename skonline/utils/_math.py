@@ -38,6 +38,30 @@ def fast_dot(a, b, n):
 
 
 @njit(inline="always")
+def exp_reduced(x):
+    """``(k, p)`` with ``exp(x) = p 2^k`` (within 1 ulp): the range reduction ``x = k ln2 + r`` and a
+    degree-13 Taylor polynomial ``p = e^r`` on ``|r| <= ln2/2``; the caller builds ``2^k``. Inlined
+    into its callers' loops (numba IR inlining), under their compiler flags."""
+    k = math.floor(x * 1.4426950408889634 + 0.5)
+    r = x - k * 6.93147180369123816490e-01 - k * 1.90821492927058770002e-10
+    p = 1.0 / 6227020800.0
+    p = p * r + 1.0 / 479001600.0
+    p = p * r + 1.0 / 39916800.0
+    p = p * r + 1.0 / 3628800.0
+    p = p * r + 1.0 / 362880.0
+    p = p * r + 1.0 / 40320.0
+    p = p * r + 1.0 / 5040.0
+    p = p * r + 1.0 / 720.0
+    p = p * r + 1.0 / 120.0
+    p = p * r + 1.0 / 24.0
+    p = p * r + 1.0 / 6.0
+    p = p * r + 0.5
+    p = p * r + 1.0
+    p = p * r + 1.0
+    return k, p
+
+
+@njit(inline="always")
 def exp_buffer(e, out, m):
     """``out[:m] = exp(e[:m])`` in a loop the compiler vectorises (within 1 ulp of libm).
 
@@ -47,23 +71,7 @@ def exp_buffer(e, out, m):
     clamps): every input lies in ``[EXP_MIN, EXP_MAX]``.
     """
     for j in range(m):
-        x = e[j]
-        k = math.floor(x * 1.4426950408889634 + 0.5)
-        r = x - k * 6.93147180369123816490e-01 - k * 1.90821492927058770002e-10
-        p = 1.0 / 6227020800.0
-        p = p * r + 1.0 / 479001600.0
-        p = p * r + 1.0 / 39916800.0
-        p = p * r + 1.0 / 3628800.0
-        p = p * r + 1.0 / 362880.0
-        p = p * r + 1.0 / 40320.0
-        p = p * r + 1.0 / 5040.0
-        p = p * r + 1.0 / 720.0
-        p = p * r + 1.0 / 120.0
-        p = p * r + 1.0 / 24.0
-        p = p * r + 1.0 / 6.0
-        p = p * r + 0.5
-        p = p * r + 1.0
-        p = p * r + 1.0
+        k, p = exp_reduced(e[j])
         out[j] = p * _int64_bits_as_float64((np.int64(k) + 1023) << 52)
 
 

@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from ._jit import compiled_only, njit
-from ._math import EXP_MIN
+from ._math import EXP_MIN, exp_reduced
 
 __all__ = ["project_clipped_simplex", "project_clipped_spectraplex"]
 
@@ -45,28 +45,12 @@ _POW2_NEG = np.ldexp(1.0, -np.arange(1100))
 def exp_nonpos(x):
     """``exp(x)`` for ``x <= 0`` (within 1 ulp), clamped below at ``EXP_MIN``; no library call.
 
-    The range reduction ``x = k ln2 + r`` and degree-13 polynomial of ``utils._math.exp_buffer``, with
+    The range reduction and polynomial of :func:`~skonline.utils._math.exp_reduced`, with
     ``2^k`` read from a table (k <= 0), which is cheaper than a buffer pass for the few coordinates
     of one round. Compiled with fused multiply-adds allowed (``contract``: ~1.6x faster, as
     accurate or better); scalar-only, so LLVM inlines it into the callers' loops.
     """
-    x = x if x > EXP_MIN else EXP_MIN
-    k = math.floor(x * 1.4426950408889634 + 0.5)
-    r = x - k * 6.93147180369123816490e-01 - k * 1.90821492927058770002e-10
-    q = 1.0 / 6227020800.0
-    q = q * r + 1.0 / 479001600.0
-    q = q * r + 1.0 / 39916800.0
-    q = q * r + 1.0 / 3628800.0
-    q = q * r + 1.0 / 362880.0
-    q = q * r + 1.0 / 40320.0
-    q = q * r + 1.0 / 5040.0
-    q = q * r + 1.0 / 720.0
-    q = q * r + 1.0 / 120.0
-    q = q * r + 1.0 / 24.0
-    q = q * r + 1.0 / 6.0
-    q = q * r + 0.5
-    q = q * r + 1.0
-    q = q * r + 1.0
+    k, q = exp_reduced(x if x > EXP_MIN else EXP_MIN)
     return q * _POW2_NEG[-int(k)]
 
 

@@ -208,6 +208,21 @@ def _canonical_if_sparse(X):
     return canonical_csr(X) if sp.issparse(X) and X.format == "csr" else X
 
 
+def is_stream_chunk(estimator, X, *, reset):
+    """Whether ``X`` is a chunk after the first that needs only its shape and values checked: a
+    C-contiguous float64 2-D ndarray, for an estimator fitted without feature names (the fast
+    path of :func:`validate_X_chunk`)."""
+    return (
+        not reset
+        and type(X) is np.ndarray
+        and X.dtype == np.float64
+        and X.ndim == 2
+        and X.flags.c_contiguous
+        and not hasattr(estimator, "feature_names_in_")
+        and hasattr(estimator, "n_features_in_")
+    )
+
+
 def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_numeric=False):
     """Validate one chunk of a stream, as ``validate_data`` does, with a fast path for the stream.
 
@@ -219,15 +234,7 @@ def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_nume
     Returns ``X`` (as a read-only view, see :func:`readonly`) or ``(X, y)`` (``y`` as a 1-D
     ndarray) like ``validate_data``.
     """
-    fast = (
-        not reset
-        and type(X) is np.ndarray
-        and X.dtype == np.float64
-        and X.ndim == 2
-        and X.flags.c_contiguous
-        and not hasattr(estimator, "feature_names_in_")
-        and hasattr(estimator, "n_features_in_")
-    )
+    fast = is_stream_chunk(estimator, X, reset=reset)
     y_shape = _shape_of(y)
     if y_shape is not None and len(y_shape) == 2 and y_shape[1] > 1:
         name = type(estimator).__name__
