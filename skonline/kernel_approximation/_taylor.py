@@ -9,9 +9,9 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import atomic, reads_state
+from ..exceptions import DataAdviceWarning
 from ..utils import _scaling
 from ..utils._online_kernel import taylor_tables, taylor_transform
-from ..exceptions import DataAdviceWarning
 from ..utils._warnings import warn
 from ..utils.validation import output_dtype, validate_X_fit, validate_X_predict
 
