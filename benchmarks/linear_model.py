@@ -658,7 +658,8 @@ def main():
            "class). Binary labels: the larger label is the positive class.",
            "- *rescaled*: every column multiplied by 10^U(-3, 3), one fixed draw per dataset (same generator, "
            "after the permutation).",
-           "- **ScaleInvariantClassifier**: default parameters (potential_alpha=1.5, loss='log_loss', fit_intercept=True), "
+           "- **ScaleInvariantClassifier**: default parameters (potential_alpha=1.5, loss='log_loss', "
+           "fit_intercept=True), "
            "one `partial_fit_decision_function` call on the whole stream, which returns each row's decision "
            "value before the row was learned (exactly row by row). a9a is given as CSR to `coordinate` and "
            "densified for `full` (densifying is not timed). Probability = sigmoid(decision).",

@@ -137,7 +137,7 @@ def test_code_blocks_run(page):
     # the values quoted in the comments of the pages
     if page == "getting_started.rst":
         assert namespace["search"].best_params_ == {
-            "scaleinvariantclassifier__alpha": 1.25,
+            "scaleinvariantclassifier__potential_alpha": 1.25,
             "scaleinvariantclassifier__invariance": "full",
         }
         assert round(namespace["search"].best_score_, 3) == 0.958

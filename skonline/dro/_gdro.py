@@ -12,9 +12,9 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import Chunk, OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite, state_scalar
+from ..exceptions import DataAdviceWarning, HorizonExceededWarning
 from ..losses import get_loss
 from ..utils import _progress
-from ..exceptions import DataAdviceWarning, HorizonExceededWarning
 from ..utils._deprecation import param, renamed_constraint
 from ..utils._warnings import warn
 from . import _gdro_core as core

@@ -43,8 +43,8 @@ from ..base import (
     running_sum,
     state_scalar,
 )
-from ..utils import _progress
 from ..exceptions import DataAdviceWarning
+from ..utils import _progress
 from ..utils._deprecation import DEPRECATED
 from ..utils._warnings import warn
 from ..utils.validation import rows_for

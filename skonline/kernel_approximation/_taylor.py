@@ -8,9 +8,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
 
 from ..base import FixedMapMixin
+from ..exceptions import DataAdviceWarning
 from ..utils import _scaling
 from ..utils._online_kernel import taylor_tables, taylor_transform
-from ..exceptions import DataAdviceWarning
 from ..utils._warnings import warn
 
 __all__ = ["TaylorFeatures"]

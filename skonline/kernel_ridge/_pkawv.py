@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
+from ..exceptions import DataAdviceWarning
 from ..utils import _scaling
 from ..utils._online_kernel import (
     CAP_NNZ,
@@ -21,7 +22,6 @@ from ..utils._online_kernel import (
     taylor_tables,
     taylor_transform,
 )
-from ..exceptions import DataAdviceWarning
 from ..utils._warnings import warn
 from ..utils.validation import canonical_csr, readonly, validate_X_predict
 from . import _core as core

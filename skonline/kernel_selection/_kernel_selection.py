@@ -12,12 +12,12 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import ThreadpoolController
 
 from ..base import OnlineDecisionClassifierMixin, OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite
+from ..exceptions import DataAdviceWarning, TheoremConditionWarning
 from ..kernel_approximation._random_fourier import hash_columns
 from ..losses import get_loss
 from ..utils import _scaling
-from ..utils._growing import GrowingStateMixin, warn_growth
-from ..exceptions import DataAdviceWarning, TheoremConditionWarning
 from ..utils._deprecation import param, renamed_constraint
+from ..utils._growing import GrowingStateMixin, warn_growth
 from ..utils._warnings import warn
 from ..utils.validation import readonly
 from . import _core, _linear

@@ -16,12 +16,12 @@ from ..base import (
     check_finite_output,
     raise_if_nonfinite,
 )
+from ..exceptions import DataAdviceWarning, NumericalClampWarning
 from ..losses import get_loss
 from ..utils import _recycle, _scaling
-from ..utils._jit import njit
 from ..utils._deprecation import param, renamed_constraint
+from ..utils._jit import njit
 from ..utils._math import distinct_columns
-from ..exceptions import DataAdviceWarning, NumericalClampWarning
 from ..utils._warnings import warn
 from ..utils.validation import readonly, validate_X_predict
 from . import _scale_invariant_core as core
@@ -418,7 +418,8 @@ class _ScaleInvariantBase:
             if cols is not None and cols.shape[0] == 0:
                 return ()  # the pass bounded every weight it changed; the others only shrank
             ok = _coordinate_weights_finite(
-                self.neg_cum_grad_, self.sum_sq_, self.scale_, float(param(self, "potential_alpha")), float(self._t_next),
+                self.neg_cum_grad_, self.sum_sq_, self.scale_, float(param(self, "potential_alpha")),
+                float(self._t_next),
                 bool(self.fit_intercept), self.predict_mode == "linear", float(core.E_MAX),
                 _NO_COLUMNS if cols is None else cols,
             )

@@ -154,8 +154,8 @@ class OnlineStandardScaler(OneToOneFeatureMixin, _ScalerMixin, OnlineTransformer
         X = chunk.X
         if bool(sp.issparse(X)) != self._sparse_:
             raise ValueError("OnlineStandardScaler cannot mix dense and sparse chunks in one stream.")
-        Z = core.learn_transform(X, self._count_, self._mean_, self._m2_, float(param(self, "clip_std")), bool(self.with_mean),
-                                 min_count=core.SCALER_MIN_COUNT)
+        Z = core.learn_transform(X, self._count_, self._mean_, self._m2_, float(param(self, "clip_std")),
+                                 bool(self.with_mean), min_count=core.SCALER_MIN_COUNT)
         return _as_out(Z, chunk.float32)
 
     def _concat(self, raws):

@@ -91,7 +91,8 @@ def test_rules_equal_numpy_references(name):
     np.testing.assert_allclose(rule.partial_fit_predict(L), W_plus, atol=1e-12)
     assert rule.epoch_starts_.tolist() == starts
     np.testing.assert_allclose(
-        FixedShare(eta=0.5, share_rate=0.02, horizon=T).partial_fit_predict(L), ref.fixed_share(L, 0.5, 0.02), atol=1e-12
+        FixedShare(eta=0.5, share_rate=0.02, horizon=T).partial_fit_predict(L), ref.fixed_share(L, 0.5, 0.02),
+        atol=1e-12,
     )
     np.testing.assert_allclose(MLPoly().partial_fit_predict(L), ref.opera_mlpol(L), atol=1e-12)
     np.testing.assert_allclose(BOA().partial_fit_predict(L), ref.opera_boa(L), atol=1e-12)

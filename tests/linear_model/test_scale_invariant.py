@@ -492,7 +492,7 @@ def test_pipeline_gridsearch_and_pickle():
     y = np.where(X @ [1, 0.1, 0.01, 0.001] > 0, 1, 0)
     pipe = make_pipeline(StandardScaler(), paper(ScaleInvariantClassifier))
     search = GridSearchCV(pipe, {"scaleinvariantclassifier__invariance": ["coordinate", "full"],
-                                 "scaleinvariantclassifier__alpha": [1.2, 2.0]}, cv=3)
+                                 "scaleinvariantclassifier__potential_alpha": [1.2, 2.0]}, cv=3)
     search.fit(X, y)
     assert search.best_params_["scaleinvariantclassifier__invariance"] == "full"
     assert search.best_score_ > 0.85
