@@ -13,15 +13,6 @@ import numpy as np
 
 from ..utils._jit import njit
 
-__all__ = [
-    "learner_losses",
-    "static_regret",
-    "best_switching_sequence",
-    "tracking_regret",
-    "interval_regret",
-    "path_length",
-]
-
 
 def _as_losses(L, allow_nan=True):
     L = np.asarray(L, dtype=np.float64)

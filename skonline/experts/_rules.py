@@ -23,18 +23,6 @@ from ..utils._warnings import warn
 from ..utils.validation import is_stream_chunk, readonly, validate_X_predict
 from . import _rules_core as core
 
-__all__ = [
-    "Hedge",
-    "FixedShare",
-    "ClippedHedge",
-    "PCS",
-    "OCS",
-    "OCSPlus",
-    "MLPoly",
-    "BOA",
-    "AdaHedge",
-]
-
 
 def _validate_loss_range(loss_bound, name="loss_bound"):
     """The interval ``(low, high)`` of the losses: a bound ``B`` (losses in [0, B]) or a pair."""
