@@ -152,3 +152,12 @@ def test_the_ensemble_sets_its_rule_to_the_unit_range():
         warnings.simplefilter("error", RenamedParameterWarning)
         ens.fit(X, Y_REG)
     assert ens.rule_.loss_bound == 1.0 and ens.rule_.loss_range == "deprecated"
+
+
+def test_fixed_share_attribute_keeps_its_old_name():
+    """``alpha_`` (the sharing rate in use) follows its parameter's rename: ``share_rate_``; the old
+    attribute still reads the same value, with the warning."""
+    fs = FixedShare(share_rate=0.05, loss_bound=2.0).fit(LOSSES)
+    assert fs.share_rate_ == pytest.approx(0.05)
+    with pytest.warns(RenamedParameterWarning, match="share_rate_"):
+        assert fs.alpha_ == fs.share_rate_

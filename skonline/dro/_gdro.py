@@ -262,7 +262,7 @@ class _BaseGroupDRO:
     # ------------------------------------------------------------------ state
     def _resolve_settings(self, chunk):
         """``k_``, ``radius_``, ``epoch_budget_``, ``T_``, ``anytime_`` and ``average_``: the values
-        in use (``'auto'`` resolved; the horizon from ``max_iter`` or, for a pooled ``fit``, the
+        in use (``'auto'`` resolved; the horizon from ``horizon`` or, for a pooled ``fit``, the
         epochs)."""
         self.k_ = self._resolve_k(self.n_groups_)
         if self.radius != "auto":

@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import Chunk, OnlineMixin, reads_state, state_scalar
-from ..exceptions import HorizonExceededWarning, TheoremConditionWarning
+from ..exceptions import HorizonExceededWarning, RenamedParameterWarning, TheoremConditionWarning
 from ..utils._deprecation import param, renamed_constraint
 from ..utils._warnings import warn
 from ..utils.validation import is_stream_chunk, readonly, validate_X_predict
@@ -440,8 +440,8 @@ class FixedShare(_TunedRule):
         Learning rate of the last round.
     horizon_ : float
         Horizon T the tuning used at the last round (``horizon``, or the current doubling guess).
-    alpha_ : float
-        Sharing rate of the last round.
+    share_rate_ : float
+        Sharing rate of the last round (``alpha_`` before 0.1, still readable until 0.2).
 
     References
     ----------
@@ -494,7 +494,13 @@ class FixedShare(_TunedRule):
         if not isinstance(share_rate, str) and K > 1 and share_rate > (K - 1.0) / K + 1e-12:
             raise ValueError(f"share_rate={share_rate} exceeds (K-1)/K = {(K - 1) / K:g} for K={K} experts.")
 
-    alpha_ = state_scalar("_alpha_", float, "Sharing rate of the last round.")
+    share_rate_ = state_scalar("_alpha_", float, "Sharing rate of the last round.")
+
+    @property
+    def alpha_(self):
+        """Retired name of :attr:`share_rate_` (renamed with the parameter; removed in 0.2)."""
+        warn("`alpha_` was renamed `share_rate_` in 0.1 and will be removed in 0.2.", RenamedParameterWarning)
+        return self.share_rate_
 
     def _state(self, cum_loss):
         return core.FixedShareState(

@@ -119,7 +119,7 @@ def tuning_settings(*, horizon, eta, alpha, bound, gamma):
     parameter the rule does not have; ``SCHEDULE`` for 'adaptive' / 'decreasing' and for
     ``horizon=None``, the doubling schedule) and the number (0 unless ``FIXED``). The values in
     use change with the horizon: the rules expose those of the last round (``horizon_``, ``eta_``,
-    ``alpha_``, ``min_weight_``)."""
+    ``share_rate_``, ``min_weight_``)."""
     out = {"horizon_mode": SCHEDULE if horizon is None else FIXED,
            "horizon": 0.0 if horizon is None else float(horizon)}
     for name, value in (("eta", eta), ("alpha", alpha), ("bound", bound), ("gamma", gamma)):

@@ -123,7 +123,7 @@ def test_default_tunings_follow_the_paper():
     fs = FixedShare(n_segments=S, horizon=T).fit(L)
     a = S / T
     cfs = math.log(K) + (S - 1) * math.log((K - 1) / a) - (T - S) * math.log1p(-a)
-    assert fs.alpha_ == pytest.approx(a) and fs.eta_ == pytest.approx(math.sqrt(8 * cfs / T))
+    assert fs.share_rate_ == pytest.approx(a) and fs.eta_ == pytest.approx(math.sqrt(8 * cfs / T))
 
 
 # ----------------------------------------------------------------------------- Lemma P / Prop. 1
