@@ -6,9 +6,12 @@ no ``__init__.py``).
 """
 
 import pickle
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
+
+from skonline.exceptions import RenamedParameterWarning
 
 
 def learned_state(est):
@@ -74,8 +77,11 @@ def assert_same_state(a, b, where=None, depth=0, *, ignore=()):
         if k in ignore:
             continue
         if k.endswith("_") and not k.startswith("_") and isinstance(getattr(type(a), k), property):
-            try:
-                va = getattr(a, k)
-            except (AttributeError, ValueError):  # not available for this configuration / state
-                continue
-            _assert_same(va, getattr(b, k), f"{where}.{k}", depth, ignore)
+            with warnings.catch_warnings():  # a retired attribute name (alpha_) reads its new one
+                warnings.simplefilter("ignore", RenamedParameterWarning)
+                try:
+                    va = getattr(a, k)
+                except (AttributeError, ValueError):  # not available for this configuration / state
+                    continue
+                vb = getattr(b, k)
+            _assert_same(va, vb, f"{where}.{k}", depth, ignore)
