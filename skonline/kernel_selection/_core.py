@@ -154,13 +154,12 @@ class BanditState(NamedTuple):
 
 
 class OKSSettings(NamedTuple):
-    """OKS (Remark 1): loss record and multiplier, radius U and whether the hypotheses are projected
-    onto the U-ball (``radius=None``: not, U unused), l_max, G, step scale."""
+    """OKS (Remark 1): loss record and multiplier, radius U of the ball the hypotheses are projected
+    onto (``math.inf`` for the estimator's ``radius=None``: no projection), l_max, G, step scale."""
 
     loss: tuple
     loss_mult: float
     radius: float
-    project: bool
     loss_bound: float
     G: float
     step_scale: float
@@ -346,10 +345,10 @@ def expansion_value(x, store, idx, coef, n, inv2s2, ebuf, vbuf):
 #   _begin_row(model, rows, row)             forget the previous row's cached features / store slot
 #                                            (the shared expansion: the row's kernel values)
 #   _value(model, rows, row, h, k)           f_{h,k}(x_row)
-#   _step(model, rows, row, h, k, step, pred, radius, project)
+#   _step(model, rows, row, h, k, step, pred, radius)
 #                                            f_{h,k} <- Proj(f_{h,k} - step phi_k(x_row)) (onto the
-#                                            ball of the radius if project); False if the state
-#                                            became non-finite
+#                                            ball of the radius; inf: no projection); False if the
+#                                            state became non-finite
 # ``value`` and ``step`` are compiled functions of their own for both backends (numba copies an
 # inlined function's IR, nested inlines included, into each caller: inlining them cost more
 # compile time than the calls cost at run time); so is ``begin_row`` (a typed inline of an
@@ -362,7 +361,7 @@ def _value(model, rows, row, h, k):
     """f_{h,k}(x_row)."""
 
 
-def _step(model, rows, row, h, k, step, pred, radius, project):
+def _step(model, rows, row, h, k, step, pred, radius):
     """f_{h,k} <- Proj(f_{h,k} - step phi_k(x_row)); False if the state became non-finite."""
 
 
@@ -382,7 +381,7 @@ def _store_row(model, rows, row):
 
 
 @njit(inline="always")
-def _ball_step(model, h, k, beta, pred, radius, project, n_coef):
+def _ball_step(model, h, k, beta, pred, radius, n_coef):
     """After a step of size beta on f_{h,k} (value ``pred`` before it, kappa(x, x) = 1): the exact
     RKHS norm ||f + beta kappa(x, .)||^2 = ||f||^2 + 2 beta f(x) + beta^2, and the projection onto
     the ball of radius U through the lazy scale (folded into the first ``n_coef`` coefficients
@@ -393,7 +392,7 @@ def _ball_step(model, h, k, beta, pred, radius, project, n_coef):
         nn = 0.0
     if not nn < math.inf:
         return False
-    if project and nn > radius * radius:
+    if nn > radius * radius:
         scale[h, k] *= radius / math.sqrt(nn)
         nn = radius * radius
         if scale[h, k] < _SCALE_MIN:
@@ -419,7 +418,7 @@ def _exact_value(model, rows, row, h, k):
     )
 
 
-def _exact_step(model, rows, row, h, k, step, pred, radius, project):
+def _exact_step(model, rows, row, h, k, step, pred, radius):
     if step == 0.0:
         return True
     cur = model.cur
@@ -434,7 +433,7 @@ def _exact_step(model, rows, row, h, k, step, pred, radius, project):
     model.idx[h, k, n] = cur[0]
     model.alpha[h, k, n] = beta / model.scale[h, k]
     model.n_support[h, k] = n + 1
-    return _ball_step(model, h, k, beta, pred, radius, project, n + 1)
+    return _ball_step(model, h, k, beta, pred, radius, n + 1)
 
 
 def _rf_begin_row(model, rows, row):
@@ -454,15 +453,15 @@ def _rf_value(model, rows, row, h, k):
     return _dot(W[h, k], z, W.shape[2]) * (1.0 / math.sqrt(W.shape[2] // 2))
 
 
-def _rf_step(model, rows, row, h, k, step, pred, radius, project):
+def _rf_step(model, rows, row, h, k, step, pred, radius):
     z = model.z[k]
     w = model.W[h, k]
     thr = model.thr
     if model.ball:
-        return _rf_ball_step(w, z, h, k, step, pred, radius, project, model.norm2)
+        return _rf_ball_step(w, z, h, k, step, pred, radius, model.norm2)
     step = step * (1.0 / math.sqrt(w.shape[0] // 2))  # z_k(x) = z[k] / sqrt(D)
     ok = True
-    if project:
+    if radius < math.inf:
         for j in range(w.shape[0]):
             v = w[j] - step * z[j]
             if v > thr:
@@ -480,7 +479,7 @@ def _rf_step(model, rows, row, h, k, step, pred, radius, project):
 
 
 @njit(inline="always")
-def _rf_ball_step(w, z, h, k, step, pred, radius, project, norm2):
+def _rf_ball_step(w, z, h, k, step, pred, radius, norm2):
     """w <- w - step z_k(x), then onto the ball ||w|| <= U; ``pred`` = w . z_k(x) before the step."""
     if step == 0.0:
         return True
@@ -493,7 +492,7 @@ def _rf_ball_step(w, z, h, k, step, pred, radius, project, norm2):
     b = beta * (1.0 / math.sqrt(w.shape[0] // 2))  # z_k(x) = z[k] / sqrt(D)
     for j in range(w.shape[0]):
         w[j] += b * z[j]
-    if project and nn > radius * radius:
+    if nn > radius * radius:
         f = radius / math.sqrt(nn)
         for j in range(w.shape[0]):
             w[j] *= f
@@ -527,7 +526,7 @@ def _shared_value(model, rows, row, h, k):
     return model.scale[h, k] * _dot(model.alpha[h, k], model.kv[k], n)
 
 
-def _shared_step(model, rows, row, h, k, step, pred, radius, project):
+def _shared_step(model, rows, row, h, k, step, pred, radius):
     if step == 0.0:
         return True
     cur = model.cur
@@ -543,7 +542,7 @@ def _shared_step(model, rows, row, h, k, step, pred, radius, project):
     s = cur[0]
     beta = -step
     model.alpha[h, k, s] = beta / model.scale[h, k]
-    return _ball_step(model, h, k, beta, pred, radius, project, s + 1)
+    return _ball_step(model, h, k, beta, pred, radius, s + 1)
 
 
 #: each backend's operations (begin_row, value, step), by the type of its model record
@@ -573,7 +572,7 @@ def _value_impl(model, rows, row, h, k):
 
 
 @overload(_step, jit_options=OVERLOAD_OPTIONS)
-def _step_impl(model, rows, row, h, k, step, pred, radius, project):
+def _step_impl(model, rows, row, h, k, step, pred, radius):
     return _backend_op(model, 2)
 
 
@@ -744,7 +743,7 @@ def oks_pass(rows, rounds, settings, state, model, out, loss_sum):
             C[h] += lv / pI
             state.counts[h, I] += 1
             state.lam[h, I] = l_
-            if not _step(model, rows, r, h, I, l_ * g / pI, pred, s.radius, s.project):
+            if not _step(model, rows, r, h, I, l_ * g / pI, pred, s.radius):
                 return r
             exp_weights(L[h], e_, q[h])
             mix_uniform(q[h], d_, p[h])
@@ -779,7 +778,7 @@ def okspp_pass(rows, rounds, settings, state, model, out, loss_sum):
                 m = s.b
             lam_t = s.lam_num * m ** (-1.0 / 6.0) / (s.lam_den * math.sqrt(1.0 + L[h, I]))
             state.lam[h, I] = lam_t
-            if not _step(model, rows, r, h, I, lam_t * g / pI, pred, s.radius, True):
+            if not _step(model, rows, r, h, I, lam_t * g / pI, pred, s.radius):
                 return r
             c3 = 2.0 * C[h] ** (1.0 / 3.0)
             d_ = s.a / (2.0 * (s.a if s.a > c3 else c3))
@@ -823,7 +822,7 @@ def ioks_pass(rows, rounds, settings, state, model, out, loss_sum):
             state.counts[h, I] += 1
             lam_t = s.radius / (math.sqrt(2.0) * math.sqrt(1.0 + state.Gamma[h, I]))
             state.lam[h, I] = lam_t
-            if not _step(model, rows, r, h, I, lam_t * gp, pred, s.radius, True):
+            if not _step(model, rows, r, h, I, lam_t * gp, pred, s.radius):
                 return r
             c = lv / s.loss_bound
             m = eta[h, 0]
@@ -919,7 +918,7 @@ def okspp_full_pass(rows, rounds, settings, state, model, out, loss_sum):
             for k in range(K):  # one call site of the backend's step
                 lam_t = lam0 / math.sqrt(1.0 + L[h, k])
                 state.lam[h, k] = lam_t
-                if not _step(model, rows, r, h, k, lam_t * grads[k], vals[k], s.radius, True):
+                if not _step(model, rows, r, h, k, lam_t * grads[k], vals[k], s.radius):
                     return r
             e_ = math.sqrt(two_ln_k) / math.sqrt(1.0 + S[h])
             exp_weights(L[h], e_, q[h])

@@ -325,8 +325,7 @@ class _KernelSelectionBase(GrowingStateMixin):
         spec = _LOSSES[self.loss]
         loss = get_loss(spec.name)
         U = self.radius_
-        r = {"loss": loss.record(0.0), "loss_mult": spec.mult, "radius": 0.0 if U is None else U,
-             "project": U is not None}
+        r = {"loss": loss.record(0.0), "loss_mult": spec.mult, "radius": math.inf if U is None else U}
         algo = self.algorithm
         if algo == "oks":
             r["G"] = self.gradient_bound_
@@ -550,7 +549,7 @@ class _KernelSelectionBase(GrowingStateMixin):
         c = self._constants()
         loss = (c["loss"], c["loss_mult"], c["radius"])
         if self.algorithm == "oks":
-            settings = _core.OKSSettings(*loss, project=c["project"], loss_bound=float(self.loss_bound), G=c["G"],
+            settings = _core.OKSSettings(*loss, loss_bound=float(self.loss_bound), G=c["G"],
                                          step_scale=c["step_scale"])
         elif self.algorithm == "oks++":
             settings = _core.OKSPPSettings(*loss, a=c["a"], b=c["b"], lam_num=c["lam_num"], lam_den=c["lam_den"])
