@@ -55,13 +55,15 @@ def check_renamed_params(est):
     renamed = getattr(type(est), "_renamed_params", None)
     if not renamed:
         return
+    set_names = [old for old in renamed if is_set(getattr(est, old))]
+    if not set_names:
+        return
     defaults = {
         name: p.default for name, p in inspect.signature(type(est).__init__).parameters.items()
     }
     since, until = _releases()
-    for old, new in renamed.items():
-        if not is_set(getattr(est, old)):
-            continue
+    for old in set_names:
+        new = renamed[old]
         if not _is_default(getattr(est, new), defaults.get(new, inspect.Parameter.empty)):
             raise ValueError(
                 f"{type(est).__name__}: both `{old}` and `{new}` are set; `{old}` was renamed "
