@@ -14,7 +14,7 @@ import numpy as np
 
 from ..utils._jit import njit
 from ..utils._projections import clip_project, jacobi_eigh
-from ._rules_core import PCS, _horizon, clipped_tuning
+from ._rules_core import PCS, _log_floor, _retune
 
 
 class PCSPState(NamedTuple):
@@ -71,20 +71,13 @@ def pcsp_pass(Z, settings, state, out, buf):
     """
     n = Z.shape[0]
     K = Z.shape[1]
-    inv_bound, t0, S = settings.inv_span, settings.t0, settings.S
+    inv_bound, t0 = settings.inv_span, settings.t0
     w, logw, V, acc = state.w, state.log_w, state.V, state.cum_loss
     A, U, Q, Vn, z, lp, d, p, sb = buf.A, buf.U, buf.Q, buf.V_new, buf.z, buf.lp, buf.d, buf.p, buf.mark
-    T = state.T[0]
-    eta = state.eta[0]
-    floor = state.gamma[0]
-    log_floor = math.log(floor) if floor > 0.0 else -math.inf
+    T, eta, floor = state.T[0], state.eta[0], state.gamma[0]
+    log_floor = _log_floor(floor)
     for r in range(n):
-        t = t0 + r + 1
-        T_new = _horizon(t, settings, T)
-        if T_new != T or eta != eta:
-            T = T_new
-            eta, floor = clipped_tuning(PCS, settings, K, T, S)
-            log_floor = math.log(floor) if floor > 0.0 else -math.inf
+        T, eta, floor, log_floor = _retune(PCS, settings, K, t0 + r + 1, T, eta, floor, log_floor)
         # play W_t = V diag(w) V'; suffer Tr(W_t Z_t)
         loss = 0.0
         for i in range(K):

@@ -354,6 +354,26 @@ def _horizon(t, settings, T_prev):
 
 
 @njit(inline="always")
+def _log_floor(floor):
+    """log of the clipped simplex's floor gamma (-inf: no floor)."""
+    return math.log(floor) if floor > 0.0 else -math.inf
+
+
+@njit(inline="always")
+def _retune(rule, settings, K, t, T, eta, floor, log_floor):
+    """The horizon of round t and the tuning ``(eta, floor, log floor)`` for it, recomputed when the
+    horizon changes or before the first round (``eta`` still NaN), else unchanged (Hedge: no floor).
+    Returns ``(T, eta, floor, log_floor)``."""
+    T_new = _horizon(t, settings, T)
+    if T_new == T and eta == eta:
+        return T, eta, floor, log_floor
+    if rule == HEDGE:
+        return T_new, hedge_tuning(K, T_new, settings.eta_mode, settings.eta), 0.0, -math.inf
+    eta_new, floor_new = clipped_tuning(rule, settings, K, T_new, settings.S)
+    return T_new, eta_new, floor_new, _log_floor(floor_new)
+
+
+@njit(inline="always")
 def _play_sleeping(L, r, K, w, out, lrow, ecum):
     """``_play`` when some experts sleep: renormalise over the awake ones, charge the asleep ones
     the mixture's loss."""
@@ -418,23 +438,13 @@ def exponential_pass(L, settings, state, out, buf):
     ``state``: :class:`ExponentialState`.
     """
     n, K = L.shape
-    rule, lo, inv_span, t0, S = settings.rule, settings.lo, settings.inv_span, settings.t0, settings.S
+    rule, lo, inv_span, t0 = settings.rule, settings.lo, settings.inv_span, settings.t0
     w, logw, acc, ecum = state.w, state.log_w, state.cum_loss, state.expert_cum_losses
     lrow, lp, d, p, sb = buf.l_t, buf.lp, buf.d, buf.p, buf.mark
-    T = state.T[0]
-    eta = state.eta[0]
-    floor = state.gamma[0]
-    log_floor = math.log(floor) if floor > 0.0 else -math.inf
+    T, eta, floor = state.T[0], state.eta[0], state.gamma[0]
+    log_floor = _log_floor(floor)
     for r in range(n):
-        t = t0 + r + 1
-        T_new = _horizon(t, settings, T)
-        if T_new != T or eta != eta:
-            T = T_new
-            if rule == HEDGE:
-                eta, floor = hedge_tuning(K, T, settings.eta_mode, settings.eta), 0.0
-            else:
-                eta, floor = clipped_tuning(rule, settings, K, T, S)
-            log_floor = math.log(floor) if floor > 0.0 else -math.inf
+        T, eta, floor, log_floor = _retune(rule, settings, K, t0 + r + 1, T, eta, floor, log_floor)
         lh, lh_raw = _play(L, r, K, lo, inv_span, w, out, lrow, ecum)
         acc[0] += lh_raw
         if K == 1:
@@ -537,7 +547,7 @@ def optimistic_pass(L, settings, state, out, halved, buf):
     T = state.T[0]
     eta = state.eta[0]
     floor = state.gamma[0]
-    log_floor = math.log(floor) if floor > 0.0 else -math.inf
+    log_floor = _log_floor(floor)
     c = _log_term(K, T, S) if (K > 1 and T > 0) else 0.0
     for r in range(n):
         t = t0 + r + 1
@@ -545,7 +555,7 @@ def optimistic_pass(L, settings, state, out, halved, buf):
         if T_new != T or eta != eta:
             T = T_new
             eta, floor = clipped_tuning(settings.rule, settings, K, T, S)
-            log_floor = math.log(floor) if floor > 0.0 else -math.inf
+            log_floor = _log_floor(floor)
             c = _log_term(K, T, S) if K > 1 else 0.0
             if plus:
                 eta = eta / 2.0 ** (state.epoch[0] - 1.0)
