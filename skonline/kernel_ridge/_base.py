@@ -30,12 +30,17 @@ STANDARDIZE_SAMPLE_WEIGHT_XFAIL["check_sample_weight_equivalence_on_sparse_data"
     STANDARDIZE_SAMPLE_WEIGHT_XFAIL["check_sample_weight_equivalence_on_dense_data"])
 
 
+def clip_bound(est):
+    """The bound predictions are clipped to: ``prediction_bound`` (in effect), ``inf`` for None."""
+    bound = param(est, "prediction_bound")
+    return np.inf if bound is None else float(bound)
+
+
 def awv_settings(est):
     """The :class:`~skonline.kernel_ridge._core.AWVSettings` of a forecaster of this family (its
     ``alpha``, ``algorithm``, ``prediction_bound`` and ``forgetting`` parameters; an estimator without
     ``forgetting``, exact Kernel-AWV, runs without forgetting)."""
-    bound = param(est, "prediction_bound")
-    clip = np.inf if bound is None else float(bound)
+    clip = clip_bound(est)
     alpha = est._resolved_alpha() if hasattr(est, "_resolved_alpha") else float(est.alpha)
     return core.AWVSettings(alpha=alpha, awv=est.algorithm == "awv", clip=clip,
                             forgetting=float(getattr(est, "forgetting", 1.0)))
@@ -83,10 +88,6 @@ class _LinearAWVMixin:
         "verbose": ["verbose"],
     }
 
-    def _clip_value(self):
-        bound = param(self, "prediction_bound")
-        return np.inf if bound is None else float(bound)
-
     def _resolved_alpha(self):
         """The ridge parameter in use (``alpha``; PKAWV resolves ``'auto'``)."""
         return float(self.alpha)
@@ -120,7 +121,7 @@ class _LinearAWVMixin:
         """Predictions (n, n_heads) for feature rows ``V`` (n, m), each as the next round."""
         m = V.shape[1]
         return linear_predict(V, self._precision_[:m, :m], self._b_[:, :m], self.algorithm == "awv",
-                              self._clip_value())
+                              clip_bound(self))
 
     # public views of the state -------------------------------------------------
     @property

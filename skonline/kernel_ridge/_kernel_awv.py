@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite, state_scalar
-from ..utils._deprecation import param, renamed_constraint
+from ..utils._deprecation import renamed_constraint
 from ..utils._online_kernel import rbf_matrix_t
 from . import _core as core
 from ._base import (
@@ -17,6 +17,7 @@ from ._base import (
     STANDARDIZE_SAMPLE_WEIGHT_XFAIL,
     _GrowingStateMixin,
     awv_settings,
+    clip_bound,
     first_capacity,
     grow,
     linear_predict,
@@ -388,9 +389,7 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
             else:
                 K = X @ self._dict_XT_
             V = solve_triangular(self._chol_t_, K.T, trans="T", lower=False, check_finite=False).T
-            bound = param(self, "prediction_bound")
-            clip = np.inf if bound is None else float(bound)
-            return linear_predict(V, self._precision_, self._b_, self.algorithm == "awv", clip)[:, 0]
+            return linear_predict(V, self._precision_, self._b_, self.algorithm == "awv", clip_bound(self))[:, 0]
         out = np.zeros((X.shape[0], 1))
         kernel, settings, state = self._records(np.zeros(1))
         core.kernel_predict(X, kernel, settings, state, out)
