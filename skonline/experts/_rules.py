@@ -74,8 +74,7 @@ def _check_range(est, L, lo, hi):
         raise ValueError(
             f"Loss {L[row, col]!r} of expert {col} at row {row} is outside the declared range "
             f"({lo:g}, {hi:g}). {type(est).__name__} needs losses in the declared range (set loss_bound to the "
-            "true "
-            "bounds of the losses); the chunk was rejected and the estimator is unchanged."
+            "true bounds of the losses); the chunk was rejected and the estimator is unchanged."
         )
     asleep = np.isnan(L)
     if asleep.any():
