@@ -82,7 +82,7 @@ class Settings(NamedTuple):
     Stream pass only (the pool pass gets its fixed step constants as arguments):
     D : float -- ``R / sqrt(2)``; T : int -- the horizon of fixed steps (0: none).
     average : bool -- the prequential prediction uses the averaged iterate.
-    eta_w_scale, eta_q_scale : float -- multipliers of the prescribed step sizes.
+    step_scale, eta_scale : float -- multipliers of the prescribed step sizes (of w and of q).
     lip_kind : int -- LIP_CONST or LIP_SQUARED (how G follows the data); lip : float -- the
         loss's Lipschitz constant (LIP_CONST).
     max_buffer : int -- rows kept per group; max_uniforms : int -- uniforms kept in the queue.
@@ -100,8 +100,8 @@ class Settings(NamedTuple):
     D: float
     T: int
     average: bool
-    eta_w_scale: float
-    eta_q_scale: float
+    step_scale: float
+    eta_scale: float
     lip_kind: int
     lip: float
     max_buffer: int
@@ -934,8 +934,8 @@ def stream_pass_for(alg, capped):
                 Gl = _lipschitz_bound(s.lip_kind, s.lip, math.sqrt(st.x_norm2_max[0]), st.y_abs_max[0],
                                       s.radius, H, s.inv_b)
                 cw, cq = _step_constants(alg, s.anytime, s.T, s.D, Gl, m, s.k)
-                c_w = cw * s.eta_w_scale
-                c_q = cq * s.eta_q_scale
+                c_w = cw * s.step_scale
+                c_q = cq * s.eta_scale
                 if not _round(alg, capped, s, st, Xf, Yf, work, r, c_w, c_q):
                     return STREAM_NONFINITE, i
                 for j in range(r):
