@@ -364,18 +364,65 @@ class _OnlineEnsembleBase:
 
     def _prequential_call(self, k, method, X, y, **kw):
         """Expert ``k`` learns the chunk; return its prequential ``method`` outputs
-        (``partial_fit_<method>``). A skonline learner learns on its own working copy
-        (:meth:`~skonline.base.OnlineMixin._attempt`), which replaces it in ``estimators_``: the
-        expert the committed ensemble holds is never changed, so the ensemble needs no copy of it
-        (one copy of the expert's state per call, not two)."""
+        (``partial_fit_<method>``) and the mask of the rows it sleeps on (``None``: none).
+
+        An expert that refuses the chunk for its numerics (a ``FloatingPointError``: a row its
+        float64 arithmetic cannot take, e.g. a feature of 1e12 for a full-matrix learner; the
+        expert is then unchanged) does not make the ensemble refuse it: the expert learns the
+        chunk in parts (bisection) and *sleeps* on each row it refuses alone, which the other
+        experts predict and learn. A refusal depends only on the expert's state and the row, so
+        this is what row-by-row learning gives, whatever the chunking."""
+        try:
+            return self._prequential_part(k, method, X, y, kw), None
+        except FloatingPointError as exc:
+            first = exc
+        n = X.shape[0]
+        parts, asleep = [], np.zeros(n, dtype=bool)
+
+        def learn(a, b, refused=False):  # rows [a, b); refused: already tried as a whole
+            if not refused:
+                try:
+                    parts.append((a, self._prequential_part(k, method, X[a:b], y[a:b], kw)))
+                    return
+                except FloatingPointError:
+                    pass
+            if b - a == 1:
+                asleep[a] = True
+                return
+            m = (a + b) // 2
+            learn(a, m)
+            learn(m, b)
+
+        learn(0, n, refused=True)
+        warn(
+            f"{type(self).__name__}: expert {self.expert_names_[k]!r} refused {int(asleep.sum())} row(s) of "
+            f"this chunk ({str(first).split('; the chunk was rejected')[0]}); it sleeps on them (it neither predicts nor "
+            "learns them) and the other experts predict and learn them.",
+            DataAdviceWarning,
+        )
+        if not parts:
+            return None, asleep
+        out0 = parts[0][1]
+        out = np.empty((n,) + out0.shape[1:], dtype=out0.dtype)
+        out[asleep] = np.nan if out.dtype.kind in "fc" else out0[0]
+        for a, o in parts:
+            out[a:a + o.shape[0]] = o
+        return out, asleep
+
+    def _prequential_part(self, k, method, X, y, kw):
+        """One learning call of expert ``k`` on rows ``X``: its prequential ``method`` outputs. A
+        skonline learner learns on its own working copy (:meth:`~skonline.base.OnlineMixin._attempt`),
+        which replaces it in ``estimators_``: the expert the committed ensemble holds is never
+        changed, so the ensemble needs no copy of it (one copy of the expert's state per call, not
+        two)."""
         est = self.estimators_[k]
         X = rows_for(est, X)
-        kw.update(self._expert_kwargs(est, X.shape[0]))
+        kw = dict(kw, **self._expert_kwargs(est, X.shape[0]))
         if not self._replaced_by_call(est):
-            return getattr(est, f"partial_fit_{method}")(X, y, **kw)
+            return np.asarray(getattr(est, f"partial_fit_{method}")(X, y, **kw))
         work, raw = est._attempt(X, y, reset=not est._is_initialized(), from_fit=False, **kw)
         self.estimators_[k] = work
-        return work._response(raw, method)
+        return np.asarray(work._response(raw, method))
 
     @property
     def _chunk_dependent(self):
@@ -705,9 +752,12 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         prequential = set(self._prequential_experts()) if y is not None else set()
         for k, est in enumerate(self.estimators_):
             if k in prequential:  # learns the chunk, returning each row's prediction before it
-                P[:, k] = np.asarray(self._prequential_call(k, "predict", X, y),
-                                     dtype=np.float64).reshape(n, -1)[:, 0]
-                self._expert_fitted_[k] = True
+                out, asleep = self._prequential_call(k, "predict", X, y)
+                if out is not None:
+                    P[:, k] = np.asarray(out, dtype=np.float64).reshape(n, -1)[:, 0]
+                    self._expert_fitted_[k] = True
+                if asleep is not None:
+                    P[asleep, k] = np.nan
             elif self._expert_fitted_[k]:
                 P[:, k] = np.asarray(est.predict(rows_for(est, X)), dtype=np.float64).reshape(n, -1)[:, 0]
         if not np.isfinite(P.sum()):  # an expert without a finite prediction sleeps on that row
@@ -910,13 +960,16 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
         hard = np.zeros(len(self.estimators_), dtype=bool)
         prequential = set(self._prequential_experts()) if y is not None else set()
         for k, est in enumerate(self.estimators_):
-            lab = None
+            lab = asleep = None
             if k in prequential:
                 if hasattr(est, "partial_fit_predict_proba"):
-                    pk = np.asarray(self._prequential_call(k, "predict_proba", X, y, classes=self.classes_),
-                                    dtype=np.float64)
+                    pk, asleep = self._prequential_call(k, "predict_proba", X, y, classes=self.classes_)
+                    pk = None if pk is None else np.asarray(pk, dtype=np.float64)
                 else:
-                    pk, lab = None, np.asarray(self._prequential_call(k, "predict", X, y, classes=self.classes_))
+                    lab, asleep = self._prequential_call(k, "predict", X, y, classes=self.classes_)
+                    pk = None
+                if lab is None and pk is None:  # asleep on every row of the chunk
+                    continue
                 est = self.estimators_[k]
                 self._expert_fitted_[k] = True
             elif not self._expert_fitted_[k]:
@@ -946,6 +999,8 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
                 full[:, idx] = pk
                 P[:, k, :] = full
             bad = ~np.all(np.isfinite(P[:, k, :]), axis=1)
+            if asleep is not None:
+                bad |= asleep
             P[bad, k, :] = np.nan
         return P, hard
 
