@@ -381,6 +381,29 @@ def run_one(name, stream, rows, cap):
 
 
 # --------------------------------------------------------------------------- verdicts and report
+#: deliberate refusals: an estimator that cannot take a stream by design says so at its first chunk,
+#: with a clear error, before anything changes (reported apart, not as failures): the rules and PCSP
+#: take loss matrices, not feature rows (the CSR stream would be 2^18 experts); the encoders take
+#: tables of raw columns (as scikit-learn's); and what a stream would make too large to allocate
+REFUSALS = (
+    (r"^TypeError: Sparse data was passed for X, but dense data is required", "a loss matrix is dense"),
+    (r"^TypeError: Sparse data was passed to Online\w+, but dense data is required \(a table of raw columns\)",
+     "a table of raw columns is dense"),
+    (r"^MemoryError: \w+ keeps an m x m matrix .* too large for this machine", "an m x m matrix too large"),
+    (r"^ValueError: Taylor features of degree \d+ on [\d,]+ features: [\d,]+ output features",
+     "too many Taylor features"),
+    (r"^TypeError: OnlineMinMaxScaler does not take sparse rows of more than", "dense output too large"),
+)
+
+
+def refusal(rec):
+    """The reason of a deliberate refusal (:data:`REFUSALS`), or None."""
+    import re
+
+    err = rec.get("error") or ""
+    return next((why for pat, why in REFUSALS if re.match(pat, err)), None) if not rec.get("done") else None
+
+
 def kernel_estimator(name, module):
     return name not in NOT_KERNEL and (module.startswith("skonline.kernel_selection")
                                        or module.startswith("skonline.kernel_ridge"))
@@ -440,9 +463,14 @@ def report(records, command, started, total, quick, cap, header=None):
           "and the stream included).", ""]
     # verdicts
     flat_fail, speed_fail, speed_n, lin_fail, lin_n, flat_n = [], [], 0, [], 0, 0
+    refused = []
     for r in records:
         a = r["analysis"]
         mod = modules.get(r["estimator"], "")
+        why = refusal(r)
+        if why:
+            refused.append(f"{r['estimator']} on {r['stream']} ({why})")
+            continue
         if r.get("done") and a.get("flat") is not None:  # the cost: the 10th percentile of a tenth's chunks
             flat_n += 1
             if a["flat"] > FLAT_FACTOR:
@@ -480,6 +508,9 @@ def report(records, command, started, total, quick, cap, header=None):
            f"- **Flat per-row cost** (the last tenth of the stream at most {FLAT_FACTOR} x the second, "
            f"every run finished): {flat_n - len(flat_fail)} of {flat_n} (estimator, stream) runs pass"
            + ("." if not flat_fail else "; fail: " + "; ".join(flat_fail) + "."),
+           f"- **Refused by design** (at the first chunk, with a clear error, before anything changes; "
+           f"the error is in the stream's table): {len(refused)} runs"
+           + ("." if not refused else ": " + "; ".join(refused) + "."),
            f"- **Speed of the kernel estimators** (at least 1/20 of SGD's rows/s at 100 dense features, "
            f"1/50 at 1,000 features and on the CSR stream): {speed_n - len(speed_fail)} of {speed_n} pass"
            + ("." if not speed_fail else "; fail: " + "; ".join(speed_fail) + "."),
@@ -513,7 +544,8 @@ def report(records, command, started, total, quick, cap, header=None):
             status = ""
             if not r.get("done"):
                 status = (f"not finished in the cap ({r.get('rows', 0):,} rows)" if r.get("timeout")
-                          else ("rejects CSR: " if r.get("rejects_csr") else "error: ") + r.get("error", "")[:140])
+                          else ("refuses by design: " if refusal(r) else "rejects CSR: " if r.get("rejects_csr")
+                                else "error: ") + r.get("error", "")[:140])
             metric = r.get("metric") or {}
             mtxt = (f"{metric['accuracy']:.4f}" if "accuracy" in metric else
                     f"{metric['mae']:.4g} (MAE)" if "mae" in metric else "")

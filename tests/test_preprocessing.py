@@ -167,3 +167,21 @@ def test_one_wild_row_does_not_freeze_group_dro():
         clf = GroupDROClassifier(random_state=0)
         pred = clf.partial_fit_predict(X, y, classes=[0, 1])
     assert np.mean(pred[2000:] == y[2000:]) > 0.9
+
+
+def test_min_max_scaler_refuses_wide_sparse_rows_before_changing_anything():
+    """Its output is dense: 2^18 sparse columns would be 2 GiB per 1,000 rows (scikit-learn's
+    MinMaxScaler refuses sparse input altogether); narrower CSR rows are taken as before."""
+    import scipy.sparse as sp
+
+    wide = sp.random(5, 2**18, density=0.001, format="csr", random_state=0)
+    sc = OnlineMinMaxScaler()
+    with pytest.raises(TypeError, match="does not take sparse rows of more than 65,536 columns"):
+        sc.partial_fit(wide)
+    assert not hasattr(sc, "n_features_in_")
+    narrow = sp.random(5, 100, density=0.1, format="csr", random_state=0)
+    np.testing.assert_allclose(OnlineMinMaxScaler().partial_fit_transform(narrow),
+                               OnlineMinMaxScaler().partial_fit_transform(narrow.toarray()))
+    fitted = OnlineMinMaxScaler().fit(np.zeros((2, 2**18)))
+    with pytest.raises(TypeError, match="65,536"):
+        fitted.transform(sp.csr_matrix((1, 2**18)))

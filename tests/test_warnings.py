@@ -54,6 +54,18 @@ def _wild_targets():
     return y
 
 
+def _wide_sparse():
+    import scipy.sparse as sp
+
+    return sp.random(3, 2**13, density=0.01, format="csr", random_state=0)
+
+
+def _absurd_row():
+    X = np.ones((3, 2))
+    X[1] = [1e12, -3.0]  # the full-invariance pseudo-inverse update refuses this row
+    return X
+
+
 # (what the warning says, its category, the call that gives it: a line of this file)
 CASES = {
     "growth budget": ("reached the budget max_support=50", StateGrowthWarning,
@@ -88,6 +100,12 @@ CASES = {
                                                                                             np.zeros(2))),
     "Taylor basis (transformer)": ("output features", DataAdviceWarning,
                                    lambda: TaylorFeatures(degree=4).fit(np.zeros((1, 40)))),
+    "PKAWV on wide sparse rows": ("wide sparse rows", DataAdviceWarning,
+                                  lambda: PKAWVRegressor().fit(_wide_sparse(), np.arange(3.0))),
+    "an expert refusing a row inside an ensemble": (
+        "refused 1 row(s)", DataAdviceWarning,
+        lambda: OnlineEnsembleRegressor([("si", ScaleInvariantRegressor(invariance="full")),
+                                         ("plus", _frozen(1.0))]).fit(_absurd_row(), np.arange(3.0))),
     "ensemble wild target": ("times the range", DataAdviceWarning,
                              lambda: OnlineEnsembleRegressor([("plus", _frozen(1.0)), ("minus", _frozen(-1.0))])
                              .partial_fit(X3, _wild_targets())),

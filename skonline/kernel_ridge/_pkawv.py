@@ -82,6 +82,16 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
             self.features_ = self.features
         self.sigma_ = resolve_sigma(self.sigma, d)
         self.alpha_ = _AUTO_ALPHA[self.features_] if isinstance(self.alpha, str) else float(self.alpha)
+        m = self.max_components
+        if self.features_ == "nystrom" and d >= SPARSE_LAYOUT_MIN_FEATURES and m is not None and m < d:
+            warn(
+                f"{type(self).__name__}: {d:,} features: a Gaussian kernel approximated by at most "
+                f"max_components={m} Nystrom components spans only that many rows, which on wide sparse "
+                "rows (hashed text, one-hot identifiers) is usually far too few to learn from; prefer a "
+                "linear learner (skonline.linear_model), kernel selection (it includes a linear kernel) "
+                "or the default online ensemble, or raise max_components.",
+                DataAdviceWarning,
+            )
 
     def _inv_sigma(self):
         return 1.0 / self.sigma_

@@ -258,6 +258,30 @@ class OnlineMinMaxScaler(OneToOneFeatureMixin, _ScalerMixin, OnlineTransformerMi
     _row_container = "dense"
     _fitted_attribute = "_min_"
 
+    #: the widest sparse rows taken (their output is dense: 512 KiB per row at this width)
+    MAX_SPARSE_FEATURES = 2**16
+
+    def _refuse_wide_sparse(self, X):
+        """CSR rows wider than ``MAX_SPARSE_FEATURES`` are refused, before anything changes: the
+        output is dense (a column's range moves its zeros), which on a wide sparse stream is a
+        matrix of gigabytes per chunk. scikit-learn's ``MinMaxScaler`` refuses sparse input
+        altogether."""
+        if sp.issparse(X) and X.shape[1] > self.MAX_SPARSE_FEATURES:
+            raise TypeError(
+                f"OnlineMinMaxScaler does not take sparse rows of more than {self.MAX_SPARSE_FEATURES:,} "
+                f"columns (got {X.shape[1]:,}): its output is dense ({8 * X.shape[1] / 2**20:,.1f} MiB per "
+                "row here), since scaling a column to its range moves its zeros. Use OnlineStandardScaler, "
+                "which scales sparse rows without centring them and keeps them sparse."
+            )
+
+    def _validate_chunk(self, X, y=None, *, reset, from_fit):
+        self._refuse_wide_sparse(X)
+        return super()._validate_chunk(X, y, reset=reset, from_fit=from_fit)
+
+    def _transform_input(self, X):
+        self._refuse_wide_sparse(X)
+        return super()._transform_input(X)
+
     def _allocate(self, chunk):
         d = chunk.X.shape[1]
         self._min_ = np.full(d, np.inf)

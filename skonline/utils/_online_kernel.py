@@ -38,6 +38,10 @@ _TAYLOR_DIRECT_MAX = 700.0
 
 
 # --------------------------------------------------------------------------- Taylor features
+#: the largest multi-index tables :func:`taylor_tables` builds (bytes)
+TAYLOR_TABLES_MAX_BYTES = 2**30
+
+
 def taylor_tables(n_features, degree):
     """Multi-index tables of the Taylor features of total degree ``<= degree``.
 
@@ -52,7 +56,21 @@ def taylor_tables(n_features, degree):
     var : ndarray of shape (r,), int64
     inv_sqrt : ndarray of shape (r,), float64
         ``1 / sqrt(powers[f, var[f]])`` (1 for the constant feature).
+
+    Raises
+    ------
+    ValueError
+        If the tables would take more than ``TAYLOR_TABLES_MAX_BYTES`` (before building them).
     """
+    r = math.comb(degree + n_features, n_features)
+    size = r * (n_features + 3) * 8
+    if size > TAYLOR_TABLES_MAX_BYTES:
+        raise ValueError(
+            f"Taylor features of degree {degree} on {n_features:,} features: {r:,} output features, whose "
+            f"multi-index tables alone would take {size / 2**30:,.1f} GiB (and each row's output "
+            f"{8 * r / 2**20:,.1f} MiB). Reduce the features or the degree, or use random features "
+            "(RandomFourierFeatures, OnlineNystroem)."
+        )
     combos = [()]
     for j in range(1, degree + 1):
         combos.extend(itertools.combinations_with_replacement(range(n_features), j))

@@ -128,3 +128,21 @@ def test_set_output_pandas():
 def test_warns_when_the_basis_is_huge():
     with pytest.warns(UserWarning, match="output features"):
         TaylorFeatures(degree=4).fit(np.zeros((1, 40)))
+
+
+@pytest.mark.parametrize("d", [1000, 2**18])
+def test_too_many_taylor_features_are_refused_before_building_anything(d):
+    """Degree 2 on 1,000 columns is 501,501 features (tables of 3.7 GiB); on 2^18 sparse columns
+    3.4e10: refused at once with the sizes and what to use instead, not a hang or an OOM kill."""
+    import time
+
+    import scipy.sparse as sp
+
+    X = sp.random(3, d, density=0.01, format="csr", random_state=0) if d > 4096 else np.zeros((2, d))
+    t = time.perf_counter()
+    est = TaylorFeatures()
+    with pytest.raises(ValueError, match=r"output features, whose multi-index tables alone would take"):
+        est.fit(X)
+    assert time.perf_counter() - t < 5.0
+    assert not hasattr(est, "powers_")
+    TaylorFeatures().fit(np.zeros((2, 200)))  # 20,301 outputs: built as before
