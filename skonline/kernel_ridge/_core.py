@@ -282,19 +282,54 @@ def _awv_row(P, m, v, u, w, g, h, Yrow, b, settings, refresh, out_row, loss_acc,
     f = math.sqrt(cr / (1.0 + cr * s1)) * inv_gamma
     for i in range(m):
         h[i] = (Pk[i] - gk * g[i]) * f
-    fused = has_next and q == 1
-    for i in range(m):
-        Pi = P[i]
-        gi = g[i]
-        hi = h[i]
-        vi = vn[i] if fused else 0.0  # one loop: the row of P is read once
-        for l in range(m):
-            pl = (Pi[l] - gi * g[l]) * inv_gamma - hi * h[l]
-            Pi[l] = pl
-            un[l] += vi * pl
     k += 1
     if k == m:
         k = 0
+    if q == 1:
+        fused = has_next
+        for i in range(m):
+            Pi = P[i]
+            gi = g[i]
+            hi = h[i]
+            vi = vn[i] if fused else 0.0  # one loop: the row of P is read once
+            for l in range(m):
+                pl = (Pi[l] - gi * g[l]) * inv_gamma - hi * h[l]
+                Pi[l] = pl
+                un[l] += vi * pl
+    else:
+        # the second refresh in the same pass (m (1 - gamma) in (1, 2], e.g. 1,000 features at
+        # gamma = 0.999): its vector is row k of the matrix after the first refresh, whose entries
+        # are computed here exactly as the pass computes them, so every entry gets the same
+        # operations, in the same order, as two passes would give it; u (P v, no longer needed)
+        # holds it
+        fused = has_next and q == 2
+        h2 = u
+        Pk = P[k]
+        gk = g[k]
+        hk = h[k]
+        for i in range(m):
+            h2[i] = (Pk[i] - gk * g[i]) * inv_gamma - hk * h[i]
+        f2 = math.sqrt(cr / (1.0 + cr * h2[k]))
+        for i in range(m):
+            h2[i] = h2[i] * f2
+        for i in range(m):
+            Pi = P[i]
+            gi = g[i]
+            hi = h[i]
+            h2i = h2[i]
+            if fused:
+                vi = vn[i]
+                for l in range(m):
+                    pl = (Pi[l] - gi * g[l]) * inv_gamma - hi * h[l] - h2i * h2[l]
+                    Pi[l] = pl
+                    un[l] += vi * pl
+            else:  # un may be u itself (a single step): not written
+                for l in range(m):
+                    Pi[l] = (Pi[l] - gi * g[l]) * inv_gamma - hi * h[l] - h2i * h2[l]
+        k += 1
+        if k == m:
+            k = 0
+        q -= 1
     for _ in range(q - 1):
         unit_update(P, m, k, cr, h)
         k += 1
