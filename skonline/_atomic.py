@@ -88,8 +88,9 @@ def nonfinite_state(estimator, raw=None):
     layout = {}
     if estimator._buffer_layout is not None and estimator._is_initialized():
         layout = estimator._buffer_layout()  # growth buffers: only their used block is state
+    fixed = estimator._fixed_state
     for k in estimator._state_keys():
-        if k in allowed:
+        if k in allowed or k in fixed:
             continue
         v = estimator.__dict__.get(k)
         if isinstance(v, np.ndarray) and k in layout:
@@ -293,6 +294,10 @@ class AtomicCallMixin:
     # hooks of the estimators (class attributes; the defaults here) ---------------------------
     #: learned attributes that hold NaN or inf by design (markers): not checked for finiteness
     _nonfinite_state_ok = ()
+    #: learned arrays drawn once when they are allocated and never written in place afterwards
+    #: (e.g. random frequencies): a working copy shares them instead of copying them, and they are
+    #: not checked for finiteness after each call (a call may still assign a new array)
+    _fixed_state = ()
     #: method ``() -> [(name, array)]``: arrays derived from the state that must be finite too
     #: (e.g. the scale-invariant learners' ``coef_``); None: none
     _derived_state = None
@@ -384,6 +389,8 @@ class AtomicCallMixin:
         """The working copy's ``name`` (hook: :class:`~skonline.utils._growing.GrowingStateMixin`
         shares the append-only buffers; the ensembles keep frozen experts by reference;
         ``_recycled_state`` is copied into the spare the previous call left)."""
+        if name in self._fixed_state:
+            return value
         if name in self._recycled_state and isinstance(value, np.ndarray):
             spare = _recycle.reuse(context, name, value) if context else None
             return _recycle.copied(_copied(value) if spare is None else spare)

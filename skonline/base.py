@@ -64,7 +64,7 @@ and may override these (class attributes or methods; the defaults are on the mix
   ``_row_container`` and ``_container(X)`` (dense or CSR rows), ``_progress_metrics()``,
   ``_has_loss``, ``_supports_sample_weight``, ``_accept_sparse``;
 * all or nothing (:mod:`skonline._atomic`): ``_nonfinite_state_ok``, ``_derived_state``,
-  ``_buffer_layout``, ``_copy_state(name, value, context)``, ``_recycled_state``,
+  ``_buffer_layout``, ``_copy_state(name, value, context)``, ``_recycled_state``, ``_fixed_state``,
   ``_discard_attempt()``, ``_no_sample_weight_reason``;
 * standardisation (:mod:`skonline._standardize`): ``_standardizes()``,
   ``_standardizes_target()``, ``_standardize_clip``, ``_standardize_min_count``,

@@ -6,7 +6,8 @@ Chunk protocol (``partial_fit(X, y)``, one chunk of the stream):
    ``partial_fit_predict`` (every skonline learner) learns the chunk in its own pass and gives each
    row's prediction made *before* that row (prequential, so it is exact online learning whatever
    the chunk size); any other online expert predicts with its state and learns in step 3 (before
-   its first chunk it is *asleep*, as is an expert whose prediction is not finite);
+   its first chunk it is *asleep*, as is an expert whose prediction is not finite, and a skonline
+   expert on a row it refuses for its numerics: see ``_prequential_call``);
 2. the experts' losses on the chunk form a loss matrix (n, K), scaled to [0, 1]; the rule runs over
    it row by row in its compiled pass, giving the weights played at each row, and the ensemble's
    prediction for each row mixes the experts' predictions with that row's weights;
