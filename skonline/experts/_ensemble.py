@@ -65,11 +65,6 @@ def default_rule():
     return FixedShare(eta="adaptive", share_rate=DEFAULT_SHARE)
 
 
-#: dictionary size of the default PKAWV expert: with more than 30 columns PKAWV uses Nystrom
-#: features (its ``features='auto'``), whose per-row cost grows with the dictionary; 300 components
-#: matched its default of 2,000 on the development streams (benchmarks/defaults.py) at a fraction
-#: of the cost
-PKAWV_COMPONENTS = 300
 #: the default experts whose cost per row grows with the number of columns, not with the
 #: non-zeros of a row, and the widest stream each joins: the linear AWV keeps a d x d matrix
 #: (O(d^2) memory and time per row: the width where ScaleInvariant*'s invariance='auto' leaves
@@ -94,9 +89,9 @@ def default_estimators(task, random_state=None, n_features=None):
       bandwidths, selected online);
     * ``'pkawv'``: :class:`~skonline.kernel_ridge.PKAWVClassifier` /
       :class:`~skonline.kernel_ridge.PKAWVRegressor` (kernel ridge on degree-2 Taylor features up to
-      30 columns, on Nystrom features of at most ``PKAWV_COMPONENTS`` components beyond).
+      30 columns, on Nystrom features of at most its default ``max_components`` beyond).
 
-    Each at its defaults except PKAWV's ``max_components``. On a stream wider than
+    Each at its defaults. On a stream wider than
     ``WIDTH_LIMITS`` (200 columns for ``'awv'``, where the scale-invariant learner's ``'auto'``
     also leaves its O(d^2) full invariance; 4,096 for ``'dro'``) those experts are left out: their
     cost per row grows with the columns, not the non-zeros. Chosen by measurement on the
@@ -126,11 +121,11 @@ def default_estimators(task, random_state=None, n_features=None):
     if task == "classifier":
         pairs = [("linear", ScaleInvariantClassifier()), ("dro", GroupDROClassifier()),
                  ("kernel_selection", KernelSelectionClassifier()),
-                 ("pkawv", PKAWVClassifier(max_components=PKAWV_COMPONENTS))]
+                 ("pkawv", PKAWVClassifier())]
     else:
         pairs = [("linear", ScaleInvariantRegressor()), ("dro", GroupDRORegressor()), ("awv", AWVRegressor()),
                  ("kernel_selection", KernelSelectionRegressor()),
-                 ("pkawv", PKAWVRegressor(max_components=PKAWV_COMPONENTS))]
+                 ("pkawv", PKAWVRegressor())]
     if random_state is not None:
         rng = make_generator(random_state)
         for _, est in pairs:
