@@ -218,29 +218,40 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_
     u = log.count[0]
     unsure = 0
     for i in range(n):
+        # the row's loads first, in a loop of their own: independent, they overlap (on a wide
+        # stream most of them miss the cache), then the arithmetic on the gathered values
         m = 0
         for q in range(indptr[i], indptr[i + 1]):
             x = data[q]
             if x == 0.0:
                 continue
             j = indices[q]
+            jb[m] = j
+            zb[m] = x
+            lb[m] = scale[j]
+            sb[m] = s2[j]
+            hb[m] = h[0, j]
+            m += 1
+        for r in range(m):
+            j = jb[r]
+            x = zb[r]
             if logs:
                 log.cols[u] = j
                 u += 1
+            sc = lb[r]
             if use_scaling:
-                if scale[j] == 0.0:
-                    scale[j] = abs(x)
-                z = _unscale(x, scale[j])
+                if sc == 0.0:
+                    sc = abs(x)
+                    scale[j] = sc
+                z = _unscale(x, sc)
             else:
                 z = x
-            sj = s2[j] + z * z
+            sj = sb[r] + z * z
             s2[j] = sj
-            zb[m] = z
-            sb[m] = sj
-            ib[m] = 1.0 / sj
-            jb[m] = j
-            lb[m] = min(scale[j], 1.0) if feature_units else 1.0
-            m += 1
+            zb[r] = z
+            sb[r] = sj
+            ib[r] = 1.0 / sj
+            lb[r] = min(sc, 1.0) if feature_units else 1.0
         if fit_intercept:
             if logs:
                 log.cols[u] = d
@@ -250,13 +261,15 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_
             sb[m] = s2[d]
             ib[m] = 1.0 / s2[d]
             jb[m] = d
+            hb[m] = h[0, d]
             lb[m] = 1.0
             m += 1
         log.count[0] = u
         inv_atd = 1.0 / (alpha * (t0 + i + 1) * D)
         for k in range(H):
-            for q in range(m):
-                hb[q] = h[k, jb[q]]
+            if k > 0:  # head 0 was gathered with the row
+                for q in range(m):
+                    hb[q] = h[k, jb[q]]
             p = _coord_predict(m, hb, zb, ib, half_a, xb, inv_atd, clamped)
             out[i, k] = p
             if not math.isfinite(p):
