@@ -203,13 +203,17 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_
     n = indptr.shape[0] - 1
     H = h.shape[0]
     D = d + 1 if fit_intercept else d
-    zb = np.empty(D)
-    ib = np.empty(D)
-    sb = np.empty(D)
-    hb = np.empty(D)
-    xb = np.empty(D)
-    jb = np.empty(D, dtype=np.int64)
-    lb = np.empty(D)  # min(scale, 1) of each gathered column in feature units, else 1
+    w = 1  # the buffers hold the longest row (and the intercept), not D entries
+    for i in range(n):
+        w = max(w, indptr[i + 1] - indptr[i] + 1)
+    w = min(w, D)
+    zb = np.empty(w)
+    ib = np.empty(w)
+    sb = np.empty(w)
+    hb = np.empty(w)
+    xb = np.empty(w)
+    jb = np.empty(w, dtype=np.int64)
+    lb = np.empty(w)  # min(scale, 1) of each gathered column in feature units, else 1
     half_a = 0.5 / alpha
     inv_elim = 1.0 / (2.0 * SAFE_EXPONENT * alpha)
     inv_ratio = 1.0 / SAFE_RATIO
