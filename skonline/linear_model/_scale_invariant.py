@@ -178,8 +178,10 @@ class _ScaleInvariantBase:
         if self.invariance_ == "coordinate":
             if sp.issparse(X):  # canonical CSR (validated): sorted columns, no duplicates
                 log = self._written_log(X)
+                indices = readonly(X.indices.astype(np.int64, copy=False))
+                indptr = readonly(X.indptr.astype(np.int64, copy=False))
                 status = core.coordinate_pass_csr(
-                    readonly(X.data), readonly(X.indices.astype(np.int64, copy=False)), readonly(X.indptr.astype(np.int64, copy=False)),
+                    readonly(X.data), indices, indptr,
                     X.shape[1], Y, sw, t0, self.fit_intercept, scaling, alpha, rec, lip, self.sum_sq_,
                     self.neg_cum_grad_, self.scale_, out, self.n_clamped_, loss_acc, log,
                 )

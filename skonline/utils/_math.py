@@ -3,9 +3,9 @@
 import math
 
 import numpy as np
-from numba.cpython.unsafe.numbers import trailing_zeros
 from llvmlite import ir
 from numba.core import types
+from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
 from ._jit import compiled_only, njit
