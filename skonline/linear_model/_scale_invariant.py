@@ -178,8 +178,10 @@ class _ScaleInvariantBase:
         if self.invariance_ == "coordinate":
             if sp.issparse(X):  # canonical CSR (validated): sorted columns, no duplicates
                 log = self._written_log(X)
+                indices = readonly(X.indices.astype(np.int64, copy=False))
+                indptr = readonly(X.indptr.astype(np.int64, copy=False))
                 status = core.coordinate_pass_csr(
-                    readonly(X.data), readonly(X.indices.astype(np.int64)), readonly(X.indptr.astype(np.int64)),
+                    readonly(X.data), indices, indptr,
                     X.shape[1], Y, sw, t0, self.fit_intercept, scaling, alpha, rec, lip, self.sum_sq_,
                     self.neg_cum_grad_, self.scale_, out, self.n_clamped_, loss_acc, log,
                 )
@@ -266,6 +268,7 @@ class _ScaleInvariantBase:
         to_check = self.__dict__.pop("_to_check", None)
         if to_check is None or any(c is None for c in to_check):
             return None
+        to_check = [c for c in to_check if c.shape[0]]
         if not to_check:
             return _NO_COLUMNS
         cols = np.concatenate(to_check) if len(to_check) > 1 else to_check[0]

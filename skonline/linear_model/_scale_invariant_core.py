@@ -26,7 +26,7 @@ import numpy as np
 
 from ..losses import loss_and_derivative
 from ..utils._jit import compiled_only, njit
-from ..utils._math import exp_buffer, fast_dot
+from ..utils._math import _int64_bits_as_float64, exp_reduced, fast_dot
 
 E_MAX = 700.0  # clamp for exponents of the potentials (exp(700) ~ 1e304)
 
@@ -50,9 +50,9 @@ def _clamp(e, clamped):
 
 
 # --------------------------------------------------------------------------- Algorithm 1
-# For the coordinates present in a row, each pass fills zb (internal value z_j), ib (1 / s^2_{t,j},
-# with s^2_{t,j} including the current row) and cb (ib / (2 alpha)); each head's prediction is then
-# one vectorised exp over the row and one sum (_weighted_sum).
+# For the coordinates present in a row, each pass fills zb (internal value z_j) and ib (1 / s^2_{t,j},
+# with s^2_{t,j} including the current row); each head's prediction is then one vectorised loop over
+# the row (exponent, exp, term) and one sum (_coord_predict).
 
 #: a weight exp(E) h / (s^2 alpha t D) with E <= SAFE_EXPONENT (exp(600) ~ 3.8e260) and
 #: |h| <= SAFE_RATIO s^2 min(scale, 1) is below 1e291 in internal and in feature units: finite
@@ -88,32 +88,36 @@ class Touched(NamedTuple):
 
 
 @compiled_only(fastmath={"reassoc"})
-def _weighted_sum(xb, hb, zb, ib, m):
-    """``sum_q xb[q] hb[q] zb[q] ib[q]``, vectorised (the order of the terms is the compiled
-    code's, fixed: the same for every chunking)."""
+def _sum_buffer(xb, m):
+    """``sum_q xb[q]``, vectorised (the order of the terms is the compiled code's, fixed: the same
+    for every chunking). A function of its own: its flag must not reach the exp's range reduction."""
     p = 0.0
     for q in range(m):
-        p += xb[q] * hb[q] * zb[q] * ib[q]
+        p += xb[q]
     return p
 
 
 @njit(inline="always")
-def _exponents(m, hb, zb, cb, eb):
-    """``eb[q] = min((h^2 + z^2) / (2 alpha s^2), E_MAX)``; returns how many were clamped."""
+def _coord_predict(m, hb, zb, ib, half_a, xb, inv_atd, clamped):
+    """One head's prediction from the gathered coordinates: sum_q exp(E_q) h_q z_q / s^2_q / (alpha t D)
+    with ``E_q = min((h_q^2 + z_q^2) / (2 alpha s^2_q), E_MAX)``.
+
+    One loop computes each term (exponent, exp, product) into ``xb`` -- it vectorises: the exp is
+    :func:`~skonline.utils._math.exp_reduced`, inlined, no buffer between the steps -- and
+    :func:`_sum_buffer` adds the terms.
+    """
     n_big = 0
     for q in range(m):
-        e = (hb[q] * hb[q] + zb[q] * zb[q]) * cb[q]
+        hq = hb[q]
+        z = zb[q]
+        iv = ib[q]
+        e = (hq * hq + z * z) * (iv * half_a)
         n_big += e > E_MAX
-        eb[q] = min(e, E_MAX)
-    return n_big
-
-
-@njit(inline="always")
-def _coord_predict(m, hb, zb, ib, cb, eb, xb, inv_atd, clamped):
-    """One head's prediction from the gathered coordinates: sum_q exp(E_q) h_q z_q / s^2_q / (alpha t D)."""
-    clamped[0] += _exponents(m, hb, zb, cb, eb)
-    exp_buffer(eb, xb, m)
-    return _weighted_sum(xb, hb, zb, ib, m) * inv_atd
+        e = min(e, E_MAX)
+        k, pe = exp_reduced(e)
+        xb[q] = pe * _int64_bits_as_float64((np.int64(k) + 1023) << 52) * hq * z * iv
+    clamped[0] += n_big
+    return _sum_buffer(xb, m) * inv_atd
 
 
 @njit(inline="always")
@@ -137,8 +141,6 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss,
     D = d + 1 if fit_intercept else d
     zb = np.zeros(D)
     ib = np.zeros(D)
-    cb = np.zeros(D)
-    eb = np.empty(D)
     xb = np.empty(D)
     half_a = 0.5 / alpha
     inv_scale = np.ones(d)
@@ -171,18 +173,15 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss,
             z = zb[j]
             sj = s2[j] + z * z  # s^2_{t,j} includes the current instance
             s2[j] = sj
-            iv = 1.0 / sj if sj > 0.0 else 0.0
-            ib[j] = iv
-            cb[j] = iv * half_a
+            ib[j] = 1.0 / sj if sj > 0.0 else 0.0
         if fit_intercept:
             s2[d] += 1.0
             zb[d] = 1.0
             ib[d] = 1.0 / s2[d]
-            cb[d] = ib[d] * half_a
         inv_atd = 1.0 / (alpha * (t0 + i + 1) * D)
         for k in range(h.shape[0]):
             hk = h[k]
-            p = _coord_predict(D, hk, zb, ib, cb, eb, xb, inv_atd, clamped)
+            p = _coord_predict(D, hk, zb, ib, half_a, xb, inv_atd, clamped)
             out[i, k] = p
             if not math.isfinite(p):
                 return i
@@ -204,15 +203,17 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_
     n = indptr.shape[0] - 1
     H = h.shape[0]
     D = d + 1 if fit_intercept else d
-    zb = np.empty(D)
-    ib = np.empty(D)
-    cb = np.empty(D)
-    sb = np.empty(D)
-    hb = np.empty(D)
-    eb = np.empty(D)
-    xb = np.empty(D)
-    jb = np.empty(D, dtype=np.int64)
-    lb = np.empty(D)  # min(scale, 1) of each gathered column in feature units, else 1
+    w = 1  # the buffers hold the longest row (and the intercept), not D entries
+    for i in range(n):
+        w = max(w, indptr[i + 1] - indptr[i] + 1)
+    w = min(w, D)
+    zb = np.empty(w)
+    ib = np.empty(w)
+    sb = np.empty(w)
+    hb = np.empty(w)
+    xb = np.empty(w)
+    jb = np.empty(w, dtype=np.int64)
+    lb = np.empty(w)  # min(scale, 1) of each gathered column in feature units, else 1
     half_a = 0.5 / alpha
     inv_elim = 1.0 / (2.0 * SAFE_EXPONENT * alpha)
     inv_ratio = 1.0 / SAFE_RATIO
@@ -221,30 +222,40 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_
     u = log.count[0]
     unsure = 0
     for i in range(n):
+        # the row's loads first, in a loop of their own: independent, they overlap (on a wide
+        # stream most of them miss the cache), then the arithmetic on the gathered values
         m = 0
         for q in range(indptr[i], indptr[i + 1]):
             x = data[q]
             if x == 0.0:
                 continue
             j = indices[q]
+            jb[m] = j
+            zb[m] = x
+            lb[m] = scale[j]
+            sb[m] = s2[j]
+            hb[m] = h[0, j]
+            m += 1
+        for r in range(m):
+            j = jb[r]
+            x = zb[r]
             if logs:
                 log.cols[u] = j
                 u += 1
+            sc = lb[r]
             if use_scaling:
-                if scale[j] == 0.0:
-                    scale[j] = abs(x)
-                z = _unscale(x, scale[j])
+                if sc == 0.0:
+                    sc = abs(x)
+                    scale[j] = sc
+                z = _unscale(x, sc)
             else:
                 z = x
-            sj = s2[j] + z * z
+            sj = sb[r] + z * z
             s2[j] = sj
-            zb[m] = z
-            sb[m] = sj
-            ib[m] = 1.0 / sj
-            cb[m] = ib[m] * half_a
-            jb[m] = j
-            lb[m] = min(scale[j], 1.0) if feature_units else 1.0
-            m += 1
+            zb[r] = z
+            sb[r] = sj
+            ib[r] = 1.0 / sj
+            lb[r] = min(sc, 1.0) if feature_units else 1.0
         if fit_intercept:
             if logs:
                 log.cols[u] = d
@@ -253,16 +264,17 @@ def coordinate_pass_csr(data, indices, indptr, d, Y, sw, t0, fit_intercept, use_
             zb[m] = 1.0
             sb[m] = s2[d]
             ib[m] = 1.0 / s2[d]
-            cb[m] = ib[m] * half_a
             jb[m] = d
+            hb[m] = h[0, d]
             lb[m] = 1.0
             m += 1
         log.count[0] = u
         inv_atd = 1.0 / (alpha * (t0 + i + 1) * D)
         for k in range(H):
-            for q in range(m):
-                hb[q] = h[k, jb[q]]
-            p = _coord_predict(m, hb, zb, ib, cb, eb, xb, inv_atd, clamped)
+            if k > 0:  # head 0 was gathered with the row
+                for q in range(m):
+                    hb[q] = h[k, jb[q]]
+            p = _coord_predict(m, hb, zb, ib, half_a, xb, inv_atd, clamped)
             out[i, k] = p
             if not math.isfinite(p):
                 log.n_unsure[0] += unsure

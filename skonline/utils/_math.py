@@ -5,6 +5,7 @@ import math
 import numpy as np
 from llvmlite import ir
 from numba.core import types
+from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
 from ._jit import compiled_only, njit
@@ -102,17 +103,22 @@ def logsumexp_1d(a):
 @njit
 def distinct_columns(cols, n_columns):
     """The distinct values of ``cols`` (int64, each in ``[0, n_columns)``), sorted: one pass over
-    ``cols`` and one sequential scan of ``n_columns`` flags (``np.unique`` sorts ``cols``, and costs
-    more than the pass that logged them); sorted columns make the copies that use them sequential."""
-    seen = np.zeros(n_columns, dtype=np.bool_)
+    ``cols`` setting bits of a bitmap (one bit per column: 32 kB for 2^18 columns, cache-resident)
+    and one scan of its words (``np.unique`` sorts ``cols``, and costs more than the pass that
+    logged them); sorted columns make the copies that use them sequential."""
+    n_words = (n_columns + 63) // 64
+    bits = np.zeros(n_words, dtype=np.uint64)
+    one = np.uint64(1)
     for j in cols:
-        seen[j] = True
+        bits[j >> 6] |= one << np.uint64(j & 63)
     out = np.empty(min(cols.shape[0], n_columns), dtype=np.int64)
     m = 0
-    for j in range(n_columns):
-        if seen[j]:
-            out[m] = j
+    for w in range(n_words):
+        b = bits[w]
+        while b != 0:  # the set bits, lowest first
+            out[m] = 64 * w + np.int64(trailing_zeros(b))
             m += 1
+            b &= b - one
     return out[:m]
 
 

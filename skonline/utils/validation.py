@@ -223,18 +223,36 @@ def is_stream_chunk(estimator, X, *, reset):
     )
 
 
+def _is_csr_stream_chunk(estimator, X, *, reset):
+    """Whether ``X`` is a chunk after the first that is a 2-D float64 CSR matrix or array (scipy's
+    own classes), for an estimator fitted without feature names: the CSR fast path of
+    :func:`validate_X_chunk` (its structure, shape and values are checked, then it is made
+    canonical, as on the general path)."""
+    return (
+        not reset
+        and type(X) in (sp.csr_matrix, sp.csr_array)
+        and X.ndim == 2
+        and X.dtype == np.float64
+        and not hasattr(estimator, "feature_names_in_")
+        and hasattr(estimator, "n_features_in_")
+    )
+
+
 def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_numeric=False):
     """Validate one chunk of a stream, as ``validate_data`` does, with a fast path for the stream.
 
-    A chunk after the first that is already a C-contiguous float64 ndarray (and the estimator was
-    fitted without feature names) only needs its shape and finiteness checked; that is what is
+    A chunk after the first that is already a C-contiguous float64 ndarray, or a float64 CSR
+    matrix or array (and the estimator was fitted without feature names), only needs its shape and
+    finiteness checked (and, for CSR, its structure, then its canonical form); that is what is
     done, with scikit-learn's own finiteness check and messages. Everything else goes through
     ``sklearn.utils.validation.validate_data``.
 
     Returns ``X`` (as a read-only view, see :func:`readonly`) or ``(X, y)`` (``y`` as a 1-D
     ndarray) like ``validate_data``.
     """
-    fast = is_stream_chunk(estimator, X, reset=reset)
+    fast = is_stream_chunk(estimator, X, reset=reset) or (
+        accept_sparse and _is_csr_stream_chunk(estimator, X, reset=reset)
+    )
     y_shape = _shape_of(y)
     if y_shape is not None and len(y_shape) == 2 and y_shape[1] > 1:
         name = type(estimator).__name__
@@ -256,6 +274,8 @@ def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_nume
             return readonly(_as_csr(X))
         X, y = validate_data(estimator, X, y, y_numeric=y_numeric, **kw)
         return readonly(_as_csr(X)), y
+    if sp.issparse(X):
+        check_sparse_structure(X)
     n, d = X.shape
     if d != estimator.n_features_in_:
         raise ValueError(
@@ -267,7 +287,11 @@ def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_nume
             f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required by "
             f"{type(estimator).__name__}."
         )
-    assert_all_finite(X, input_name="X", estimator_name=type(estimator).__name__)
+    if sp.issparse(X):
+        assert_all_finite(X.data, input_name="X", estimator_name=type(estimator).__name__)
+        X = _as_csr(X)
+    else:
+        assert_all_finite(X, input_name="X", estimator_name=type(estimator).__name__)
     X = readonly(X)
     if y is None:
         return X
