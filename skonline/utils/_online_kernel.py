@@ -184,6 +184,28 @@ def rbf_sparse_rows(val, idx, ptr, sq, n, work, xsq, gamma, e, out):
             out[j] = 0.0
 
 
+@compiled_only
+def linear_sparse_rows(val, idx, ptr, n, work, out):
+    """``out[j] = c_j' x`` for the sparse points ``j < n`` (as :func:`rbf_sparse_rows`), with
+    ``x`` scattered in the dense ``work``; each dot product summed over the point's entries in
+    order (sorted columns: the bits of a dense dot product over every column in order)."""
+    for j in range(n):
+        acc = 0.0
+        for p in range(ptr[j], ptr[j + 1]):
+            acc += val[p] * work[idx[p]]
+        out[j] = acc
+
+
+@njit(inline="always")
+def sparse_kernel_rows(kernel, val, idx, ptr, sq, n, work, xsq, gamma, e, out):
+    """Kernel values of ``x`` (scattered in ``work``, ``xsq = ||x||^2``) against the sparse points
+    ``j < n``: :func:`rbf_sparse_rows` (``kernel`` 0) or :func:`linear_sparse_rows` (1)."""
+    if kernel == 0:
+        rbf_sparse_rows(val, idx, ptr, sq, n, work, xsq, gamma, e, out)
+    else:
+        linear_sparse_rows(val, idx, ptr, n, work, out)
+
+
 @njit
 def rbf_matrix_t(A, BT, m, gamma):
     """Gaussian kernel matrix ``exp(-gamma ||a_i - b_j||^2)`` against the first ``m`` columns of
@@ -514,7 +536,8 @@ def new_work(X):
 
 
 def store_row_begin(store, X, i, work):
-    """Start row i: returns ``||x||^2`` (sparse layout, with row i scattered into ``work``)."""
+    """Start row i: returns ``||x||^2`` (summed over the row's entries in order; sparse layout:
+    with row i scattered into ``work``)."""
 
 
 def store_row_end(store, X, i, work):
@@ -558,7 +581,11 @@ def _dense_new_work(X):
 
 
 def _dense_row_begin(store, X, i, work):
-    return 0.0
+    x = X[i]
+    xsq = 0.0
+    for j in range(x.shape[0]):
+        xsq += x[j] * x[j]
+    return xsq
 
 
 def _dense_row_end(store, X, i, work):
@@ -631,7 +658,7 @@ def _sparse_hist_fits(store, X, i, t):
 
 
 def _sparse_dict_kernel(store, kernel, X, i, m, gamma, xsq, work, e, out):
-    rbf_sparse_rows(store.D_val, store.D_idx, store.D_ptr, store.D_sq, m, work, xsq, gamma, e, out)
+    sparse_kernel_rows(kernel, store.D_val, store.D_idx, store.D_ptr, store.D_sq, m, work, xsq, gamma, e, out)
 
 
 def _sparse_hist_kernel(store, X, i, n, gamma, xsq, work, e, out):
