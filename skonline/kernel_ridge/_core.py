@@ -139,7 +139,8 @@ class KernelAWVState(NamedTuple):
     L : (c, c) the lower Cholesky factor of ``K_t + alpha W_t^{-1}``, stored transposed (upper
     triangular ``L'``); W : (c, n_heads) ``L^{-1} y_{1:t}``; Y : (c, n_heads), sw : (c,) the rows'
     targets and weights; n_stored : (1,) int64, rows learned; cum_loss : (1,) as in
-    :class:`LinearState`.
+    :class:`LinearState`; work : scratch, zeros of the rows' width (sparse layout; empty for
+    dense rows), a row is scattered into it for its kernel values.
     """
 
     L: np.ndarray
@@ -148,6 +149,7 @@ class KernelAWVState(NamedTuple):
     sw: np.ndarray
     n_stored: np.ndarray
     cum_loss: np.ndarray
+    work: np.ndarray
 
 
 class NystromState(NamedTuple):
@@ -338,15 +340,105 @@ def rank_one_loop(V, Y, P, b):
 
 
 # --------------------------------------------------------------------------- exact kernel AWV
+# The rows learned are kept in a store record (its dictionary slot): DenseStore with dense rows X,
+# SparseStore with SparseRows. Three operations per layout, chosen from the record's type
+# (overloads of the stubs; fewer, larger operations than the generic store_* of a Nyström map:
+# each overload is one more function to compile in a first fit):
+#   _rows_kernel(store, X, i, t, kernel, gamma, work, e, out) -> ||X[i]||^2
+#   _rows_fit(store, X, i, t) -> bool        room for row i as row t
+#   _rows_append(store, X, i, t, xsq)        row i becomes row t
+def _rows_kernel(store, X, i, t, kernel, gamma, work, e, out):
+    """``out[:t] = k(x_s, X[i])`` over the first ``t`` rows learned (0 Gaussian, 1 linear);
+    returns ``||X[i]||^2``."""
+
+
+def _rows_fit(store, X, i, t):
+    """Whether row i fits in the store as row t (sparse layout: its entries)."""
+
+
+def _rows_append(store, X, i, t, xsq):
+    """Row i (squared norm ``xsq``) becomes row t of the store."""
+
+
+def _dense_rows_kernel(store, X, i, t, kernel, gamma, work, e, out):
+    x = X[i]
+    if kernel == 0:
+        rbf_cols(store.XdT, t, x, gamma, e, out)
+    else:
+        linear_cols(store.XdT, t, x, out)
+    xsq = 0.0
+    for j in range(x.shape[0]):
+        xsq += x[j] * x[j]
+    return xsq
+
+
+def _dense_rows_fit(store, X, i, t):
+    return True
+
+
+def _dense_rows_append(store, X, i, t, xsq):
+    x = X[i]
+    for j in range(x.shape[0]):
+        store.XdT[j, t] = x[j]
+
+
+def _sparse_rows_kernel(store, X, i, t, kernel, gamma, work, e, out):
+    xsq = 0.0
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        v = X.data[p]
+        work[X.indices[p]] = v
+        xsq += v * v
+    sparse_kernel_rows(kernel, store.D_val, store.D_idx, store.D_ptr, store.D_sq, t, work, xsq, gamma, e, out)
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        work[X.indices[p]] = 0.0
+    return xsq
+
+
+def _sparse_rows_fit(store, X, i, t):
+    return store.D_ptr[t] + (X.indptr[i + 1] - X.indptr[i]) <= store.D_val.shape[0]
+
+
+def _sparse_rows_append(store, X, i, t, xsq):
+    ptr = store.D_ptr
+    k = ptr[t]
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        store.D_val[k] = X.data[p]
+        store.D_idx[k] = X.indices[p]
+        k += 1
+    ptr[t + 1] = k
+    store.D_sq[t] = xsq
+
+
+def _rows_impl(store, k):
+    for record, impls in ((DenseStore, (_dense_rows_kernel, _dense_rows_fit, _dense_rows_append)),
+                          (SparseStore, (_sparse_rows_kernel, _sparse_rows_fit, _sparse_rows_append))):
+        if isinstance(store, types.BaseNamedTuple) and store.instance_class is record:
+            return impls[k]
+    return None
+
+
+@overload(_rows_kernel, jit_options=OVERLOAD_OPTIONS)
+def _rows_kernel_impl(store, X, i, t, kernel, gamma, work, e, out):
+    return _rows_impl(store, 0)
+
+
+@overload(_rows_fit, jit_options=OVERLOAD_OPTIONS)
+def _rows_fit_impl(store, X, i, t):
+    return _rows_impl(store, 1)
+
+
+@overload(_rows_append, jit_options=OVERLOAD_OPTIONS)
+def _rows_append_impl(store, X, i, t, xsq):
+    return _rows_impl(store, 2)
+
+
 @njit(inline="always")
 def _posterior_var(store, X, i, t, kernel, gamma, work, kv, e, U, lv):
     """``s2 = k(x, x) - l' l`` (clamped at 0) for ``x = X[i]``, with ``l = L^{-1} k_t(x)`` written
-    to ``lv`` and the kernel column ``k_t(x)`` against the ``t`` stored rows (the store's
-    dictionary slot) to ``kv`` (``work``, ``e``: scratch): the posterior variance of ``x`` that the
-    exact forecaster predicts and learns with. Sparse layout: row i is left scattered in
-    ``work`` (the caller ends it with ``store_row_end``). Returns ``(s2, ||x||^2)``."""
-    xsq = store_row_begin(store, X, i, work)
-    store_dict_kernel(store, kernel, X, i, t, gamma, xsq, work, e, kv)
+    to ``lv`` and the kernel column ``k_t(x)`` against the ``t`` rows learned to ``kv`` (``work``,
+    ``e``: scratch): the posterior variance of ``x`` that the exact forecaster predicts and learns
+    with. Returns ``(s2, ||x||^2)``."""
+    xsq = _rows_kernel(store, X, i, t, kernel, gamma, work, e, kv)
     kxx = 1.0 if kernel == 0 else xsq
     lower_solve_t(U, t, kv, lv)
     return residual(kxx, lv, lv, t), xsq
@@ -387,16 +479,15 @@ def kernel_awv_pass(X, Y, sw, start, kernel_settings, settings, store, state, ou
     lv = np.empty(cap)
     e = np.empty(cap)
     pk = np.empty(n_heads)
-    work = new_work(X)
-    n = n_rows(X)
+    work = state.work
+    n = Y.shape[0]
     for i in range(start, n):
         t = state.n_stored[0]
         wi = sw[i]
         learn = wi > 0.0
-        if learn and (t == cap or t == max_rows or not store_dict_fits(store, X, i, t)):
+        if learn and (t == cap or t == max_rows or not _rows_fit(store, X, i, t)):
             return i, -1
         s2, xsq = _posterior_var(store, X, i, t, kernel, gamma, work, kv, e, U, lv)
-        store_row_end(store, X, i, work)
         shrink = 1.0 / (1.0 + wi * s2 / alpha) if awv else 1.0
         for k in range(n_heads):
             num = 0.0
@@ -424,7 +515,7 @@ def kernel_awv_pass(X, Y, sw, start, kernel_settings, settings, store, state, ou
             W[t, k] = (Y[i, k] - pk[k]) / r
             state.Y[t, k] = Y[i, k]
         state.sw[t] = wi
-        store_add_dict(store, X, i, t, xsq)
+        _rows_append(store, X, i, t, xsq)
         state.n_stored[0] = t + 1
     return n, -1
 
@@ -441,10 +532,9 @@ def kernel_predict(X, kernel_settings, settings, store, state, out):
     kv = np.empty(n1)
     lv = np.empty(n1)
     e = np.empty(n1)
-    work = new_work(X)
-    for i in range(n_rows(X)):
+    work = state.work
+    for i in range(out.shape[0]):
         s2, _ = _posterior_var(store, X, i, t, kernel, gamma, work, kv, e, U, lv)
-        store_row_end(store, X, i, work)
         shrink = 1.0 / (1.0 + s2 / alpha) if awv else 1.0
         for k in range(W.shape[1]):
             num = 0.0
@@ -455,12 +545,12 @@ def kernel_predict(X, kernel_settings, settings, store, state, out):
 
 
 @njit
-def pivoted_projection(X, store, Y, sw, t, kernel, gamma, alpha, max_m, rel_tol, U, P, b, piv):
+def pivoted_projection(X, store, Y, sw, t, kernel, gamma, alpha, max_m, rel_tol, work, U, P, b, piv):
     """Switch of exact Kernel-AWV to PKAWV on a fixed Nyström dictionary of its stored rows.
 
     Greedy pivoted (incomplete) Cholesky of the kernel matrix of the ``t`` stored points (the
     store's dictionary slot, as in :func:`kernel_awv_pass`; ``X``: the same points as rows, dense
-    (t, d) or :class:`SparseRows`): at each step the point of largest residual
+    (t, d) or :class:`SparseRows`; ``work``: as :class:`KernelAWVState`'s): at each step the point of largest residual
     ``k(x, x) - ||phi(x)||^2`` (smallest index among equals) joins the dictionary, until ``max_m``
     points or until every residual is below ``rel_tol`` times the largest diagonal entry.
     ``G[s] = phi(x_s)`` are the coordinates of the stored points in the orthonormal basis of the
@@ -474,14 +564,12 @@ def pivoted_projection(X, store, Y, sw, t, kernel, gamma, alpha, max_m, rel_tol,
     r = np.empty(t)
     kcol = np.empty(t)
     e = np.empty(t)
-    work = new_work(X)
     top = 0.0
     for s in range(t):
         if kernel == 0:
             r[s] = 1.0
-        else:
-            r[s] = store_row_begin(store, X, s, work)
-            store_row_end(store, X, s, work)
+        else:  # ||x_s||^2 (no kernel value against 0 rows)
+            r[s] = _rows_kernel(store, X, s, 0, kernel, gamma, work, e, kcol)
         if r[s] > top:
             top = r[s]
     m = 0
@@ -494,9 +582,7 @@ def pivoted_projection(X, store, Y, sw, t, kernel, gamma, alpha, max_m, rel_tol,
                 best = s
         if best < 0:
             break
-        xsq = store_row_begin(store, X, best, work)
-        store_dict_kernel(store, kernel, X, best, t, gamma, xsq, work, e, kcol)
-        store_row_end(store, X, best, work)
+        _rows_kernel(store, X, best, t, kernel, gamma, work, e, kcol)
         piv_val = math.sqrt(r[best])
         for s in range(t):
             acc = kcol[s]

@@ -268,7 +268,7 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         )
         state = core.KernelAWVState(
             L=self._chol_buf_, W=self._w_buf_, Y=self._y_buf_, sw=self._sw_buf_,
-            n_stored=self._n_stored_, cum_loss=cum_loss,
+            n_stored=self._n_stored_, cum_loss=cum_loss, work=self._work(),
         )
         return kernel, awv_settings(self), self._store(), state
 
@@ -279,6 +279,10 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
                                     H_val=none, H_idx=np.zeros(0, dtype=np.int64),
                                     H_ptr=np.zeros(1, dtype=np.int64), H_sq=none)
         return core.DenseStore(XdT=self._X_buf_, XhT=np.zeros((0, 0)))
+
+    def _work(self):
+        """Scratch of the passes: zeros of the rows' width (sparse layout), else empty."""
+        return np.zeros(self.n_features_in_ if self._sparse_layout() else 0)
 
     def _rows(self, X):
         """The validated (standardised) rows as the passes take them: dense rows, or
@@ -361,7 +365,7 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         else:
             rows = np.ascontiguousarray(self._X_buf_[:, :t].T)
         m = core.pivoted_projection(rows, self._store(), self._y_buf_, self._sw_buf_, t, _KERNELS[self.kernel],
-                                    self._gamma(), float(self.alpha), m, _PIVOT_TOL, U, P, b, piv)
+                                    self._gamma(), float(self.alpha), m, _PIVOT_TOL, self._work(), U, P, b, piv)
         piv = piv[:m].copy()
         if sparse:  # the dictionary: the stored rows at the pivots
             C = self._stored_csr()[piv]

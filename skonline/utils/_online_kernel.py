@@ -536,8 +536,7 @@ def new_work(X):
 
 
 def store_row_begin(store, X, i, work):
-    """Start row i: returns ``||x||^2`` (summed over the row's entries in order; sparse layout:
-    with row i scattered into ``work``)."""
+    """Start row i: returns ``||x||^2`` (sparse layout, with row i scattered into ``work``)."""
 
 
 def store_row_end(store, X, i, work):
@@ -581,11 +580,7 @@ def _dense_new_work(X):
 
 
 def _dense_row_begin(store, X, i, work):
-    x = X[i]
-    xsq = 0.0
-    for j in range(x.shape[0]):
-        xsq += x[j] * x[j]
-    return xsq
+    return 0.0
 
 
 def _dense_row_end(store, X, i, work):
@@ -658,7 +653,7 @@ def _sparse_hist_fits(store, X, i, t):
 
 
 def _sparse_dict_kernel(store, kernel, X, i, m, gamma, xsq, work, e, out):
-    sparse_kernel_rows(kernel, store.D_val, store.D_idx, store.D_ptr, store.D_sq, m, work, xsq, gamma, e, out)
+    rbf_sparse_rows(store.D_val, store.D_idx, store.D_ptr, store.D_sq, m, work, xsq, gamma, e, out)
 
 
 def _sparse_hist_kernel(store, X, i, n, gamma, xsq, work, e, out):
