@@ -70,7 +70,15 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
     The regret bound of Proposition 1 covers the exact rounds; after them Theorem 3 applies with
     the dictionary's projection. **Memory** (bytes): :math:`8\,(c^2 + c\,(d + 3))` for a buffer
     capacity :math:`c` (the first power-of-two multiple of 256 holding the rows stored, at most
-    ``max_rows``) until the switch, then :math:`8\,(2m^2 + m\,(d + 2))`. The defaults were
+    ``max_rows``) until the switch, then :math:`8\,(2m^2 + m\,(d + 2))`.
+
+    **Wide rows** (more than 4,096 features): every chunk reaches the forecaster as CSR rows (dense
+    rows are made sparse; standardised by scaling only), and the rows learned are stored sparse
+    (entries, column indices, row pointers, squared norms): a kernel value costs O(nnz), as
+    :math:`\|x\|^2 + \|x'\|^2 - 2 x^\top x'` (round-off apart, the same values as the dense
+    computation), the dictionary of the switch is taken from the sparse rows and each later row
+    costs O(m nnz + m^2). Memory: :math:`d` above is then replaced by about 12 bytes per stored
+    entry (1.5 words), plus 2 words per row, and a scratch vector of :math:`d` floats. The defaults were
     chosen by measurement on the streams of ``benchmarks/defaults.py`` (accuracy on their first
     10,000 rows against budgets of 2,048 and 4,096 exact rows, and the time of the exact phase);
     the cost per row and the memory measured at the defaults are in
@@ -101,7 +109,11 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         :math:`\sqrt{d}` for :math:`d` features, so that two typical standardised rows
         (squared distance about :math:`2d`, see ``standardize``) have kernel value about
         :math:`e^{-1}`, in the spirit of scikit-learn's ``gamma='scale'``. The paper uses 1 on
-        features scaled to [-1, 1].
+        features scaled to [-1, 1]. On wide sparse rows (more than 4,096 features, scaled but
+        not centred) two rows are much closer than that (their squared distance is about twice
+        the number of non-zeros times the squared scaled values, not :math:`2d`), so
+        :math:`\sqrt{d}` gives kernel values near 1 (a nearly constant kernel, which learns
+        little beyond the mean): set ``sigma`` from the rows' typical distance there.
     algorithm : {'awv', 'ridge'}, default='awv'
         ``'awv'``: the Azoury-Warmuth-Vovk forecaster: the current input enters the covariance
         (with target 0) before predicting; this is what the paper's regret bounds are for.
@@ -135,8 +147,9 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
 
     Attributes
     ----------
-    X_fit_ : ndarray of shape (n_rows_stored_, n_features)
-        The inputs learned so far (while the forecaster is exact).
+    X_fit_ : ndarray or CSR matrix of shape (n_rows_stored_, n_features)
+        The inputs learned so far (while the forecaster is exact); a CSR matrix for wide rows
+        (more than 4,096 features).
     dual_coef_ : ndarray of shape (n_rows_stored_,)
         :math:`(K_t + \lambda I)^{-1} y_{1:t}`: the ridge solution is
         :math:`\sum_s \mathrm{dual\_coef}_s\, k(x_s, \cdot)` (while the forecaster is exact).
@@ -149,8 +162,9 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         Rows learned by the projected forecaster, past ``max_rows``.
     n_components_ : int
         Dictionary size of the projected forecaster (0 while the forecaster is exact).
-    components_ : ndarray of shape (n_components_, n_features_in_)
-        Its dictionary points (standardised, as the forecaster saw them).
+    components_ : ndarray or CSR matrix of shape (n_components_, n_features_in_)
+        Its dictionary points (standardised, as the forecaster saw them); a CSR matrix for wide
+        rows.
     cumulative_loss_ : float
         :math:`\sum_t (y_t - \hat y_t)^2` of the prequential predictions.
     n_features_in_ : int
