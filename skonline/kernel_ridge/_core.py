@@ -40,6 +40,7 @@ from ..utils._online_kernel import (  # noqa: F401 (records the estimators build
     KORSSettings,
     SparseRows,
     SparseStore,
+    _sparse_append,
     inverse_append,
     kors_decide,
     kors_insert,
@@ -399,14 +400,7 @@ def _sparse_rows_fit(store, X, i, t):
 
 
 def _sparse_rows_append(store, X, i, t, xsq):
-    ptr = store.D_ptr
-    k = ptr[t]
-    for p in range(X.indptr[i], X.indptr[i + 1]):
-        store.D_val[k] = X.data[p]
-        store.D_idx[k] = X.indices[p]
-        k += 1
-    ptr[t + 1] = k
-    store.D_sq[t] = xsq
+    _sparse_append(store.D_val, store.D_idx, store.D_ptr, store.D_sq, t, X, i, xsq)
 
 
 def _rows_impl(store, k):
