@@ -40,6 +40,7 @@ from ..utils._online_kernel import (  # noqa: F401 (records the estimators build
     KORSSettings,
     SparseRows,
     SparseStore,
+    _sparse_append,
     inverse_append,
     kors_decide,
     kors_insert,
@@ -54,6 +55,7 @@ from ..utils._online_kernel import (  # noqa: F401 (records the estimators build
     row_width,
     sherman_morrison,
     sm_factor,
+    sparse_kernel_rows,
     store_add_dict,
     store_add_hist,
     store_dict_fits,
@@ -132,20 +134,23 @@ class KernelSettings(NamedTuple):
 
 class KernelAWVState(NamedTuple):
     """State of exact Kernel-AWV, updated in place (capacity c rows, ``t = n_stored[0]`` used).
+    The rows learned are in the store record (:class:`DenseStore` or :class:`SparseStore`, its
+    dictionary slot; see :func:`kernel_awv_pass`).
 
-    X_hist : (d, c) the rows learned, as columns; L : (c, c) the lower Cholesky factor of
-    ``K_t + alpha W_t^{-1}``, stored transposed (upper triangular ``L'``); W : (c, n_heads)
-    ``L^{-1} y_{1:t}``; Y : (c, n_heads), sw : (c,) the rows' targets and weights; n_stored : (1,)
-    int64, rows learned; cum_loss : (1,) as in :class:`LinearState`.
+    L : (c, c) the lower Cholesky factor of ``K_t + alpha W_t^{-1}``, stored transposed (upper
+    triangular ``L'``); W : (c, n_heads) ``L^{-1} y_{1:t}``; Y : (c, n_heads), sw : (c,) the rows'
+    targets and weights; n_stored : (1,) int64, rows learned; cum_loss : (1,) as in
+    :class:`LinearState`; work : scratch, zeros of the rows' width (sparse layout; empty for
+    dense rows), a row is scattered into it for its kernel values.
     """
 
-    X_hist: np.ndarray
     L: np.ndarray
     W: np.ndarray
     Y: np.ndarray
     sw: np.ndarray
     n_stored: np.ndarray
     cum_loss: np.ndarray
+    work: np.ndarray
 
 
 class NystromState(NamedTuple):
@@ -371,34 +376,112 @@ def rank_one_loop(V, Y, P, b):
 
 
 # --------------------------------------------------------------------------- exact kernel AWV
-@njit(inline="always")
-def _kernel_column(XT, t, x, kernel, gamma, kv, e):
-    """``kv[:t] = k(x_s, x)`` for the stored points (the columns of ``XT``); returns ``k(x, x)``."""
+# The rows learned are kept in a store record (its dictionary slot): DenseStore with dense rows X,
+# SparseStore with SparseRows. Three operations per layout, chosen from the record's type
+# (overloads of the stubs; fewer, larger operations than the generic store_* of a Nyström map:
+# each overload is one more function to compile in a first fit):
+#   _rows_kernel(store, X, i, t, kernel, gamma, work, e, out) -> ||X[i]||^2
+#   _rows_fit(store, X, i, t) -> bool        room for row i as row t
+#   _rows_append(store, X, i, t, xsq)        row i becomes row t
+def _rows_kernel(store, X, i, t, kernel, gamma, work, e, out):
+    """``out[:t] = k(x_s, X[i])`` over the first ``t`` rows learned (0 Gaussian, 1 linear);
+    returns ``||X[i]||^2``."""
+
+
+def _rows_fit(store, X, i, t):
+    """Whether row i fits in the store as row t (sparse layout: its entries)."""
+
+
+def _rows_append(store, X, i, t, xsq):
+    """Row i (squared norm ``xsq``) becomes row t of the store."""
+
+
+def _dense_rows_kernel(store, X, i, t, kernel, gamma, work, e, out):
+    x = X[i]
     if kernel == 0:
-        rbf_cols(XT, t, x, gamma, e, kv)
-        return 1.0
-    linear_cols(XT, t, x, kv)
-    kxx = 0.0
+        rbf_cols(store.XdT, t, x, gamma, e, out)
+    else:
+        linear_cols(store.XdT, t, x, out)
+    xsq = 0.0
     for j in range(x.shape[0]):
-        kxx += x[j] * x[j]
-    return kxx
+        xsq += x[j] * x[j]
+    return xsq
+
+
+def _dense_rows_fit(store, X, i, t):
+    return True
+
+
+def _dense_rows_append(store, X, i, t, xsq):
+    x = X[i]
+    for j in range(x.shape[0]):
+        store.XdT[j, t] = x[j]
+
+
+def _sparse_rows_kernel(store, X, i, t, kernel, gamma, work, e, out):
+    xsq = 0.0
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        v = X.data[p]
+        work[X.indices[p]] = v
+        xsq += v * v
+    sparse_kernel_rows(kernel, store.D_val, store.D_idx, store.D_ptr, store.D_sq, t, work, xsq, gamma, e, out)
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        work[X.indices[p]] = 0.0
+    return xsq
+
+
+def _sparse_rows_fit(store, X, i, t):
+    return store.D_ptr[t] + (X.indptr[i + 1] - X.indptr[i]) <= store.D_val.shape[0]
+
+
+def _sparse_rows_append(store, X, i, t, xsq):
+    _sparse_append(store.D_val, store.D_idx, store.D_ptr, store.D_sq, t, X, i, xsq)
+
+
+def _rows_impl(store, k):
+    for record, impls in ((DenseStore, (_dense_rows_kernel, _dense_rows_fit, _dense_rows_append)),
+                          (SparseStore, (_sparse_rows_kernel, _sparse_rows_fit, _sparse_rows_append))):
+        if isinstance(store, types.BaseNamedTuple) and store.instance_class is record:
+            return impls[k]
+    return None
+
+
+@overload(_rows_kernel, jit_options=OVERLOAD_OPTIONS)
+def _rows_kernel_impl(store, X, i, t, kernel, gamma, work, e, out):
+    return _rows_impl(store, 0)
+
+
+@overload(_rows_fit, jit_options=OVERLOAD_OPTIONS)
+def _rows_fit_impl(store, X, i, t):
+    return _rows_impl(store, 1)
+
+
+@overload(_rows_append, jit_options=OVERLOAD_OPTIONS)
+def _rows_append_impl(store, X, i, t, xsq):
+    return _rows_impl(store, 2)
 
 
 @njit(inline="always")
-def _posterior_var(XT, t, x, kernel, gamma, kv, e, U, lv):
-    """``s2 = k(x, x) - l' l`` (clamped at 0) with ``l = L^{-1} k_t(x)`` written to ``lv`` and the
-    kernel column ``k_t(x)`` against the ``t`` stored rows to ``kv`` (``e``: scratch): the
-    posterior variance of ``x`` that the exact forecaster predicts and learns with."""
-    kxx = _kernel_column(XT, t, x, kernel, gamma, kv, e)
+def _posterior_var(store, X, i, t, kernel, gamma, work, kv, e, U, lv):
+    """``s2 = k(x, x) - l' l`` (clamped at 0) for ``x = X[i]``, with ``l = L^{-1} k_t(x)`` written
+    to ``lv`` and the kernel column ``k_t(x)`` against the ``t`` rows learned to ``kv`` (``work``,
+    ``e``: scratch): the posterior variance of ``x`` that the exact forecaster predicts and learns
+    with. Returns ``(s2, ||x||^2)``."""
+    xsq = _rows_kernel(store, X, i, t, kernel, gamma, work, e, kv)
+    kxx = 1.0 if kernel == 0 else xsq
     lower_solve_t(U, t, kv, lv)
-    return residual(kxx, lv, lv, t)
+    return residual(kxx, lv, lv, t), xsq
 
 
 @njit
-def kernel_awv_pass(X, Y, sw, start, kernel_settings, settings, state, out):
+def kernel_awv_pass(X, Y, sw, start, kernel_settings, settings, store, state, out):
     """Exact Kernel-AWV / online kernel ridge regression, O(t^2) per row, on a Cholesky factor.
 
-    State (:class:`KernelAWVState`): the past inputs (columns of ``X_hist``), ``L`` the lower
+    Rows: dense ``X`` with a :class:`DenseStore` (the rows learned are the columns of its
+    ``XdT``; ``XhT`` unused), or :class:`SparseRows` with a :class:`SparseStore` (the rows learned
+    are its dictionary points ``D_*``, with their squared norms; ``H_*`` unused): a kernel value
+    then costs O(nnz) (``||x||^2 + ||c||^2 - 2 x'c``, the row scattered in a dense work vector).
+    State (:class:`KernelAWVState`): ``L`` the lower
     Cholesky factor of ``K_t + alpha W_t^{-1}`` stored transposed (``U = L'``; ``W_t`` the diagonal
     of the rows' weights; ``alpha I`` unweighted), ``W[:t] = L^{-1} y_{1:t}`` (one column per
     head), ``t = n_stored[0]``. With ``l = L^{-1} k_t(x)`` (forward substitution) the ridge
@@ -412,27 +495,28 @@ def kernel_awv_pass(X, Y, sw, start, kernel_settings, settings, state, out):
     A row of weight 0 is predicted but not stored. ``kernel``: 0 Gaussian (``exp(-gamma d^2)``),
     1 linear.
 
-    Returns ``(rows_done, status)``; stops early when the buffer is full or when a row would be
-    learned with ``t == max_rows`` stored already (the caller grows the buffers, or switches to
-    the projected forecaster, and resumes).
+    Returns ``(rows_done, status)``; stops early when a buffer is full (rows, or the sparse
+    store's entries) or when a row would be learned with ``t == max_rows`` stored already (the
+    caller grows the buffers, or switches to the projected forecaster, and resumes).
     """
     kernel, gamma, max_rows = kernel_settings.kernel, kernel_settings.gamma, kernel_settings.max_rows
     alpha, awv, clip = settings.alpha, settings.awv, settings.clip
-    XT, U, W, loss_acc = state.X_hist, state.L, state.W, state.cum_loss
+    U, W, loss_acc = state.L, state.W, state.cum_loss
     cap = U.shape[0]
     n_heads = W.shape[1]
     kv = np.empty(cap)
     lv = np.empty(cap)
     e = np.empty(cap)
     pk = np.empty(n_heads)
-    for i in range(start, X.shape[0]):
+    work = state.work
+    n = Y.shape[0]
+    for i in range(start, n):
         t = state.n_stored[0]
         wi = sw[i]
         learn = wi > 0.0
-        if learn and (t == cap or t == max_rows):
+        if learn and (t == cap or t == max_rows or not _rows_fit(store, X, i, t)):
             return i, -1
-        x = X[i]
-        s2 = _posterior_var(XT, t, x, kernel, gamma, kv, e, U, lv)
+        s2, xsq = _posterior_var(store, X, i, t, kernel, gamma, work, kv, e, U, lv)
         shrink = 1.0 / (1.0 + wi * s2 / alpha) if awv else 1.0
         for k in range(n_heads):
             num = 0.0
@@ -460,26 +544,26 @@ def kernel_awv_pass(X, Y, sw, start, kernel_settings, settings, state, out):
             W[t, k] = (Y[i, k] - pk[k]) / r
             state.Y[t, k] = Y[i, k]
         state.sw[t] = wi
-        for j in range(x.shape[0]):
-            XT[j, t] = x[j]
+        _rows_append(store, X, i, t, xsq)
         state.n_stored[0] = t + 1
-    return X.shape[0], -1
+    return n, -1
 
 
 @njit
-def kernel_predict(X, kernel_settings, settings, state, out):
-    """Stateless predictions of the exact forecaster for the rows of ``X`` (as the next round)."""
+def kernel_predict(X, kernel_settings, settings, store, state, out):
+    """Stateless predictions of the exact forecaster for the rows of ``X`` (as the next round;
+    ``X`` and ``store`` as in :func:`kernel_awv_pass`)."""
     kernel, gamma = kernel_settings.kernel, kernel_settings.gamma
     alpha, awv, clip = settings.alpha, settings.awv, settings.clip
-    XT, U, W = state.X_hist, state.L, state.W
+    U, W = state.L, state.W
     t = state.n_stored[0]
     n1 = max(t, 1)
     kv = np.empty(n1)
     lv = np.empty(n1)
     e = np.empty(n1)
-    for i in range(X.shape[0]):
-        x = X[i]
-        s2 = _posterior_var(XT, t, x, kernel, gamma, kv, e, U, lv)
+    work = state.work
+    for i in range(out.shape[0]):
+        s2, _ = _posterior_var(store, X, i, t, kernel, gamma, work, kv, e, U, lv)
         shrink = 1.0 / (1.0 + s2 / alpha) if awv else 1.0
         for k in range(W.shape[1]):
             num = 0.0
@@ -490,35 +574,31 @@ def kernel_predict(X, kernel_settings, settings, state, out):
 
 
 @njit
-def pivoted_projection(XT, Y, sw, t, kernel, gamma, alpha, max_m, rel_tol, XdT, U, P, b, piv):
+def pivoted_projection(X, store, Y, sw, t, kernel, gamma, alpha, max_m, rel_tol, work, U, P, b, piv):
     """Switch of exact Kernel-AWV to PKAWV on a fixed Nyström dictionary of its stored rows.
 
     Greedy pivoted (incomplete) Cholesky of the kernel matrix of the ``t`` stored points (the
-    columns of ``XT``): at each step the point of largest residual ``k(x, x) - ||phi(x)||^2``
-    (smallest index among equals) joins the dictionary, until ``max_m`` points or until every
-    residual is below ``rel_tol`` times the largest diagonal entry. ``G[s] = phi(x_s)`` are the
-    coordinates of the stored points in the orthonormal basis of the dictionary's span, and the
-    rows of ``G`` at the pivots are the Cholesky factor of ``K_DD``. Writes the dictionary points
-    (columns of ``XdT``), ``U = L'``, ``P = (alpha I + sum_s w_s phi_s phi_s')^{-1}`` (grown by
-    Schur complements) and
-    ``b = sum_s w_s y_s phi_s'`` (the projected forecaster that has learned the stored rows), and
-    the pivots' row indices ``piv``. Returns the dictionary size m. O(t m (d + m) + m^3).
+    store's dictionary slot, as in :func:`kernel_awv_pass`; ``X``: the same points as rows, dense
+    (t, d) or :class:`SparseRows`; ``work``: as :class:`KernelAWVState`'s): at each step the point of largest residual
+    ``k(x, x) - ||phi(x)||^2`` (smallest index among equals) joins the dictionary, until ``max_m``
+    points or until every residual is below ``rel_tol`` times the largest diagonal entry.
+    ``G[s] = phi(x_s)`` are the coordinates of the stored points in the orthonormal basis of the
+    dictionary's span, and the rows of ``G`` at the pivots are the Cholesky factor of ``K_DD``.
+    Writes ``U = L'``, ``P = (alpha I + sum_s w_s phi_s phi_s')^{-1}`` (grown by Schur
+    complements) and ``b = sum_s w_s y_s phi_s'`` (the projected forecaster that has learned the
+    stored rows), and the pivots' row indices ``piv`` (the dictionary points are the stored rows
+    ``piv[:m]``). Returns the dictionary size m. O(t m (d + m) + m^3) (sparse: nnz for d).
     """
-    d = XT.shape[0]
     G = np.zeros((t, max_m))
     r = np.empty(t)
     kcol = np.empty(t)
     e = np.empty(t)
-    x = np.empty(d)
     top = 0.0
     for s in range(t):
         if kernel == 0:
             r[s] = 1.0
-        else:
-            acc = 0.0
-            for j in range(d):
-                acc += XT[j, s] * XT[j, s]
-            r[s] = acc
+        else:  # ||x_s||^2 (no kernel value against 0 rows)
+            r[s] = _rows_kernel(store, X, s, 0, kernel, gamma, work, e, kcol)
         if r[s] > top:
             top = r[s]
     m = 0
@@ -531,9 +611,7 @@ def pivoted_projection(XT, Y, sw, t, kernel, gamma, alpha, max_m, rel_tol, XdT, 
                 best = s
         if best < 0:
             break
-        for j in range(d):
-            x[j] = XT[j, best]
-        _kernel_column(XT, t, x, kernel, gamma, kcol, e)
+        _rows_kernel(store, X, best, t, kernel, gamma, work, e, kcol)
         piv_val = math.sqrt(r[best])
         for s in range(t):
             acc = kcol[s]
@@ -547,8 +625,6 @@ def pivoted_projection(XT, Y, sw, t, kernel, gamma, alpha, max_m, rel_tol, XdT, 
             r[s] -= G[s, m] * G[s, m]
         r[best] = 0.0
         piv[m] = best
-        for j in range(d):
-            XdT[j, m] = x[j]
         m += 1
     # U = L' with L[i] = G[piv[i], :i+1] (lower triangular in pivot order)
     for i in range(m):
@@ -596,7 +672,8 @@ class DenseMap(NamedTuple):
 
 class SparseMap(NamedTuple):
     """The fixed Nyström map of a frozen dictionary, sparse layout (:class:`SparseStore`'s
-    dictionary arrays, ``U = L'``, ``m`` points; ``work``: zeros of the inputs' width, scratch)."""
+    dictionary arrays, ``U = L'``, ``m`` points; ``work``: zeros of the inputs' width, scratch;
+    ``kernel`` as in :class:`DenseMap`)."""
 
     D_val: np.ndarray
     D_idx: np.ndarray
@@ -606,6 +683,7 @@ class SparseMap(NamedTuple):
     m: int
     gamma: float
     work: np.ndarray
+    kernel: int
 
 
 class FeatureRows(NamedTuple):
@@ -643,7 +721,8 @@ def _features_sparse_map(fmap, X, i, v, kv, e):
         xv = X.data[p]
         work[X.indices[p]] = xv
         xsq += xv * xv
-    rbf_sparse_rows(fmap.D_val, fmap.D_idx, fmap.D_ptr, fmap.D_sq, fmap.m, work, xsq, fmap.gamma, e, kv)
+    sparse_kernel_rows(fmap.kernel, fmap.D_val, fmap.D_idx, fmap.D_ptr, fmap.D_sq, fmap.m, work, xsq, fmap.gamma, e,
+                       kv)
     for p in range(X.indptr[i], X.indptr[i + 1]):
         work[X.indices[p]] = 0.0
     lower_solve_t(fmap.U, fmap.m, kv, v)

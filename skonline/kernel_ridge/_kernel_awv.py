@@ -3,14 +3,16 @@
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import solve_triangular
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite, state_scalar
+from ..utils import _scaling
 from ..utils._deprecation import renamed_constraint
-from ..utils._online_kernel import rbf_matrix_t
+from ..utils._online_kernel import CAP_NNZ, rbf_matrix_sparse, rbf_matrix_t
 from . import _core as core
 from ._base import (
     _CAP_ROWS,
@@ -68,7 +70,15 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
     The regret bound of Proposition 1 covers the exact rounds; after them Theorem 3 applies with
     the dictionary's projection. **Memory** (bytes): :math:`8\,(c^2 + c\,(d + 3))` for a buffer
     capacity :math:`c` (the first power-of-two multiple of 256 holding the rows stored, at most
-    ``max_rows``) until the switch, then :math:`8\,(2m^2 + m\,(d + 2))`. The defaults were
+    ``max_rows``) until the switch, then :math:`8\,(2m^2 + m\,(d + 2))`.
+
+    **Wide rows** (more than 4,096 features): every chunk reaches the forecaster as CSR rows (dense
+    rows are made sparse; standardised by scaling only), and the rows learned are stored sparse
+    (entries, column indices, row pointers, squared norms): a kernel value costs O(nnz), as
+    :math:`\|x\|^2 + \|x'\|^2 - 2 x^\top x'` (round-off apart, the same values as the dense
+    computation), the dictionary of the switch is taken from the sparse rows and each later row
+    costs O(m nnz + m^2). Memory: :math:`d` above is then replaced by about 12 bytes per stored
+    entry (1.5 words), plus 2 words per row, and a scratch vector of :math:`d` floats. The defaults were
     chosen by measurement on the streams of ``benchmarks/defaults.py`` (accuracy on their first
     10,000 rows against budgets of 2,048 and 4,096 exact rows, and the time of the exact phase);
     the cost per row and the memory measured at the defaults are in
@@ -99,7 +109,11 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         :math:`\sqrt{d}` for :math:`d` features, so that two typical standardised rows
         (squared distance about :math:`2d`, see ``standardize``) have kernel value about
         :math:`e^{-1}`, in the spirit of scikit-learn's ``gamma='scale'``. The paper uses 1 on
-        features scaled to [-1, 1].
+        features scaled to [-1, 1]. On wide sparse rows (more than 4,096 features, scaled but
+        not centred) two rows are much closer than that (their squared distance is about twice
+        the number of non-zeros times the squared scaled values, not :math:`2d`), so
+        :math:`\sqrt{d}` gives kernel values near 1 (a nearly constant kernel, which learns
+        little beyond the mean): set ``sigma`` from the rows' typical distance there.
     algorithm : {'awv', 'ridge'}, default='awv'
         ``'awv'``: the Azoury-Warmuth-Vovk forecaster: the current input enters the covariance
         (with target 0) before predicting; this is what the paper's regret bounds are for.
@@ -133,8 +147,9 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
 
     Attributes
     ----------
-    X_fit_ : ndarray of shape (n_rows_stored_, n_features)
-        The inputs learned so far (while the forecaster is exact).
+    X_fit_ : ndarray or CSR matrix of shape (n_rows_stored_, n_features)
+        The inputs learned so far (while the forecaster is exact); a CSR matrix for wide rows
+        (more than 4,096 features).
     dual_coef_ : ndarray of shape (n_rows_stored_,)
         :math:`(K_t + \lambda I)^{-1} y_{1:t}`: the ridge solution is
         :math:`\sum_s \mathrm{dual\_coef}_s\, k(x_s, \cdot)` (while the forecaster is exact).
@@ -147,8 +162,9 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         Rows learned by the projected forecaster, past ``max_rows``.
     n_components_ : int
         Dictionary size of the projected forecaster (0 while the forecaster is exact).
-    components_ : ndarray of shape (n_components_, n_features_in_)
-        Its dictionary points (standardised, as the forecaster saw them).
+    components_ : ndarray or CSR matrix of shape (n_components_, n_features_in_)
+        Its dictionary points (standardised, as the forecaster saw them); a CSR matrix for wide
+        rows.
     cumulative_loss_ : float
         :math:`\sum_t (y_t - \hat y_t)^2` of the prequential predictions.
     n_features_in_ : int
@@ -216,11 +232,16 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         self.standardize = standardize
         self.verbose = verbose
 
-    #: CSR rows accepted: dense up to 4,096 features, dense blocks of CSR rows beyond (see
-    #: ``OnlineMixin._row_container``): the same rows give the same model in either container
+    #: CSR rows accepted: dense rows up to 4,096 features, CSR rows beyond, whatever the caller
+    #: passed (see ``OnlineMixin._row_container``): the same rows give the same model in either
+    #: container. Wide rows are stored sparse (a kernel value costs O(nnz), not O(d))
     _accept_sparse = True
-    _row_container = "dense"
+    _row_container = "stream"
 
+    def _sparse_layout(self):
+        """Whether the rows are kept sparse: more than ``_scaling.WIDE_FEATURES`` features, the
+        width at which every chunk reaches the pass as CSR rows (from the shape only)."""
+        return self.n_features_in_ > _scaling.WIDE_FEATURES
 
     def _expected_failed_checks(self):
         return dict(STANDARDIZE_SAMPLE_WEIGHT_XFAIL) if self.standardize else {}
@@ -235,7 +256,11 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
     def _allocate(self, chunk):
         d = chunk.X.shape[1]
         cap = first_capacity(_CAP_ROWS, self.max_rows)
-        self._X_buf_ = np.zeros((d, cap))  # the rows learned, as columns
+        if self._sparse_layout():  # the rows learned, sparse: row s in _X_ptr_[s]:_X_ptr_[s + 1]
+            self._X_val_, self._X_ind_ = np.zeros(cap * CAP_NNZ), np.zeros(cap * CAP_NNZ, dtype=np.int64)
+            self._X_ptr_, self._X_sq_ = np.zeros(cap + 1, dtype=np.int64), np.zeros(cap)
+        else:
+            self._X_buf_ = np.zeros((d, cap))  # the rows learned, as columns
         self._chol_buf_ = np.zeros((cap, cap))  # L' (upper triangular)
         self._w_buf_ = np.zeros((cap, 1))
         self._y_buf_ = np.zeros((cap, 1))
@@ -247,24 +272,60 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         return hasattr(self, "_precision_")
 
     def _records(self, cum_loss):
-        """The kernel's and the forecaster's settings and the
+        """The kernel's and the forecaster's settings, the store of the rows learned
+        (:class:`~skonline.kernel_ridge._core.DenseStore` or
+        :class:`~skonline.kernel_ridge._core.SparseStore`, its dictionary slot) and the
         :class:`~skonline.kernel_ridge._core.KernelAWVState` over the state attributes."""
         kernel = core.KernelSettings(
             kernel=_KERNELS[self.kernel], gamma=self._gamma(),
             max_rows=np.iinfo(np.int64).max if self.max_rows is None else int(self.max_rows),
         )
         state = core.KernelAWVState(
-            X_hist=self._X_buf_, L=self._chol_buf_, W=self._w_buf_, Y=self._y_buf_, sw=self._sw_buf_,
-            n_stored=self._n_stored_, cum_loss=cum_loss,
+            L=self._chol_buf_, W=self._w_buf_, Y=self._y_buf_, sw=self._sw_buf_,
+            n_stored=self._n_stored_, cum_loss=cum_loss, work=self._work(),
         )
-        return kernel, awv_settings(self), state
+        return kernel, awv_settings(self), self._store(), state
+
+    def _store(self):
+        if self._sparse_layout():
+            none = np.zeros(0)
+            return core.SparseStore(D_val=self._X_val_, D_idx=self._X_ind_, D_ptr=self._X_ptr_, D_sq=self._X_sq_,
+                                    H_val=none, H_idx=np.zeros(0, dtype=np.int64),
+                                    H_ptr=np.zeros(1, dtype=np.int64), H_sq=none)
+        return core.DenseStore(XdT=self._X_buf_, XhT=np.zeros((0, 0)))
+
+    def _work(self):
+        """Scratch of the passes: zeros of the rows' width (sparse layout), else empty."""
+        return np.zeros(self.n_features_in_ if self._sparse_layout() else 0)
+
+    def _rows(self, X):
+        """The validated (standardised) rows as the passes take them: dense rows, or
+        :class:`~skonline.kernel_ridge._core.SparseRows` in the sparse layout."""
+        if not self._sparse_layout():
+            return X
+        return core.SparseRows(data=np.ascontiguousarray(X.data, dtype=np.float64),
+                               indices=X.indices.astype(np.int64), indptr=X.indptr.astype(np.int64),
+                               n_features=X.shape[1])
+
+    def _stored_csr(self):
+        """The rows learned (sparse layout), as a CSR matrix (n_rows_stored_, n_features_in_)."""
+        t = int(self._n_stored_[0])
+        nnz = int(self._X_ptr_[t])
+        return sp.csr_matrix((self._X_val_[:nnz], self._X_ind_[:nnz], self._X_ptr_[: t + 1]),
+                             shape=(t, self.n_features_in_))
 
     def _buffer_layout(self):
         if self._is_projected():
             return {}
-        t, d = int(self._n_stored_[0]), self._X_buf_.shape[0]
+        t = int(self._n_stored_[0])
+        if self._sparse_layout():
+            nnz = int(self._X_ptr_[t])
+            rows = {"_X_val_": ((nnz,), False), "_X_ind_": ((nnz,), False), "_X_ptr_": ((t + 1,), False),
+                    "_X_sq_": ((t,), False)}
+        else:
+            rows = {"_X_buf_": ((self._X_buf_.shape[0], t), False)}
         return {
-            "_X_buf_": ((d, t), False),
+            **rows,
             "_chol_buf_": ((t, t), False),
             "_w_buf_": ((t, 1), False),
             "_y_buf_": ((t, 1), False),
@@ -272,43 +333,95 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         }
 
     def _grow(self):
-        cap = next_capacity(self._X_buf_.shape[1], self.max_rows)
-        self._X_buf_ = grow(self._X_buf_, (self._X_buf_.shape[0], cap))
+        cap = next_capacity(self._chol_buf_.shape[0], self.max_rows)
+        if self._sparse_layout():
+            self._X_ptr_ = grow(self._X_ptr_, (cap + 1,))  # zeros past the rows in use
+            self._X_sq_ = grow(self._X_sq_, (cap,))
+        else:
+            self._X_buf_ = grow(self._X_buf_, (self._X_buf_.shape[0], cap))
         self._chol_buf_ = grow(self._chol_buf_, (cap, cap))
         self._w_buf_ = grow(self._w_buf_, (cap, 1))
         self._y_buf_ = grow(self._y_buf_, (cap, 1))
         self._sw_buf_ = grow(self._sw_buf_, (cap,))
 
+    def _grow_nnz(self, nnz):
+        """Sparse layout: double the entry capacity until a row of ``nnz`` entries fits."""
+        need = int(self._X_ptr_[self._n_stored_[0]]) + nnz
+        n = max(self._X_val_.shape[0], 1)
+        while n < need:
+            n *= 2
+        self._X_val_ = grow(self._X_val_, (n,))
+        self._X_ind_ = grow(self._X_ind_, (n,))
+
     def _state_bytes(self, n):
-        """Bytes of the state holding ``n`` rows (at the capacity the buffers would have)."""
+        """Bytes of the state holding ``n`` rows (at the capacity the buffers would have); the
+        sparse layout counts a row as 12 bytes per entry at the current density, plus 16."""
         cap = first_capacity(_CAP_ROWS, self.max_rows)
         while cap < n and next_capacity(cap, self.max_rows) > cap:
             cap = next_capacity(cap, self.max_rows)
-        return 8 * (cap * cap + cap * (self._X_buf_.shape[0] + 3))
+        if self._sparse_layout():
+            t = int(self._n_stored_[0])
+            d = 1.5 * (self._X_ptr_[t] / t if t else CAP_NNZ) + 2  # 8-byte words per stored row
+        else:
+            d = self._X_buf_.shape[0]
+        return int(8 * (cap * cap + cap * (d + 3)))
 
     def _project(self):
         """The budget is reached: switch to PKAWV on a Nyström dictionary of the stored rows."""
-        t, d = int(self._n_stored_[0]), self._X_buf_.shape[0]
+        t, d = int(self._n_stored_[0]), self.n_features_in_
         m = min(int(self.n_components), t)
-        XdT, U, P = np.zeros((d, m)), np.zeros((m, m)), np.zeros((m, m))
+        U, P = np.zeros((m, m)), np.zeros((m, m))
         b, piv = np.zeros((1, m)), np.zeros(m, dtype=np.int64)
-        m = core.pivoted_projection(self._X_buf_, self._y_buf_, self._sw_buf_, t, _KERNELS[self.kernel],
-                                    self._gamma(), float(self.alpha), m, _PIVOT_TOL, XdT, U, P, b, piv)
-        self._dict_XT_ = np.ascontiguousarray(XdT[:, :m])
+        sparse = self._sparse_layout()
+        if sparse:
+            rows = core.SparseRows(data=self._X_val_, indices=self._X_ind_, indptr=self._X_ptr_[: t + 1],
+                                   n_features=d)
+        else:
+            rows = np.ascontiguousarray(self._X_buf_[:, :t].T)
+        m = core.pivoted_projection(rows, self._store(), self._y_buf_, self._sw_buf_, t, _KERNELS[self.kernel],
+                                    self._gamma(), float(self.alpha), m, _PIVOT_TOL, self._work(), U, P, b, piv)
+        piv = piv[:m].copy()
+        if sparse:  # the dictionary: the stored rows at the pivots
+            C = self._stored_csr()[piv]
+            self._dict_val_ = np.ascontiguousarray(C.data, dtype=np.float64)
+            self._dict_ind_ = C.indices.astype(np.int64)
+            self._dict_ptr_ = C.indptr.astype(np.int64)
+            self._dict_sq_ = self._X_sq_[piv].copy()
+        else:
+            self._dict_XT_ = np.ascontiguousarray(self._X_buf_[:, piv])
         self._chol_t_ = np.ascontiguousarray(U[:m, :m])
         self._precision_ = np.ascontiguousarray(P[:m, :m])
         self._b_ = np.ascontiguousarray(b[:, :m])
-        self._dict_idx_ = piv[:m].copy()
+        self._dict_idx_ = piv
         self._refresh_ = np.zeros(1, dtype=np.int64)
         # the stored rows are released
-        self._X_buf_, self._chol_buf_ = np.zeros((d, 0)), np.zeros((0, 0))
+        if sparse:
+            self._X_val_, self._X_ind_ = np.zeros(0), np.zeros(0, dtype=np.int64)
+            self._X_ptr_, self._X_sq_ = np.zeros(1, dtype=np.int64), np.zeros(0)
+        else:
+            self._X_buf_ = np.zeros((d, 0))
+        self._chol_buf_ = np.zeros((0, 0))
         self._w_buf_, self._y_buf_, self._sw_buf_ = np.zeros((0, 1)), np.zeros((0, 1)), np.zeros(0)
 
+    def _frozen_map(self):
+        """The fixed map of the dictionary: :class:`~skonline.kernel_ridge._core.DenseMap` or
+        :class:`~skonline.kernel_ridge._core.SparseMap`."""
+        m, kernel = self._precision_.shape[0], _KERNELS[self.kernel]
+        if self._sparse_layout():
+            return core.SparseMap(D_val=self._dict_val_, D_idx=self._dict_ind_, D_ptr=self._dict_ptr_,
+                                  D_sq=self._dict_sq_, U=self._chol_t_, m=m, gamma=self._gamma(),
+                                  work=np.zeros(self.n_features_in_), kernel=kernel)
+        return core.DenseMap(XdT=self._dict_XT_, U=self._chol_t_, m=m, gamma=self._gamma(), kernel=kernel)
+
+    def _dictionary_csr(self):
+        m = self._precision_.shape[0]
+        return sp.csr_matrix((self._dict_val_, self._dict_ind_, self._dict_ptr_), shape=(m, self.n_features_in_))
+
     def _learn(self, chunk):
-        X = chunk.X
+        X = self._rows(chunk.X)
         Y = chunk.y.reshape(-1, 1)
         sw = chunk.sample_weight
-        n = X.shape[0]
+        n = chunk.n_samples
         out = np.zeros((n, 1))
         cum_loss = np.array([self.cumulative_loss_])
         before = int(self._n_stored_[0])
@@ -316,23 +429,23 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         start = 0
         while start < n:
             if self._is_projected():
-                m = self._precision_.shape[0]
-                fmap = core.DenseMap(XdT=self._dict_XT_, U=self._chol_t_, m=m, gamma=self._gamma(),
-                                     kernel=_KERNELS[self.kernel])
                 state = core.LinearState(P=self._precision_, b=self._b_, cum_loss=cum_loss, refresh=self._refresh_)
                 self._n_after_budget_[0] += n - start
-                status = core.awv_pass_frozen(X, Y, sw, start, fmap, settings, state, out)
+                status = core.awv_pass_frozen(X, Y, sw, start, self._frozen_map(), settings, state, out)
                 raise_if_nonfinite(status, what="predictions")
                 break
-            kernel, settings, state = self._records(cum_loss)  # again after a growth: new buffers
-            start, status = core.kernel_awv_pass(X, Y, sw, start, kernel, settings, state, out)
+            kernel, settings, store, state = self._records(cum_loss)  # again after a growth: new buffers
+            start, status = core.kernel_awv_pass(X, Y, sw, start, kernel, settings, store, state, out)
             raise_if_nonfinite(status, what="predictions")
             if start == n:
                 break
-            if self.max_rows is not None and self._n_stored_[0] == int(self.max_rows):
+            t = int(self._n_stored_[0])
+            if self.max_rows is not None and t == int(self.max_rows):
                 self._project()
-            else:
+            elif t == self._chol_buf_.shape[0]:
                 self._grow()
+            else:  # sparse layout: the row's entries do not fit
+                self._grow_nnz(int(X.indptr[start + 1] - X.indptr[start]))
         self.cumulative_loss_ = float(cum_loss[0])
         if self.max_rows is None:  # reaching the budget is the designed switch: no warning
             warn_growth(self, what="the stored rows", param="max_rows", before=before,
@@ -355,12 +468,15 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         """Dictionary points of the projected forecaster, shape ``(n_components_, n_features_in_)``
         (standardised, as the forecaster saw them); empty while the forecaster is exact."""
         check_is_fitted(self, "_n_stored_")
+        sparse = self._sparse_layout()
         if not self._is_projected():
-            return np.zeros((0, self.n_features_in_))
+            return sp.csr_matrix((0, self.n_features_in_)) if sparse else np.zeros((0, self.n_features_in_))
+        if sparse:
+            return self._dictionary_csr().copy()
         return self._dict_XT_.T.copy()
 
     def _exact_only(self, name):
-        check_is_fitted(self, "_X_buf_")
+        check_is_fitted(self, "_n_stored_")
         if self._is_projected():
             raise AttributeError(
                 f"{name} is not available: max_rows={self.max_rows} rows were reached and the forecaster "
@@ -370,6 +486,8 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
     @property
     def X_fit_(self):
         self._exact_only("X_fit_")
+        if self._sparse_layout():
+            return self._stored_csr().copy()
         return self._X_buf_[:, : self._n_stored_[0]].T.copy()
 
     @property
@@ -380,17 +498,22 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
 
     def _predict_targets(self, X):
         """Predict each row as the next round of the stream, without learning it."""
-        check_is_fitted(self, "_X_buf_")
+        check_is_fitted(self, "_n_stored_")
         X = self._predict_input(X, dtype=np.float64, order="C")
         if self._is_projected():
             m = self._precision_.shape[0]
-            if self.kernel == "rbf":
+            if self._sparse_layout():
+                if self.kernel == "rbf":
+                    K = rbf_matrix_sparse(X, self._dictionary_csr(), self._dict_sq_, self._gamma())
+                else:
+                    K = (X @ self._dictionary_csr().T).toarray()
+            elif self.kernel == "rbf":
                 K = rbf_matrix_t(X, self._dict_XT_, m, self._gamma())
             else:
                 K = X @ self._dict_XT_
             V = solve_triangular(self._chol_t_, K.T, trans="T", lower=False, check_finite=False).T
             return linear_predict(V, self._precision_, self._b_, self.algorithm == "awv", clip_bound(self))[:, 0]
         out = np.zeros((X.shape[0], 1))
-        kernel, settings, state = self._records(np.zeros(1))
-        core.kernel_predict(X, kernel, settings, state, out)
+        kernel, settings, store, state = self._records(np.zeros(1))
+        core.kernel_predict(self._rows(X), kernel, settings, store, state, out)
         return out[:, 0]

@@ -344,7 +344,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         if self._sparse_layout():
             return core.SparseMap(D_val=self._dict_val_, D_idx=self._dict_ind_, D_ptr=self._dict_ptr_,
                                   D_sq=self._dict_sq_, U=self._chol_t_, m=m, gamma=self._gamma(),
-                                  work=np.zeros(self.n_features_in_))
+                                  work=np.zeros(self.n_features_in_), kernel=0)
         return core.DenseMap(XdT=self._dict_XT_, U=self._chol_t_, m=m, gamma=self._gamma(), kernel=0)
 
     def _grow_for(self, Z, row):

@@ -202,6 +202,28 @@ def rbf_sparse_rows(val, idx, ptr, sq, n, work, xsq, gamma, e, out):
             out[j] = 0.0
 
 
+@compiled_only
+def linear_sparse_rows(val, idx, ptr, n, work, out):
+    """``out[j] = c_j' x`` for the sparse points ``j < n`` (as :func:`rbf_sparse_rows`), with
+    ``x`` scattered in the dense ``work``; each dot product summed over the point's entries in
+    order (sorted columns: the bits of a dense dot product over every column in order)."""
+    for j in range(n):
+        acc = 0.0
+        for p in range(ptr[j], ptr[j + 1]):
+            acc += val[p] * work[idx[p]]
+        out[j] = acc
+
+
+@njit(inline="always")
+def sparse_kernel_rows(kernel, val, idx, ptr, sq, n, work, xsq, gamma, e, out):
+    """Kernel values of ``x`` (scattered in ``work``, ``xsq = ||x||^2``) against the sparse points
+    ``j < n``: :func:`rbf_sparse_rows` (``kernel`` 0) or :func:`linear_sparse_rows` (1)."""
+    if kernel == 0:
+        rbf_sparse_rows(val, idx, ptr, sq, n, work, xsq, gamma, e, out)
+    else:
+        linear_sparse_rows(val, idx, ptr, n, work, out)
+
+
 @njit
 def rbf_matrix_t(A, BT, m, gamma):
     """Gaussian kernel matrix ``exp(-gamma ||a_i - b_j||^2)`` against the first ``m`` columns of

@@ -251,3 +251,79 @@ def test_unbounded_state_warns_before_it_passes_a_gigabyte():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warn_growth(reg, before=8300, after=9000, **kw)  # once, in the call that crosses
+
+
+def _wide_csr(n=260, d=5000, seed=0):
+    """CSR rows wider than the dense limit (4,096 features): 5-150 entries per row (the first rows
+    the densest, so the sparse store grows its entries), targets the sum of the 50 most frequent
+    columns."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    rows, cols, vals = [], [], []
+    for i in range(n):
+        k = 400 if i < 60 else int(rng.integers(5, 30))
+        c = np.unique(np.minimum((d * rng.random(k) ** 3).astype(np.int64), d - 1))
+        rows += [i] * len(c)
+        cols += list(c)
+        vals += list(rng.uniform(-1, 1, len(c)))
+    X = sp.csr_matrix((vals, (rows, cols)), shape=(n, d))
+    y = X[:, :50].toarray().sum(axis=1) + 0.1 * rng.standard_normal(n)
+    return X, y
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+@pytest.mark.parametrize("max_rows", [None, 120])
+def test_wide_csr_rows_are_stored_sparse_and_match_the_dense_computation(kernel, max_rows, monkeypatch):
+    """Beyond 4,096 features the rows learned are kept sparse (kernel values at O(nnz):
+    ||x||^2 + ||c||^2 - 2 x'c) and the switch at max_rows builds its dictionary from them; the
+    predictions equal those of the dense computation on the same rows (the dense limit raised so
+    that the same estimator stores dense rows) to round-off, before and after the switch."""
+    import scipy.sparse as sp
+
+    from skonline.utils import _scaling
+
+    X, y = _wide_csr()
+    params = {"kernel": kernel, "sigma": 8.0, "alpha": 0.3, "max_rows": max_rows, "n_components": 30,
+              "standardize": False}
+    off = rbf_kernel(X[:120].toarray(), gamma=1 / 128)[np.triu_indices(120, 1)]
+    assert np.mean((off > 0.05) & (off < 0.95)) > 0.5  # kernel values neither 0 nor 1: a real test
+    sparse = KernelAWVRegressor(**params)
+    p_sparse = sparse.partial_fit_predict(X[:200], y[:200])
+    assert sparse._X_val_.shape[0] > 256 * 64 or max_rows is not None  # the entries' buffer grew
+    p_sparse = np.concatenate([p_sparse, sparse.partial_fit_predict(X[200:].toarray(), y[200:])])
+    fitted = sparse.X_fit_ if max_rows is None else sparse.components_
+    assert sp.issparse(fitted) and not any(k in vars(sparse) for k in ("_X_buf_", "_dict_XT_"))
+    monkeypatch.setattr(_scaling, "WIDE_FEATURES", 10**9)
+    dense = KernelAWVRegressor(**params)
+    p_dense = dense.partial_fit_predict(X, y)
+    assert "_X_buf_" in vars(dense) or "_dict_XT_" in vars(dense)
+    np.testing.assert_allclose(p_sparse, p_dense, rtol=1e-9, atol=1e-11)
+    if max_rows is None:
+        assert np.corrcoef(p_dense[120:], y[120:])[0, 1] > 0.5  # it learns
+    np.testing.assert_allclose(fitted.toarray(), dense.X_fit_ if max_rows is None else dense.components_)
+    Xn, _ = _wide_csr(n=30, seed=5)
+    expect = dense.predict(Xn.toarray())
+    monkeypatch.undo()
+    np.testing.assert_allclose(sparse.predict(Xn), expect, rtol=1e-9, atol=1e-11)
+    np.testing.assert_array_equal(sparse.predict(Xn), sparse.predict(Xn.toarray()))
+
+
+def test_wide_csr_rows_chunking_and_pickling_are_bitwise():
+    """The sparse store across its growths (rows and entries) and the switch: any chunking, and a
+    pickle taken mid-stream, give the same model bit for bit."""
+    import pickle
+
+    X, y = _wide_csr()
+    params = {"sigma": 8.0, "max_rows": 150, "n_components": 30}
+    ref = KernelAWVRegressor(**params)
+    p_ref = ref.partial_fit_predict(X, y)
+    est = KernelAWVRegressor(**params)
+    parts = []
+    for a, b in ((0, 7), (7, 100), (100, 149), (149, 151), (151, 260)):
+        parts.append(est.partial_fit_predict(X[a:b], y[a:b]))
+        if b == 100:
+            est = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(np.concatenate(parts), p_ref)
+    np.testing.assert_array_equal(est.predict(X[:40]), ref.predict(X[:40]))
+    np.testing.assert_array_equal(est._precision_, ref._precision_)
