@@ -792,12 +792,15 @@ def mirror_prox_pass_for(record):
 # * ``||w||^2`` (``State.w_norm2``) follows each sample's step exactly in real arithmetic
 #   (``||w - c g x'||^2 = ||w||^2 - 2 c g.(w x) + c^2 ||g||^2 ||x||^2``).
 #
-# Every ``Lazy.every`` rounds (and when ``scale`` gets tiny) :func:`_settle` folds them back
-# (``w = scale V``, pending sums added, ``||w||^2`` recomputed: O(H D), amortised O(H) per round
-# with ``every >= D``). The state then is what the dense pass keeps; between settlings the same
+# Every ``Lazy.every`` rounds, and when ``scale`` falls below ``SETTLE_SCALE``, :func:`_settle`
+# folds them back (``w = scale V``, pending sums added, ``||w||^2`` recomputed: O(H D), amortised
+# O(H) per round with ``every >= D``). The scale bound keeps the clock exact to round-off: once
+# ``scale`` is far below its value when the clock started, the clock's increments ``a_t scale_t``
+# vanish against it (a ball that shrinks w on every round would otherwise lose the later iterates
+# from the average). The state then is what the dense pass keeps; between settlings the same
 # model to round-off. Settling is a function of the round count only, so chunking and pickling
 # change nothing (bit for bit).
-SETTLE_TINY = 1e-200  # a scale below this is folded into V at once (no underflow)
+SETTLE_SCALE = 0.25  # a scale below this is folded into V (the clock then starts again at 0)
 
 
 class Lazy(NamedTuple):
@@ -956,7 +959,7 @@ def _sparse_round(alg, capped, s, st, lz, XI, XV, XN, Y, work, r, c_w, c_q):
         n2 = s.radius * s.radius
     lz.scale[0] = sc
     lz.clock[0] = clock
-    if t % lz.every == 0 or sc < SETTLE_TINY:
+    if t % lz.every == 0 or sc < SETTLE_SCALE:
         n2 = _settle(W, w_sum, lz)
     st.w_norm2[0] = n2
     _q_step(alg, capped, s, st.log_q, q, st.order, groups, r, losses, work.suffix, eta_q, gamma, t)
