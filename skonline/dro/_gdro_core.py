@@ -112,8 +112,10 @@ class Settings(NamedTuple):
 class State(NamedTuple):
     """The learned state of both players (updated in place; one-element arrays hold scalars).
 
-    w : (H, n_features + fit_intercept) -- the current iterate ``w_t`` (a row per head).
-    w_sum : like ``w`` -- ``sum_s a_s w_s`` (the averaged iterate is ``w_sum / a_sum``).
+    w : (H, n_features + fit_intercept) -- the current iterate ``w_t`` (a row per head); in the
+        sparse pass's lazy form, V with ``w_t = scale V`` (:class:`Lazy`).
+    w_sum : like ``w`` -- ``sum_s a_s w_s`` (the averaged iterate is ``w_sum / a_sum``); in the
+        lazy form, without the pending sums of :class:`Lazy`.
     log_q : (m,) -- ``log q_t``.
     q : (m,) -- ``q_t`` in linear space, kept equal to ``exp(log_q)`` (to rounding; exactly every
         RESYNC rounds).

@@ -84,6 +84,8 @@ def test_sparse_pass_learns_the_dense_model(name, width, monkeypatch):
     assert a._avg_stamp_.shape[0] == 0  # the dense pass ran
     scale = max(1.0, np.abs(a.coef_).max())
     np.testing.assert_allclose(pb, pa, rtol=1e-9, atol=1e-11 * scale)
+    # the prequential losses (a classifier's labels do not see the scale of its decision values)
+    np.testing.assert_allclose(b.cumulative_loss_, a.cumulative_loss_, rtol=1e-9)
     np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-9, atol=1e-11 * scale)
     np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-9, atol=1e-11 * scale)
     np.testing.assert_allclose(b.q_, a.q_, rtol=1e-9, atol=1e-12)
