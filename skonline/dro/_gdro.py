@@ -5,6 +5,7 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -14,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import Chunk, OnlineDecisionClassifierMixin, OnlineRegressorMixin, raise_if_nonfinite, state_scalar
 from ..exceptions import DataAdviceWarning, HorizonExceededWarning
 from ..losses import get_loss
-from ..utils import _progress
+from ..utils import _progress, _scaling
 from ..utils._deprecation import param, renamed_constraint
 from ..utils._warnings import warn
 from . import _gdro_core as core
@@ -83,10 +84,12 @@ class _BaseGroupDRO:
         "verbose": ["verbose"],
     }
 
-    #: CSR rows accepted: dense up to 4,096 features, dense blocks of CSR rows beyond (see
-    #: ``OnlineMixin._row_container``): the same rows give the same model in either container
+    #: CSR rows accepted: dense rows up to 4,096 features, CSR rows beyond (see
+    #: ``OnlineMixin._row_container``), which the stream pass learns from their non-zeros
+    #: (``_gdro_core``, "sparse rows") and a pooled ``fit`` densifies: the same rows give the same
+    #: model in either container
     _accept_sparse = True
-    _row_container = "dense"
+    _row_container = "stream"
 
     #: NaN marks a group with no draw yet (its risk is unknown), and then the objective
     _nonfinite_state_ok = ("group_risks_", "objective_value_")
@@ -320,8 +323,16 @@ class _BaseGroupDRO:
         self._x_norm2_max_ = np.zeros(1)
         self._y_abs_max_ = np.zeros(1)
         self._t_ = np.zeros(1, dtype=np.int64)
-        # the stream's queues, core.StreamBuffers (grown on demand)
-        self._buffer_X_ = np.zeros((m, 1, d))
+        # a CSR stream's lazy form of w and w_sum (core.Lazy; settled: scale 1, clock 0)
+        sparse = sp.issparse(chunk.X)
+        self._w_scale_ = np.ones(1)
+        self._avg_clock_ = np.zeros(1)
+        self._avg_stamp_ = np.zeros(D if sparse else 0)
+        # the stream's queues, core.StreamBuffers (grown on demand): dense rows, or CSR rows
+        self._buffer_X_ = np.zeros((m, 1, 0 if sparse else d))
+        self._buffer_cols_ = np.zeros((m, 1, 0), dtype=np.int64)
+        self._buffer_vals_ = np.zeros((m, 1, 0))
+        self._buffer_nnz_ = np.zeros((m, 1), dtype=np.int64)
         self._buffer_Y_ = np.zeros((m, 1, H + 1))  # the heads' targets and the sample weight
         self._buffer_head_ = np.zeros(m, dtype=np.int64)
         self._buffer_length_ = np.zeros(m, dtype=np.int64)
@@ -472,7 +483,8 @@ class _BaseGroupDRO:
             x_norm2_max=self._x_norm2_max_, y_abs_max=self._y_abs_max_, t=self._t_,
         )
         buffers = core.StreamBuffers(
-            X=self._buffer_X_, Y=self._buffer_Y_, head=self._buffer_head_,
+            X=self._buffer_X_, XI=self._buffer_cols_, XV=self._buffer_vals_, XN=self._buffer_nnz_,
+            Y=self._buffer_Y_, head=self._buffer_head_,
             length=self._buffer_length_, uniforms=self._uniforms_, u_head=self._uniforms_head_,
             u_length=self._uniforms_length_, pending=self._pending_groups_,
             n_pending=self._n_pending_,
@@ -484,8 +496,77 @@ class _BaseGroupDRO:
         from the type of its record)."""
         return self._alg_code(), self.k_ > 1
 
+    def _lazy(self):
+        """The lazy form of a CSR stream's model (:class:`core.Lazy`)."""
+        return core.Lazy(scale=self._w_scale_, clock=self._avg_clock_, stamp=self._avg_stamp_,
+                         every=core.settle_every(self._w_.shape[1]))
+
+    def _settle(self):
+        """Fold a CSR stream's lazy form back into ``_w_`` and ``_w_sum_`` (before a dense pass;
+        nothing to do when settled)."""
+        if self._w_scale_[0] == 1.0 and self._avg_clock_[0] == 0.0:
+            return
+        self._w_[...], self._w_sum_[...] = self._model_arrays()
+        self._w_scale_[0], self._avg_clock_[0] = 1.0, 0.0
+        self._avg_stamp_[:] = 0.0
+        self._w_norm2_[0] = float(np.sum(self._w_ * self._w_))
+
+    def _switch_rows(self, sparse):
+        """Keep the stream's model and buffered rows in the form of the other container (the
+        container follows the width of the stream, so only a change of that rule gets here)."""
+        self._settle()
+        D = self._w_.shape[1]
+        d = D - int(self.fit_intercept)
+        m, cap = self._buffer_Y_.shape[:2]
+        if sparse:
+            Xb = self._buffer_X_
+            nnz = np.count_nonzero(Xb, axis=2) if Xb.shape[2] else np.zeros((m, cap), dtype=np.int64)
+            w = max(1, int(nnz.max()))
+            cols = np.zeros((m, cap, w), dtype=np.int64)
+            vals = np.zeros((m, cap, w))
+            for g in range(m):
+                for slot in range(cap):
+                    nz = np.flatnonzero(Xb[g, slot]) if Xb.shape[2] else np.zeros(0, dtype=np.int64)
+                    cols[g, slot, :nz.size] = nz
+                    vals[g, slot, :nz.size] = Xb[g, slot, nz]
+            self._buffer_cols_, self._buffer_vals_ = cols, vals
+            self._buffer_nnz_ = nnz.astype(np.int64)
+            self._buffer_X_ = np.zeros((m, cap, 0))
+            self._avg_stamp_ = np.zeros(D)
+        else:
+            Xb = np.zeros((m, cap, d))
+            for g in range(m):
+                for slot in range(cap):
+                    k = self._buffer_nnz_[g, slot]
+                    Xb[g, slot, self._buffer_cols_[g, slot, :k]] = self._buffer_vals_[g, slot, :k]
+            self._buffer_X_ = Xb
+            self._buffer_cols_ = np.zeros((m, cap, 0), dtype=np.int64)
+            self._buffer_vals_ = np.zeros((m, cap, 0))
+            self._buffer_nnz_ = np.zeros((m, cap), dtype=np.int64)
+            self._avg_stamp_ = np.zeros(0)
+
+    def _model_arrays(self):
+        """``(w_t, sum_s a_s w_s)``, whatever the form they are kept in."""
+        if self._avg_stamp_.shape[0] == 0:
+            return self._w_, self._w_sum_
+        return core.settled(self._w_, self._w_sum_, self._w_scale_[0], self._avg_clock_[0],
+                            self._avg_stamp_)
+
     def _learn_stream(self, chunk):
         X, Y, G = chunk.X, chunk.Ymat, chunk.G
+        sparse = sp.issparse(X)
+        if sparse != (self._avg_stamp_.shape[0] > 0):
+            self._switch_rows(sparse)
+        if sparse:
+            if not X.has_canonical_format:  # sorted columns, no duplicates (they would count twice)
+                X = X.copy()
+                X.sum_duplicates()
+            Xp = core.CSRRows(indptr=X.indptr.astype(np.int64, copy=False),
+                              indices=X.indices.astype(np.int64, copy=False),
+                              data=np.asarray(X.data, dtype=np.float64))
+        else:
+            self._settle()
+            Xp = X
         YW = self._with_weights(chunk)
         m = self.n_groups_
         alg = self._alg_code()
@@ -496,14 +577,18 @@ class _BaseGroupDRO:
         loss_acc = np.array([self.cumulative_loss_])
         settings, state, buffers = self._records(Y.shape[1])
         work = core.make_scratch(m, settings.k, Y.shape[1], settings.uniforms_per_decision)
-        stream_pass = core.stream_pass_for(*self._variant())
+        stream_pass = core.stream_pass_for(*self._variant(), sparse)
+        lazy = self._lazy()
         start = 0
         while True:
-            status, i = stream_pass(settings, state, buffers, X, YW, G, Ur, raw, loss_acc, work, start)
+            status, i = stream_pass(settings, state, lazy, buffers, Xp, YW, G, Ur, raw, loss_acc, work,
+                                    start)
             if status != core.STREAM_GROW:
                 break
-            buffers = core.grow_stream_buffers(settings, buffers, G[i], c)
+            nnz = int(Xp.indptr[i + 1] - Xp.indptr[i]) if sparse else 0
+            buffers = core.grow_stream_buffers(settings, buffers, G[i], c, nnz)
             self._buffer_X_, self._buffer_Y_, self._uniforms_ = buffers.X, buffers.Y, buffers.uniforms
+            self._buffer_cols_, self._buffer_vals_, self._buffer_nnz_ = buffers.XI, buffers.XV, buffers.XN
             start = i
         raise_if_nonfinite(i if status == core.STREAM_NONFINITE else -1, what="losses")
         self.cumulative_loss_ = float(loss_acc[0])
@@ -511,6 +596,8 @@ class _BaseGroupDRO:
 
     def _learn_pool(self, chunk):
         X, Y, G = chunk.X, chunk.Ymat, chunk.G
+        X = _scaling.dense_rows(X) if sp.issparse(X) else X  # the pool pass is dense
+        self._settle()
         sw = chunk.sample_weight
         YW = self._with_weights(chunk)
         m = self.n_groups_
@@ -686,9 +773,10 @@ class _BaseGroupDRO:
     def _fitted_iterate(self):
         """``(W, q)`` of the model ``predict`` uses: the averaged iterate (``average_``) or the last."""
         a_sum = self._avg_weight_sum_[0]
+        w, w_sum = self._model_arrays()
         if self.average_ and a_sum > 0:
-            return self._w_sum_ / a_sum, self._q_sum_ / a_sum
-        return self._w_.copy(), np.exp(self._log_q_)
+            return w_sum / a_sum, self._q_sum_ / a_sum
+        return w.copy(), np.exp(self._log_q_)
 
     def _finish(self, pool_risks=None):
         """Refresh the public attributes from the state (``pool_risks``: the group risks of a

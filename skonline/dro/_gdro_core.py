@@ -112,8 +112,10 @@ class Settings(NamedTuple):
 class State(NamedTuple):
     """The learned state of both players (updated in place; one-element arrays hold scalars).
 
-    w : (H, n_features + fit_intercept) -- the current iterate ``w_t`` (a row per head).
-    w_sum : like ``w`` -- ``sum_s a_s w_s`` (the averaged iterate is ``w_sum / a_sum``).
+    w : (H, n_features + fit_intercept) -- the current iterate ``w_t`` (a row per head); in the
+        sparse pass's lazy form, V with ``w_t = scale V`` (:class:`Lazy`).
+    w_sum : like ``w`` -- ``sum_s a_s w_s`` (the averaged iterate is ``w_sum / a_sum``); in the
+        lazy form, without the pending sums of :class:`Lazy`.
     log_q : (m,) -- ``log q_t``.
     q : (m,) -- ``q_t`` in linear space, kept equal to ``exp(log_q)`` (to rounding; exactly every
         RESYNC rounds).
@@ -151,7 +153,11 @@ class State(NamedTuple):
 class StreamBuffers(NamedTuple):
     """The stream pass's queues: rows waiting for a round, uniforms waiting for a decision.
 
-    X : (m, capacity, n_features) -- per-group FIFO rings of rows (grown up to ``max_buffer``).
+    X : (m, capacity, n_features) -- per-group FIFO rings of rows (grown up to ``max_buffer``);
+        (m, 1, 0) for a CSR stream, whose rows are kept in XI, XV, XN instead:
+    XI, XV : (m, capacity, nnz_capacity) -- a CSR stream's rows: columns and values (grown as X,
+        and to the most non-zeros of a row); XN : (m, capacity) int64 -- their non-zeros
+        ((m, 1, 0) and (m, 1) for a dense stream).
     Y : (m, capacity, H + 1) -- their targets and, last, their sample weights.
     head, length : (m,) int64 -- each ring's oldest slot and number of rows.
     uniforms : (capacity,) -- a FIFO ring of uniforms (grown up to ``max_uniforms``).
@@ -161,6 +167,9 @@ class StreamBuffers(NamedTuple):
     """
 
     X: np.ndarray
+    XI: np.ndarray
+    XV: np.ndarray
+    XN: np.ndarray
     Y: np.ndarray
     head: np.ndarray
     length: np.ndarray
@@ -771,6 +780,195 @@ def mirror_prox_pass_for(record):
     return mirror_prox_pass
 
 
+# --------------------------------------------------------------------------- sparse rows (CSR)
+# Wide CSR streams (more columns than ``utils._scaling.WIDE_FEATURES``) run the stream pass on the
+# rows' non-zeros: a round costs O(H nnz + m), whatever the number of columns. Three quantities
+# the dense round touches in full are kept lazily (:class:`Lazy`):
+#
+# * the iterate is ``w = scale * V`` (``State.w`` holds V): the projection onto the ball
+#   multiplies ``scale``; a gradient step writes ``V`` on the row's columns only;
+# * the running sum ``sum_s a_s w_s`` is ``State.w_sum[:, j] + V[:, j] (clock - stamp[j])`` for
+#   every column j, where ``clock = sum_s a_s scale_s`` (rounds since the last settling) and
+#   ``stamp[j]`` the clock when column j's pending sum was last added to ``w_sum`` (before V[:, j]
+#   changes: "averaging via accumulated sums with time stamps");
+# * ``||w||^2`` (``State.w_norm2``) follows each sample's step exactly in real arithmetic
+#   (``||w - c g x'||^2 = ||w||^2 - 2 c g.(w x) + c^2 ||g||^2 ||x||^2``).
+#
+# Every ``Lazy.every`` rounds, and when ``scale`` falls below ``SETTLE_SCALE``, :func:`_settle`
+# folds them back (``w = scale V``, pending sums added, ``||w||^2`` recomputed: O(H D), amortised
+# O(H) per round with ``every >= D``). The scale bound keeps the clock exact to round-off: once
+# ``scale`` is far below its value when the clock started, the clock's increments ``a_t scale_t``
+# vanish against it (a ball that shrinks w on every round would otherwise lose the later iterates
+# from the average). The state then is what the dense pass keeps; between settlings the same
+# model to round-off. Settling is a function of the round count only, so chunking and pickling
+# change nothing (bit for bit).
+SETTLE_SCALE = 0.25  # a scale below this is folded into V (the clock then starts again at 0)
+
+
+class Lazy(NamedTuple):
+    """The lazy form of the sparse pass (see above); arrays are state, updated in place.
+
+    scale : (1,) -- w = scale * State.w; clock : (1,) -- ``sum a_s scale_s`` since the last
+    settling; stamp : (D,) -- the clock when column j's pending sum last reached ``w_sum``;
+    every : int -- rounds between settlings.
+    """
+
+    scale: np.ndarray
+    clock: np.ndarray
+    stamp: np.ndarray
+    every: int
+
+
+class CSRRows(NamedTuple):
+    """CSR rows of a chunk (canonical: sorted, no duplicates): row i's columns are
+    ``indices[indptr[i]:indptr[i + 1]]``, its values ``data[...]``."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+
+
+def settle_every(n_columns):
+    """Rounds between two settlings of the lazy form: at least RESYNC, at least the width."""
+    return max(RESYNC, int(n_columns))
+
+
+def settled(W, w_sum, scale, clock, stamp):
+    """``(w, sum_s a_s w_s)`` from the lazy form, in numpy (the public attributes read this)."""
+    return scale * W, w_sum + W * (clock - stamp)
+
+
+@compiled_only
+def _settle(W, w_sum, lz):
+    """Fold the lazy form back into ``W`` (= w) and ``w_sum``; returns ``||w||^2``."""
+    c = lz.clock[0]
+    sc = lz.scale[0]
+    stamp = lz.stamp
+    n2 = 0.0
+    for j in range(W.shape[1]):
+        dc = c - stamp[j]
+        for h in range(W.shape[0]):
+            w_sum[h, j] += W[h, j] * dc
+            v = W[h, j] * sc
+            W[h, j] = v
+            n2 += v * v
+        stamp[j] = 0.0
+    lz.clock[0] = 0.0
+    lz.scale[0] = 1.0
+    return n2
+
+
+@njit(inline="always")
+def _flush_col(W, w_sum, stamp, clock, j):
+    """Add column j's pending sum to ``w_sum`` (before ``W[:, j]`` changes)."""
+    dc = clock - stamp[j]
+    if dc != 0.0:
+        for h in range(W.shape[0]):
+            w_sum[h, j] += W[h, j] * dc
+        stamp[j] = clock
+
+
+@njit(inline="always")
+def _sparse_dot(XI, XV, XN, row, W, h, fi, d):
+    """``V[h] . [x, 1]`` for sparse row ``row`` (no intercept term unless ``fi``)."""
+    p = 0.0
+    for e in range(XN[row]):
+        p += W[h, XI[row, e]] * XV[row, e]
+    if fi:
+        p += W[h, d]
+    return p
+
+
+@njit(inline="always")
+def _sparse_round(alg, capped, s, st, lz, XI, XV, XN, Y, work, r, c_w, c_q):
+    """:func:`_round` on sparse rows ``XI``/``XV``/``XN`` (buffer rows: columns, values, counts)
+    in the lazy form (:class:`Lazy`): the same steps, O(H nnz + m) per sample."""
+    W = st.w
+    w_sum = st.w_sum
+    q = st.q
+    rows = work.rows
+    groups = work.groups
+    dloss = work.dloss
+    losses = work.loss
+    H = W.shape[0]
+    d = W.shape[1] - 1 if s.fit_intercept else W.shape[1]
+    fi = s.fit_intercept
+    m = q.shape[0]
+    t = st.t[0] + 1
+    sc = lz.scale[0]
+    a = 1.0 / math.sqrt(t) if s.anytime else 1.0
+    clock = lz.clock[0] + a * sc  # w_sum += a_t w_t, lazily
+    for i in range(m):
+        st.q_sum[i] += a * q[i]
+    st.a_sum[0] += a
+    eta_w = c_w * a
+    eta_q = c_q * a
+    gamma = 0.5 * eta_q
+    for j in range(r):  # losses and gradients at w_t
+        row = rows[j]
+        wr = Y[row, H]
+        tot = 0.0
+        for h in range(H):
+            p = sc * _sparse_dot(XI, XV, XN, row, W, h, fi, d)
+            lv, g = loss_and_derivative(s.loss, Y[row, h], p)
+            tot += lv
+            dloss[j, h] = g * s.inv_hb * wr
+        lv = wr * tot / H
+        if not math.isfinite(lv):
+            return False
+        losses[j] = lv
+        st.group_loss[groups[j]] += lv
+        st.group_draws[groups[j]] += 1
+    # the w-player: each sample's step on its columns, ||w||^2 followed exactly
+    n2 = st.w_norm2[0]
+    c = 0.0
+    for j in range(r):
+        g = groups[j]
+        if alg == SMD or alg == SMD_WEIGHTED:
+            c = q[g]
+        elif alg == SMD_UNIFORM:
+            c = m * q[g]
+        elif alg == ONLINE:
+            c = 1.0
+        else:
+            c = 1.0 / s.k
+        st_ = eta_w * c
+        row = rows[j]
+        dp = 0.0
+        dd = 0.0
+        for h in range(H):
+            dp += dloss[j, h] * sc * _sparse_dot(XI, XV, XN, row, W, h, fi, d)
+            dd += dloss[j, h] * dloss[j, h]
+        x2 = 1.0 if fi else 0.0
+        for e in range(XN[row]):
+            x2 += XV[row, e] * XV[row, e]
+        n2 = n2 - 2.0 * st_ * dp + st_ * st_ * dd * x2
+        if n2 < 0.0:
+            n2 = 0.0
+        cs = st_ / sc
+        for e in range(XN[row]):
+            col = XI[row, e]
+            _flush_col(W, w_sum, lz.stamp, clock, col)
+            xv = XV[row, e]
+            for h in range(H):
+                W[h, col] -= cs * dloss[j, h] * xv
+        if fi:
+            _flush_col(W, w_sum, lz.stamp, clock, d)
+            for h in range(H):
+                W[h, d] -= cs * dloss[j, h]
+    if n2 > s.radius * s.radius:  # the projection onto the ball: a multiplier
+        sc *= s.radius / math.sqrt(n2)
+        n2 = s.radius * s.radius
+    lz.scale[0] = sc
+    lz.clock[0] = clock
+    if t % lz.every == 0 or sc < SETTLE_SCALE:
+        n2 = _settle(W, w_sum, lz)
+    st.w_norm2[0] = n2
+    _q_step(alg, capped, s, st.log_q, q, st.order, groups, r, losses, work.suffix, eta_q, gamma, t)
+    st.eta_w[0], st.eta_q[0], st.gamma[0], st.t[0] = eta_w, eta_q, gamma, t
+    return True
+
+
 # --------------------------------------------------------------------------- stream pass
 STREAM_DONE = 0
 STREAM_NONFINITE = 1
@@ -781,38 +979,50 @@ def _grown(a, new_cap, head, length):
     """The rings ``a[i]`` (capacity ``a.shape[1]``, oldest at ``head[i]``, ``length[i]`` entries)
     copied into zeroed rings of capacity ``new_cap``, oldest first."""
     cap = a.shape[1]
-    b = np.zeros((a.shape[0], new_cap) + a.shape[2:])
+    b = np.zeros((a.shape[0], new_cap) + a.shape[2:], dtype=a.dtype)
     for i in range(a.shape[0]):
         b[i, : length[i]] = a[i, (head[i] + np.arange(length[i])) % cap]
     return b
 
 
-def grow_stream_buffers(s, b, g, c_row):
+def grow_stream_buffers(s, b, g, c_row, nnz=0):
     """Grow the stream pass's rings as it asks before buffering a row of group ``g`` with ``c_row``
-    uniforms (``STREAM_GROW``): the row rings to ``min(2 capacity, s.max_buffer)`` if group g's is
-    full (every ring then starts at slot 0), the uniform queue by doubling (up to
-    ``s.max_uniforms``) until the row's uniforms fit. Returns the buffers record with the new
-    arrays (``head``, ``u_head`` are updated in place)."""
+    uniforms and (a CSR stream) ``nnz`` non-zeros (``STREAM_GROW``): the row rings to
+    ``min(2 capacity, s.max_buffer)`` if group g's is full (every ring then starts at slot 0), the
+    uniform queue by doubling (up to ``s.max_uniforms``) until the row's uniforms fit, a CSR
+    stream's slots to ``max(nnz, 2 nnz_capacity)`` non-zeros if the row has more than they hold.
+    Returns the buffers record with the new arrays (``head``, ``u_head`` are updated in place)."""
     X, Y, uq = b.X, b.Y, b.uniforms
-    cap = X.shape[1]
+    XI, XV, XN = b.XI, b.XV, b.XN
+    cap = Y.shape[1]
     if b.length[g] == cap and cap < s.max_buffer:
         new_cap = min(2 * cap, s.max_buffer)
         X = _grown(X, new_cap, b.head, b.length)
+        XI = _grown(XI, new_cap, b.head, b.length)
+        XV = _grown(XV, new_cap, b.head, b.length)
+        XN = _grown(XN, new_cap, b.head, b.length)
         Y = _grown(Y, new_cap, b.head, b.length)
         b.head[:] = 0
+    if nnz > XI.shape[2]:
+        ncap = max(int(nnz), 2 * XI.shape[2])
+        pad = ((0, 0), (0, 0), (0, ncap - XI.shape[2]))
+        XI, XV = np.pad(XI, pad), np.pad(XV, pad)
     while b.u_length[0] + c_row > uq.shape[0] and uq.shape[0] < s.max_uniforms:
         uq = _grown(uq[None], min(2 * uq.shape[0], s.max_uniforms), b.u_head, b.u_length)[0]
         b.u_head[0] = 0
-    return b._replace(X=X, Y=Y, uniforms=uq)
+    return b._replace(X=X, XI=XI, XV=XV, XN=XN, Y=Y, uniforms=uq)
 
 
 @functools.cache
-def stream_pass_for(alg, capped):
+def stream_pass_for(alg, capped, sparse=False):
     """The stream pass compiled for algorithm ``alg``, the simplex or (``capped``) the capped
-    simplex.
+    simplex, on dense rows or (``sparse``) on CSR rows.
 
-    ``stream_pass(s, st, b, X, Y, G, Ur, raw, loss_acc, work)``: rows arrive in order; each is
-    predicted, buffered in its group's FIFO, then every round the buffers can serve is run.
+    ``stream_pass(s, st, lz, b, X, Y, G, Ur, raw, loss_acc, work, start)``: rows arrive in order;
+    each is predicted, buffered in its group's FIFO, then every round the buffers can serve is run.
+    ``X`` is an (n, d) array, or (``sparse``) a :class:`CSRRows`: the pass then keeps the model
+    in the lazy form ``lz`` (:class:`Lazy`, see "sparse rows" above) and its rounds cost
+    O(H nnz + m) whatever d; dense, ``lz`` is not read.
 
     Per row: ``raw[i]`` = the decision value of the model ``predict`` would use now (averaged
     iterate unless ``s.average`` is False), its loss added to ``loss_acc[0]``; the running maxima
@@ -827,16 +1037,16 @@ def stream_pass_for(alg, capped):
 
     Starts at row ``start``. Returns ``(status, i)``: ``STREAM_DONE``; ``STREAM_NONFINITE``, a loss
     of row ``i`` was non-finite; ``STREAM_GROW``, row ``i`` needs a ring to grow first (the row's
-    group's ring is full below ``s.max_buffer`` rows, or its uniforms would fill the uniform queue
-    below ``s.max_uniforms``): nothing of row ``i`` is done; the caller grows the rings
-    (:func:`grow_stream_buffers`) and calls again from ``i``. The pass allocates nothing (it is
-    compiled without reference counting).
+    group's ring is full below ``s.max_buffer`` rows, its uniforms would fill the uniform queue
+    below ``s.max_uniforms``, or its non-zeros do not fit a CSR slot): nothing of row ``i`` is
+    done; the caller grows the rings (:func:`grow_stream_buffers`) and calls again from ``i``.
+    The pass allocates nothing (it is compiled without reference counting).
     """
 
     depround = alg == DEPROUND and capped
 
     @njit(borrowed=True)
-    def stream_pass(s, st, b, X, Y, G, Ur, raw, loss_acc, work, start):
+    def stream_pass(s, st, lz, b, X, Y, G, Ur, raw, loss_acc, work, start):
         W = st.w
         w_sum = st.w_sum
         log_q = st.log_q
@@ -844,25 +1054,42 @@ def stream_pass_for(alg, capped):
         rows = work.rows
         groups = work.groups
         u = work.u
-        n, d = X.shape
         m = log_q.shape[0]
         H = W.shape[0]
         fi = s.fit_intercept
+        d = W.shape[1] - 1 if fi else W.shape[1]
         u_need = s.uniforms_per_decision
         c_row = Ur.shape[1]
         head = b.head
         blen = b.length
         pend = b.pending
-        bX = b.X
         bY = b.Y
         uq = b.uniforms
-        Xf = bX.reshape(m * bX.shape[1], d)  # the buffers as (m * cap) rows
+        cap0 = bY.shape[1]
         HW = Y.shape[1]  # the heads and, last, the sample weight
-        Yf = bY.reshape(m * bY.shape[1], HW)
+        Yf = bY.reshape(m * cap0, HW)  # the buffers as (m * cap) rows
+        if sparse:
+            n = X.indptr.shape[0] - 1
+            bI = b.XI
+            bV = b.XV
+            ncap = bI.shape[2]
+            XIf = bI.reshape(m * cap0, ncap)
+            XVf = bV.reshape(m * cap0, ncap)
+            XNf = b.XN.reshape(m * cap0)
+        else:
+            n = X.shape[0]
+            bX = b.X
+            Xf = bX.reshape(m * cap0, d)
         for i in range(start, n):
             g = G[i]
-            if (blen[g] == bX.shape[1] and bX.shape[1] < s.max_buffer) or (
-                    b.u_length[0] + c_row > uq.shape[0] and uq.shape[0] < s.max_uniforms):
+            grow = (blen[g] == cap0 and cap0 < s.max_buffer) or (
+                b.u_length[0] + c_row > uq.shape[0] and uq.shape[0] < s.max_uniforms)
+            if sparse:
+                a0 = X.indptr[i]
+                a1 = X.indptr[i + 1]
+                if a1 - a0 > ncap:
+                    grow = True
+            if grow:
                 return STREAM_GROW, i
             # prequential prediction with the current predictor
             a_sum = st.a_sum[0]
@@ -870,15 +1097,36 @@ def stream_pass_for(alg, capped):
             inv = 1.0 / a_sum if use_avg else 1.0
             tot = 0.0
             for h in range(H):
-                p = _dot(X, i, w_sum, h, fi) * inv if use_avg else _dot(X, i, W, h, fi)
+                if sparse:
+                    p = 0.0
+                    if use_avg:  # sum_s a_s w_s . x~, from the lazy form
+                        ck = lz.clock[0]
+                        for e in range(a0, a1):
+                            c = X.indices[e]
+                            p += (w_sum[h, c] + W[h, c] * (ck - lz.stamp[c])) * X.data[e]
+                        if fi:
+                            p += w_sum[h, d] + W[h, d] * (ck - lz.stamp[d])
+                        p *= inv
+                    else:
+                        for e in range(a0, a1):
+                            p += W[h, X.indices[e]] * X.data[e]
+                        if fi:
+                            p += W[h, d]
+                        p *= lz.scale[0]
+                else:
+                    p = _dot(X, i, w_sum, h, fi) * inv if use_avg else _dot(X, i, W, h, fi)
                 raw[i, h] = p
                 tot += loss_and_derivative(s.loss, Y[i, h], p)[0]
             if not math.isfinite(tot):
                 return STREAM_NONFINITE, i
             loss_acc[0] += Y[i, H] * tot / H
             nx = 1.0 if fi else 0.0
-            for j in range(d):
-                nx += X[i, j] * X[i, j]
+            if sparse:
+                for e in range(a0, a1):
+                    nx += X.data[e] * X.data[e]
+            else:
+                for j in range(d):
+                    nx += X[i, j] * X[i, j]
             if nx > st.x_norm2_max[0]:
                 st.x_norm2_max[0] = nx
             for h in range(H):
@@ -886,13 +1134,18 @@ def stream_pass_for(alg, capped):
                 if ay > st.y_abs_max[0]:
                     st.y_abs_max[0] = ay
             # buffer the row (a full ring has max_buffer rows here: it drops its oldest)
-            cap = bX.shape[1]
-            if blen[g] == cap:
-                head[g] = (head[g] + 1) % cap
+            if blen[g] == cap0:
+                head[g] = (head[g] + 1) % cap0
                 blen[g] -= 1
-            slot = (head[g] + blen[g]) % cap
-            for j in range(d):
-                bX[g, slot, j] = X[i, j]
+            slot = (head[g] + blen[g]) % cap0
+            if sparse:
+                for e in range(a0, a1):
+                    bI[g, slot, e - a0] = X.indices[e]
+                    bV[g, slot, e - a0] = X.data[e]
+                b.XN[g, slot] = a1 - a0
+            else:
+                for j in range(d):
+                    bX[g, slot, j] = X[i, j]
             for h in range(HW):
                 bY[g, slot, h] = Y[i, h]
             blen[g] += 1
@@ -926,21 +1179,24 @@ def stream_pass_for(alg, capped):
                         break
                 if not ready:
                     break
-                cap = bX.shape[1]
                 for j in range(r):
                     gj = pend[j]
-                    rows[j] = gj * cap + head[gj]
+                    rows[j] = gj * cap0 + head[gj]
                     groups[j] = gj
                 Gl = _lipschitz_bound(s.lip_kind, s.lip, math.sqrt(st.x_norm2_max[0]), st.y_abs_max[0],
                                       s.radius, H, s.inv_b)
                 cw, cq = _step_constants(alg, s.anytime, s.T, s.D, Gl, m, s.k)
                 c_w = cw * s.step_scale
                 c_q = cq * s.eta_scale
-                if not _round(alg, capped, s, st, Xf, Yf, work, r, c_w, c_q):
+                if sparse:
+                    ok = _sparse_round(alg, capped, s, st, lz, XIf, XVf, XNf, Yf, work, r, c_w, c_q)
+                else:
+                    ok = _round(alg, capped, s, st, Xf, Yf, work, r, c_w, c_q)
+                if not ok:
                     return STREAM_NONFINITE, i
                 for j in range(r):
                     gj = pend[j]
-                    head[gj] = (head[gj] + 1) % cap
+                    head[gj] = (head[gj] + 1) % cap0
                     blen[gj] -= 1
                 b.n_pending[0] = 0
         return STREAM_DONE, n
