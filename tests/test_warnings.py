@@ -26,7 +26,7 @@ from skonline.exceptions import (
 )
 from skonline.experts import PCS, PCSP, OnlineEnsembleClassifier, OnlineEnsembleRegressor
 from skonline.kernel_approximation import TaylorFeatures
-from skonline.kernel_ridge import PKAWVRegressor
+from skonline.kernel_ridge import KernelAWVRegressor, PKAWVRegressor
 from skonline.kernel_selection import KernelSelectionClassifier, KernelSelectionRegressor
 from skonline.linear_model import ScaleInvariantClassifier, ScaleInvariantRegressor
 from skonline.pipeline import make_online_pipeline
@@ -102,6 +102,8 @@ CASES = {
                                    lambda: TaylorFeatures(degree=4).fit(np.zeros((1, 40)))),
     "PKAWV on wide sparse rows": ("wide sparse rows", DataAdviceWarning,
                                   lambda: PKAWVRegressor().fit(_wide_sparse(), np.arange(3.0))),
+    "Kernel-AWV on wide sparse rows": ("wide sparse rows", DataAdviceWarning,
+                                       lambda: KernelAWVRegressor().fit(_wide_sparse(), np.arange(3.0))),
     "an expert refusing a row inside an ensemble": (
         "refused 1 row(s)", DataAdviceWarning,
         lambda: OnlineEnsembleRegressor([("si", ScaleInvariantRegressor(invariance="full")),

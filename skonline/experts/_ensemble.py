@@ -145,7 +145,7 @@ _DEFAULT_EXPERT_NOTES = (
     r"\w+: .* reached the budget \w+=",
     r"KernelSelectionClassifier: a short multiclass stream",
     r"PKAWV\w+: degree=\d+ on \d+ features gives",
-    r"PKAWV\w+: [\d,]+ features: a Gaussian kernel approximated",
+    r"\w+: [\d,]+ features: a Gaussian kernel approximated",
     r"ScaleInvariant\w+ \(invariance='full'\): nearly collinear features",
 )
 

@@ -7,11 +7,13 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..exceptions import DataAdviceWarning
 from ..utils._deprecation import param, renamed_constraint
 from ..utils._growing import GrowingStateMixin as _GrowingStateMixin  # noqa: F401
 from ..utils._growing import first_capacity, grow, next_capacity, warn_growth  # noqa: F401
 from ..utils._online_kernel import CAP_COMPONENTS as _CAP_COMPONENTS  # noqa: F401
 from ..utils._online_kernel import CAP_ROWS as _CAP_ROWS  # noqa: F401
+from ..utils._warnings import warn
 from . import _core as core
 
 #: with standardize=True a row of weight 2 is not two rows: the online statistics count each row
@@ -153,3 +155,17 @@ class _LinearAWVMixin:
 
     def _is_single_head(self):
         return not hasattr(self, "classes_")
+
+
+def warn_wide_sparse(est, n_features, capacity):
+    """Advice for a Gaussian kernel learner on wide rows (``n_features`` columns, the sparse layout):
+    a kernel approximated with ``capacity`` (what spans it, e.g. ``"at most max_components=192
+    Nystrom components"``) spans only that many rows, usually far too few to learn on wide sparse
+    rows (hashed text, one-hot identifiers); names what to use instead."""
+    warn(
+        f"{type(est).__name__}: {n_features:,} features: a Gaussian kernel approximated by {capacity} "
+        "spans only that many rows, which on wide sparse rows (hashed text, one-hot identifiers) is "
+        "usually far too few to learn from; prefer a linear learner (skonline.linear_model), kernel "
+        "selection (it includes a linear kernel) or the default online ensemble.",
+        DataAdviceWarning,
+    )

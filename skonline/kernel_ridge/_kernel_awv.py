@@ -12,9 +12,10 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite, state_scalar
 from ..utils import _scaling
 from ..utils._deprecation import renamed_constraint
-from ..utils._online_kernel import CAP_NNZ, rbf_matrix_sparse, rbf_matrix_t
+from ..utils._online_kernel import CAP_NNZ, SPARSE_LAYOUT_MIN_FEATURES, rbf_matrix_sparse, rbf_matrix_t
 from . import _core as core
 from ._base import (
+    warn_wide_sparse,
     _CAP_ROWS,
     STANDARDIZE_SAMPLE_WEIGHT_XFAIL,
     _GrowingStateMixin,
@@ -247,8 +248,12 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         return dict(STANDARDIZE_SAMPLE_WEIGHT_XFAIL) if self.standardize else {}
 
     def _resolve_settings(self, chunk):
-        """``sigma_``: the bandwidth in use (``'auto'`` resolved)."""
-        self.sigma_ = resolve_sigma(self.sigma, chunk.X.shape[1])
+        """``sigma_``: the bandwidth in use (``'auto'`` resolved); advice on wide rows."""
+        d = chunk.X.shape[1]
+        self.sigma_ = resolve_sigma(self.sigma, d)
+        if self.kernel == "rbf" and d >= SPARSE_LAYOUT_MIN_FEATURES and self.max_rows is not None:
+            warn_wide_sparse(self, d, f"max_rows={self.max_rows} exact rows, then n_components={self.n_components} "
+                                      "Nystrom components,")
 
     def _gamma(self):
         return 1.0 / (2.0 * self.sigma_ ** 2)

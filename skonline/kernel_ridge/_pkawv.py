@@ -26,6 +26,7 @@ from ..utils._warnings import warn
 from ..utils.validation import canonical_csr, readonly, validate_X_predict
 from . import _core as core
 from ._base import (
+    warn_wide_sparse,
     _CAP_COMPONENTS,
     _CAP_ROWS,
     _GrowingStateMixin,
@@ -84,14 +85,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
         self.alpha_ = _AUTO_ALPHA[self.features_] if isinstance(self.alpha, str) else float(self.alpha)
         m = self.max_components
         if self.features_ == "nystrom" and d >= SPARSE_LAYOUT_MIN_FEATURES and m is not None and m < d:
-            warn(
-                f"{type(self).__name__}: {d:,} features: a Gaussian kernel approximated by at most "
-                f"max_components={m} Nystrom components spans only that many rows, which on wide sparse "
-                "rows (hashed text, one-hot identifiers) is usually far too few to learn from; prefer a "
-                "linear learner (skonline.linear_model), kernel selection (it includes a linear kernel) "
-                "or the default online ensemble, or raise max_components.",
-                DataAdviceWarning,
-            )
+            warn_wide_sparse(self, d, f"at most max_components={m} Nystrom components (raise it to span more)")
 
     def _inv_sigma(self):
         return 1.0 / self.sigma_
