@@ -391,10 +391,11 @@ class _OnlineEnsembleBase:
             learn(m, b)
 
         learn(0, n, refused=True)
+        reason = str(first).split("; the chunk was rejected")[0]
         warn(
             f"{type(self).__name__}: expert {self.expert_names_[k]!r} refused {int(asleep.sum())} row(s) of "
-            f"this chunk ({str(first).split('; the chunk was rejected')[0]}); it sleeps on them (it neither predicts nor "
-            "learns them) and the other experts predict and learn them.",
+            f"this chunk ({reason}); it sleeps on them (it neither predicts nor learns them) and the other "
+            "experts predict and learn them.",
             DataAdviceWarning,
         )
         if not parts:

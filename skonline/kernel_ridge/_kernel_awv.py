@@ -15,7 +15,6 @@ from ..utils._deprecation import renamed_constraint
 from ..utils._online_kernel import CAP_NNZ, SPARSE_LAYOUT_MIN_FEATURES, rbf_matrix_sparse, rbf_matrix_t
 from . import _core as core
 from ._base import (
-    warn_wide_sparse,
     _CAP_ROWS,
     STANDARDIZE_SAMPLE_WEIGHT_XFAIL,
     _GrowingStateMixin,
@@ -27,6 +26,7 @@ from ._base import (
     next_capacity,
     resolve_sigma,
     warn_growth,
+    warn_wide_sparse,
 )
 
 __all__ = ["KernelAWVRegressor"]

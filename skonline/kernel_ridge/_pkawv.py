@@ -26,7 +26,6 @@ from ..utils._warnings import warn
 from ..utils.validation import canonical_csr, readonly, validate_X_predict
 from . import _core as core
 from ._base import (
-    warn_wide_sparse,
     _CAP_COMPONENTS,
     _CAP_ROWS,
     _GrowingStateMixin,
@@ -36,6 +35,7 @@ from ._base import (
     next_capacity,
     resolve_sigma,
     warn_growth,
+    warn_wide_sparse,
 )
 
 __all__ = ["PKAWVRegressor", "PKAWVClassifier"]
