@@ -460,37 +460,49 @@ def uniforms_per_round(alg, m, k):
 # their arrays every round. A call that is not inlined costs, per round, up to 30 % of a
 # low-dimensional stream (measured in fresh processes: GroupDROClassifier, d = 10, m = 6).
 @njit(inline="always")
-def _begin_round(anytime, t, W, w_sum, q, q_sum, a_sum, c_w, c_q):
-    """Round t: add ``a_t w_t`` and ``a_t q_t`` to the running sums (before the update) and
-    return ``(eta_w, eta_q, gamma)``, the steps ``c a_t`` of the round."""
+def _round_steps(anytime, t, q, q_sum, a_sum, c_w, c_q):
+    """Round t's weight ``a_t`` (added with ``a_t q_t`` to the running sums, before the update)
+    and its steps: ``(a_t, eta_w, eta_q, gamma)``, the steps ``c a_t``. The w-player's sum is the
+    caller's (dense: :func:`_begin_round`; sparse: lazily, through the clock)."""
     a = 1.0 / math.sqrt(t) if anytime else 1.0
-    for h in range(W.shape[0]):
-        for j in range(W.shape[1]):
-            w_sum[h, j] += a * W[h, j]
     for i in range(q.shape[0]):
         q_sum[i] += a * q[i]
     a_sum[0] += a
     eta_q = c_q * a
-    return c_w * a, eta_q, 0.5 * eta_q
+    return a, c_w * a, eta_q, 0.5 * eta_q
+
+
+@njit(inline="always")
+def _begin_round(anytime, t, W, w_sum, q, q_sum, a_sum, c_w, c_q):
+    """Round t: add ``a_t w_t`` and ``a_t q_t`` to the running sums (before the update) and
+    return ``(eta_w, eta_q, gamma)``, the steps ``c a_t`` of the round."""
+    a, eta_w, eta_q, gamma = _round_steps(anytime, t, q, q_sum, a_sum, c_w, c_q)
+    for h in range(W.shape[0]):
+        for j in range(W.shape[1]):
+            w_sum[h, j] += a * W[h, j]
+    return eta_w, eta_q, gamma
+
+
+@njit(inline="always")
+def _sample_coef(alg, s, q, g):
+    """The w-player's weight ``c_j`` of a sample of group ``g`` (by algorithm, module docstring)."""
+    if alg == SMD or alg == SMD_WEIGHTED:
+        return q[g]
+    if alg == SMD_UNIFORM:
+        return q.shape[0] * q[g]
+    if alg == ONLINE:
+        return 1.0
+    return 1.0 / s.k
 
 
 @njit(inline="always")
 def _w_step(alg, s, X, W, w_norm2, q, rows, groups, r, dloss, eta_w, t, dp, x2):
     """The w-player: ``w -= eta_w sum_j c_j grad l_j`` (c_j by algorithm, module docstring), then
     the projection onto the ball of radius R (``w_norm2`` keeps ``||w||^2``)."""
-    m = q.shape[0]
     R = s.radius
     c = 0.0
     for j in range(r):
-        g = groups[j]
-        if alg == SMD or alg == SMD_WEIGHTED:
-            c = q[g]
-        elif alg == SMD_UNIFORM:
-            c = m * q[g]
-        elif alg == ONLINE:
-            c = 1.0
-        else:
-            c = 1.0 / s.k
+        c = _sample_coef(alg, s, q, groups[j])
         _axpy(X, rows[j], dloss, j, eta_w * c, W, s.fit_intercept)
     if r == 1 and t % RESYNC != 0:
         # one sample: ||W - s dvec x~'||^2 = ||W||^2 - 2 s dvec.p + s^2 ||dvec||^2 ||x~||^2,
@@ -893,17 +905,10 @@ def _sparse_round(alg, capped, s, st, lz, XI, XV, XN, Y, work, r, c_w, c_q):
     H = W.shape[0]
     d = W.shape[1] - 1 if s.fit_intercept else W.shape[1]
     fi = s.fit_intercept
-    m = q.shape[0]
     t = st.t[0] + 1
     sc = lz.scale[0]
-    a = 1.0 / math.sqrt(t) if s.anytime else 1.0
+    a, eta_w, eta_q, gamma = _round_steps(s.anytime, t, q, st.q_sum, st.a_sum, c_w, c_q)
     clock = lz.clock[0] + a * sc  # w_sum += a_t w_t, lazily
-    for i in range(m):
-        st.q_sum[i] += a * q[i]
-    st.a_sum[0] += a
-    eta_w = c_w * a
-    eta_q = c_q * a
-    gamma = 0.5 * eta_q
     for j in range(r):  # losses and gradients at w_t
         row = rows[j]
         wr = Y[row, H]
@@ -921,18 +926,8 @@ def _sparse_round(alg, capped, s, st, lz, XI, XV, XN, Y, work, r, c_w, c_q):
         st.group_draws[groups[j]] += 1
     # the w-player: each sample's step on its columns, ||w||^2 followed exactly
     n2 = st.w_norm2[0]
-    c = 0.0
     for j in range(r):
-        g = groups[j]
-        if alg == SMD or alg == SMD_WEIGHTED:
-            c = q[g]
-        elif alg == SMD_UNIFORM:
-            c = m * q[g]
-        elif alg == ONLINE:
-            c = 1.0
-        else:
-            c = 1.0 / s.k
-        st_ = eta_w * c
+        st_ = eta_w * _sample_coef(alg, s, q, groups[j])
         row = rows[j]
         dp = 0.0
         dd = 0.0
