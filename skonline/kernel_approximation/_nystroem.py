@@ -20,7 +20,6 @@ from ..utils._online_kernel import (
     DenseStore,
     KORSDictionaryMixin,
     KORSSettings,
-    SparseRows,
     SparseStore,
     kors_decide,
     kors_insert,
@@ -28,6 +27,7 @@ from ..utils._online_kernel import (
     new_work,
     rbf_matrix_sparse,
     rbf_matrix_t,
+    sparse_rows,
     store_add_dict,
     store_dict_fits,
     store_dict_kernel,
@@ -248,9 +248,7 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Featu
         n = X.shape[0]
         if self._sparse_layout():
             Z = canonical_csr(X if sp.issparse(X) else sp.csr_matrix(X))
-            yield 0, n, SparseRows(data=np.ascontiguousarray(Z.data, dtype=np.float64),
-                                   indices=Z.indices.astype(np.int64), indptr=Z.indptr.astype(np.int64),
-                                   n_features=Z.shape[1]), Z
+            yield 0, n, sparse_rows(Z), Z
             return
         step = _BLOCK_ROWS if sp.issparse(X) else max(n, 1)
         for a in range(0, n, step):

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite, state_scalar
 from ..utils import _scaling
 from ..utils._deprecation import renamed_constraint
-from ..utils._online_kernel import CAP_NNZ, SPARSE_LAYOUT_MIN_FEATURES, rbf_matrix_sparse, rbf_matrix_t
+from ..utils._online_kernel import CAP_NNZ, SPARSE_LAYOUT_MIN_FEATURES, rbf_matrix_sparse, rbf_matrix_t, sparse_rows
 from . import _core as core
 from ._base import (
     _CAP_ROWS,
@@ -308,9 +308,7 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         :class:`~skonline.kernel_ridge._core.SparseRows` in the sparse layout."""
         if not self._sparse_layout():
             return X
-        return core.SparseRows(data=np.ascontiguousarray(X.data, dtype=np.float64),
-                               indices=X.indices.astype(np.int64), indptr=X.indptr.astype(np.int64),
-                               n_features=X.shape[1])
+        return sparse_rows(X)
 
     def _stored_csr(self):
         """The rows learned (sparse layout), as a CSR matrix (n_rows_stored_, n_features_in_)."""

@@ -19,6 +19,7 @@ from ..utils._online_kernel import (
     KORSDictionaryMixin,
     rbf_matrix_sparse,
     rbf_matrix_t,
+    sparse_rows,
     taylor_tables,
     taylor_transform,
 )
@@ -376,9 +377,7 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
                 continue
             rows = Z
             if sp.issparse(Z):
-                rows = core.SparseRows(data=np.ascontiguousarray(Z.data, dtype=np.float64),
-                                       indices=Z.indices.astype(np.int64), indptr=Z.indptr.astype(np.int64),
-                                       n_features=Z.shape[1])
+                rows = sparse_rows(Z)
             start = 0
             while True:
                 if self._n_dict_[0] >= kors.max_m:  # frozen dictionary: a fixed map from here on

@@ -500,6 +500,12 @@ class SparseRows(NamedTuple):
     n_features: int
 
 
+def sparse_rows(Z):
+    """:class:`SparseRows` of a validated CSR matrix ``Z`` (float64 data, int64 index copies)."""
+    return SparseRows(data=np.ascontiguousarray(Z.data, dtype=np.float64), indices=Z.indices.astype(np.int64),
+                      indptr=Z.indptr.astype(np.int64), n_features=Z.shape[1])
+
+
 class SparseStore(NamedTuple):
     """Where an online Nyström map keeps its points, sparse layout (wide inputs): each point is a sparse
     row. The chunk's rows are :class:`SparseRows`; a row is scattered into a dense work vector
