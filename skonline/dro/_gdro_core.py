@@ -460,27 +460,18 @@ def uniforms_per_round(alg, m, k):
 # their arrays every round. A call that is not inlined costs, per round, up to 30 % of a
 # low-dimensional stream (measured in fresh processes: GroupDROClassifier, d = 10, m = 6).
 @njit(inline="always")
-def _round_steps(anytime, t, q, q_sum, a_sum, c_w, c_q):
-    """Round t's weight ``a_t`` (added with ``a_t q_t`` to the running sums, before the update)
-    and its steps: ``(a_t, eta_w, eta_q, gamma)``, the steps ``c a_t``. The w-player's sum is the
-    caller's (dense: :func:`_begin_round`; sparse: lazily, through the clock)."""
+def _begin_round(anytime, t, W, w_sum, q, q_sum, a_sum, c_w, c_q):
+    """Round t: add ``a_t w_t`` and ``a_t q_t`` to the running sums (before the update) and
+    return ``(eta_w, eta_q, gamma)``, the steps ``c a_t`` of the round."""
     a = 1.0 / math.sqrt(t) if anytime else 1.0
+    for h in range(W.shape[0]):
+        for j in range(W.shape[1]):
+            w_sum[h, j] += a * W[h, j]
     for i in range(q.shape[0]):
         q_sum[i] += a * q[i]
     a_sum[0] += a
     eta_q = c_q * a
-    return a, c_w * a, eta_q, 0.5 * eta_q
-
-
-@njit(inline="always")
-def _begin_round(anytime, t, W, w_sum, q, q_sum, a_sum, c_w, c_q):
-    """Round t: add ``a_t w_t`` and ``a_t q_t`` to the running sums (before the update) and
-    return ``(eta_w, eta_q, gamma)``, the steps ``c a_t`` of the round."""
-    a, eta_w, eta_q, gamma = _round_steps(anytime, t, q, q_sum, a_sum, c_w, c_q)
-    for h in range(W.shape[0]):
-        for j in range(W.shape[1]):
-            w_sum[h, j] += a * W[h, j]
-    return eta_w, eta_q, gamma
+    return c_w * a, eta_q, 0.5 * eta_q
 
 
 @njit(inline="always")
@@ -907,8 +898,14 @@ def _sparse_round(alg, capped, s, st, lz, XI, XV, XN, Y, work, r, c_w, c_q):
     fi = s.fit_intercept
     t = st.t[0] + 1
     sc = lz.scale[0]
-    a, eta_w, eta_q, gamma = _round_steps(s.anytime, t, q, st.q_sum, st.a_sum, c_w, c_q)
+    a = 1.0 / math.sqrt(t) if s.anytime else 1.0
     clock = lz.clock[0] + a * sc  # w_sum += a_t w_t, lazily
+    for i in range(q.shape[0]):
+        st.q_sum[i] += a * q[i]
+    st.a_sum[0] += a
+    eta_w = c_w * a
+    eta_q = c_q * a
+    gamma = 0.5 * eta_q
     for j in range(r):  # losses and gradients at w_t
         row = rows[j]
         wr = Y[row, H]
