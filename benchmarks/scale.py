@@ -81,6 +81,8 @@ QUICK_CAP = 60.0
 FLAT_FACTOR = 1.5
 SPEED_RATIO = {"dense100": 1 / 20, "dense1000": 1 / 50, "csr": 1 / 50}
 FULL_VS_BARE = 0.7
+#: the default online ensembles at 100 dense features: at least this many rows/s, at a flat cost
+ENSEMBLE_ROWS_PER_S = 50_000
 #: linear kernel-ridge learner: not a kernel estimator for the speed verdict
 NOT_KERNEL = {"AWVRegressor"}
 
@@ -265,7 +267,9 @@ def child(name, stream, rows):
     sgd = SGDClassifier(max_iter=1, tol=None, shuffle=False)
     est, config = make_estimator(name)
     kind = kind_of(est)
-    emit(kind=kind, config=config)
+    from skonline.utils._threads import available_cpus
+
+    emit(kind=kind, config=config, cpus=available_cpus())
     try:  # warm-up: compilation and cache loads, on chunks of another seed
         warm, _ = make_estimator(name)
         for c in range(WARMUP_CHUNKS):
@@ -433,6 +437,25 @@ def _fmt(v, f=".3g"):
     return "-" if v is None else format(v, f)
 
 
+def _ensemble_verdict(records):
+    """The default online ensembles at 100 dense features: rows/s against ENSEMBLE_ROWS_PER_S, at a
+    flat cost (their experts learn side by side in threads: ``n_jobs=None``, one per CPU)."""
+    rs = [r for r in records if r["estimator"].startswith("OnlineEnsemble") and r["stream"] == "dense100"]
+    if not rs:
+        return "- **Default ensembles at 100 dense features**: not run."
+    parts = []
+    for r in rs:
+        a = r["analysis"]
+        good = bool(r.get("done") and (r.get("rows_per_s") or 0) >= ENSEMBLE_ROWS_PER_S
+                    and a.get("flat") is not None and a["flat"] <= FLAT_FACTOR)
+        parts.append(f"{r['estimator']} {_fmt(r.get('rows_per_s'), ',.0f')} rows/s "
+                     f"(end/2nd {_fmt(a.get('flat'), '.2f')}): {'pass' if good else 'FAIL'}")
+    return (f"- **Default ensembles at 100 dense features** (at least {ENSEMBLE_ROWS_PER_S:,} rows/s at a flat "
+            f"cost; their experts learn side by side in threads, one per CPU available: "
+            f"{'/'.join(sorted({str(r.get('cpus', '?')) for r in rs}))} in these runs): "
+            + "; ".join(parts) + ".")
+
+
 def report(records, command, started, total, quick, cap, header=None):
     from skonline.utils import all_estimators
 
@@ -522,6 +545,7 @@ def report(records, command, started, total, quick, cap, header=None):
            f"snapshot, label encoding): "
            f"{lin_n - len(lin_fail)} of {lin_n} pass"
            + ("." if not lin_fail else "; fail: " + "; ".join(lin_fail) + "."),
+           _ensemble_verdict(records),
            ""]
     for s in STREAMS:
         rs = [r for r in records if r["stream"] == s]

@@ -389,10 +389,14 @@ class OnlineMixin(AtomicCallMixin, OnlineStandardizationMixin):
                                  interval_rows=interval_rows, seconds=seconds,
                                  metrics=self._progress_metrics())
 
+    #: private attributes that are neither parameters nor learned state and are not pickled: the
+    #: cache of validated parameters (rebuilt on demand); an estimator may add its own
+    _not_pickled = ("_validated_params",)
+
     def __getstate__(self):
-        # the cache of validated parameters is not learned state: it is rebuilt on demand
         state = dict(super().__getstate__())
-        state.pop("_validated_params", None)
+        for name in self._not_pickled:
+            state.pop(name, None)
         return state
 
     @classmethod

@@ -25,6 +25,7 @@ import inspect
 import numbers
 import pickle
 import struct
+import time
 import warnings
 
 import numpy as np
@@ -34,6 +35,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._atomic import _LOCATING_ROW
 from ..base import (
     OnlineClassifierMixin,
     OnlineMixin,
@@ -47,6 +49,7 @@ from ..base import (
 from ..exceptions import DataAdviceWarning
 from ..utils import _progress
 from ..utils._deprecation import DEPRECATED
+from ..utils._threads import effective_n_threads, run_tasks
 from ..utils._warnings import warn
 from ..utils.validation import rows_for
 from . import _ensemble_core as core
@@ -237,6 +240,10 @@ class _OnlineEnsembleBase:
     _accept_sparse = True
     _row_container = "stream"
 
+    #: the seconds each threaded expert took on the previous chunk (``_expert_seconds``: the order
+    #: in which they start, the costliest first) is a timing, not state: never pickled
+    _not_pickled = (*OnlineMixin._not_pickled, "_expert_seconds")
+
     # ------------------------------------------------------------------ params
     def get_params(self, deep=True):
         """Parameters, including ``<name>__<param>`` of the experts and ``rule__<param>``.
@@ -406,6 +413,40 @@ class _OnlineEnsembleBase:
         for a, o in parts:
             out[a:a + o.shape[0]] = o
         return out, asleep
+
+    def _prequential_calls(self, jobs, X, y):
+        """``{k: (outputs, asleep)}``: :meth:`_prequential_call` of each ``(k, method, kw)`` of
+        ``jobs``. skonline's own experts learn in threads (``n_jobs``; their compiled passes release
+        the GIL), the costliest first (as measured on the previous chunk). Each learns on its own
+        working copy, so the outputs are the same bits whatever the number of threads. An expert
+        that refuses rows for its numerics is run again here, alone (:meth:`_prequential_call`:
+        bisection and sleeping, which never run in a thread)."""
+        threaded = [job for job in jobs if isinstance(self.estimators_[job[0]], OnlineMixin)]
+        n_threads = effective_n_threads(self.n_jobs, len(threaded))
+        if n_threads <= 1:
+            return {k: self._prequential_call(k, m, X, y, **kw) for k, m, kw in jobs}
+        cost = getattr(self, "_expert_seconds", {})
+        threaded.sort(key=lambda job: -cost.get(job[0], 0.0))
+
+        def task(job):
+            k, method, kw = job
+
+            def run():
+                token = _LOCATING_ROW.set(True)  # a refusal is only reported: located below, alone
+                start = time.perf_counter()
+                try:
+                    return self._prequential_part(k, method, X, y, kw), time.perf_counter() - start
+                except FloatingPointError:
+                    return None, 0.0
+                finally:
+                    _LOCATING_ROW.reset(token)
+
+            return run
+
+        results = run_tasks([task(job) for job in threaded], n_threads)
+        self._expert_seconds = {job[0]: seconds for job, (_, seconds) in zip(threaded, results)}
+        done = {job[0]: out for job, (out, _) in zip(threaded, results) if out is not None}
+        return {k: (done[k], None) if k in done else self._prequential_call(k, m, X, y, **kw) for k, m, kw in jobs}
 
     def _prequential_part(self, k, method, X, y, kw):
         """One learning call of expert ``k`` on rows ``X``: its prequential ``method`` outputs. A
@@ -647,6 +688,14 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
     random_state : None, int, RandomState or Generator, default=None
         Seeds the default experts (``estimators=None``) that draw random numbers, one integer each;
         experts given in ``estimators`` keep their own ``random_state``.
+    n_jobs : int or None, default=None
+        Threads in which skonline's own experts learn each chunk, side by side (their compiled
+        passes release the GIL; experts of other libraries learn one after another, in the calling
+        thread). ``None`` or ``-1``: one per CPU available to the process, up to the number of
+        experts; ``1``: one after another. Unlike joblib's ``n_jobs`` in scikit-learn, ``None`` does
+        not mean 1: the threads never change the result (each expert learns on its own state, so
+        any ``n_jobs`` gives the same bits, as ``HistGradientBoostingClassifier``'s OpenMP threads
+        do), and an expert that refuses rows for its numerics is handled in the calling thread.
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
@@ -706,6 +755,8 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         "clip_predictions": ["boolean"],
         "update_experts": [StrOptions({"auto"}), "boolean"],
         "random_state": ["random_state", np.random.Generator],
+        "n_jobs": [None, Interval(numbers.Integral, None, -1, closed="right"),
+                   Interval(numbers.Integral, 1, None, closed="left")],
         "verbose": ["verbose"],
     }
 
@@ -713,7 +764,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
     _TASK = "regressor"
 
     def __init__(self, estimators=None, rule=None, *, loss="squared_error", quantile=0.5, loss_bound="auto",
-                 clip_predictions=True, update_experts="auto", random_state=None, verbose=0):
+                 clip_predictions=True, update_experts="auto", random_state=None, n_jobs=None, verbose=0):
         self.estimators = estimators
         self.random_state = random_state
         self.rule = rule
@@ -722,6 +773,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         self.loss_bound = loss_bound
         self.clip_predictions = clip_predictions
         self.update_experts = update_experts
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     _LOSS_CODES = {"squared_error": core.SQUARED, "absolute_error": core.ABSOLUTE, "quantile": core.PINBALL}
@@ -748,9 +800,10 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         n = X.shape[0]
         P = np.full((n, len(self.estimators_)), np.nan)
         prequential = set(self._prequential_experts()) if y is not None else set()
+        calls = self._prequential_calls([(k, "predict", {}) for k in sorted(prequential)], X, y)
         for k, est in enumerate(self.estimators_):
             if k in prequential:  # learns the chunk, returning each row's prediction before it
-                out, asleep = self._prequential_call(k, "predict", X, y)
+                out, asleep = calls[k]
                 if out is not None:
                     P[:, k] = np.asarray(out, dtype=np.float64).reshape(n, -1)[:, 0]
                     self._expert_fitted_[k] = True
@@ -875,6 +928,14 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
     random_state : None, int, RandomState or Generator, default=None
         Seeds the default experts (``estimators=None``) that draw random numbers, one integer each;
         experts given in ``estimators`` keep their own ``random_state``.
+    n_jobs : int or None, default=None
+        Threads in which skonline's own experts learn each chunk, side by side (their compiled
+        passes release the GIL; experts of other libraries learn one after another, in the calling
+        thread). ``None`` or ``-1``: one per CPU available to the process, up to the number of
+        experts; ``1``: one after another. Unlike joblib's ``n_jobs`` in scikit-learn, ``None`` does
+        not mean 1: the threads never change the result (each expert learns on its own state, so
+        any ``n_jobs`` gives the same bits, as ``HistGradientBoostingClassifier``'s OpenMP threads
+        do), and an expert that refuses rows for its numerics is handled in the calling thread.
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
@@ -927,6 +988,8 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
         "loss_bound": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
         "update_experts": [StrOptions({"auto"}), "boolean"],
         "random_state": ["random_state", np.random.Generator],
+        "n_jobs": [None, Interval(numbers.Integral, None, -1, closed="right"),
+                   Interval(numbers.Integral, 1, None, closed="left")],
         "verbose": ["verbose"],
     }
 
@@ -934,13 +997,14 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
     _TASK = "classifier"
 
     def __init__(self, estimators=None, rule=None, *, loss="log_loss", loss_bound="auto", update_experts="auto",
-                 random_state=None, verbose=0):
+                 random_state=None, n_jobs=None, verbose=0):
         self.estimators = estimators
         self.random_state = random_state
         self.rule = rule
         self.loss = loss
         self.loss_bound = loss_bound
         self.update_experts = update_experts
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     def _allocate(self, chunk):
@@ -957,14 +1021,18 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
         P = np.full((n, len(self.estimators_), C), np.nan)
         hard = np.zeros(len(self.estimators_), dtype=bool)
         prequential = set(self._prequential_experts()) if y is not None else set()
+        proba = {k: hasattr(self.estimators_[k], "partial_fit_predict_proba") for k in prequential}
+        calls = self._prequential_calls(
+            [(k, "predict_proba" if proba[k] else "predict", {"classes": self.classes_}) for k in sorted(prequential)],
+            X, y)
         for k, est in enumerate(self.estimators_):
             lab = asleep = None
             if k in prequential:
-                if hasattr(est, "partial_fit_predict_proba"):
-                    pk, asleep = self._prequential_call(k, "predict_proba", X, y, classes=self.classes_)
+                if proba[k]:
+                    pk, asleep = calls[k]
                     pk = None if pk is None else np.asarray(pk, dtype=np.float64)
                 else:
-                    lab, asleep = self._prequential_call(k, "predict", X, y, classes=self.classes_)
+                    lab, asleep = calls[k]
                     pk = None
                 if lab is None and pk is None:  # asleep on every row of the chunk
                     continue

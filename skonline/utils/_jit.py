@@ -33,6 +33,10 @@ The disk cache (:class:`_Cache`) is numba's, made safe for installs as users hav
   cache holds pickles, which must never come from another user), and failing that compiles
   without a cache. Either way one :class:`~skonline.exceptions.CompileCacheWarning` says so and
   names ``NUMBA_CACHE_DIR``.
+* **Entries are keyed by the compile options too.** numba keys an entry by its signature, target
+  and bytecode only; skonline adds :data:`JIT_OPTIONS`, so that code cached before an option
+  changed (``nogil``: every compiled function releases the GIL, so that the experts of an online
+  ensemble learn side by side in threads) is compiled again, not loaded with the old option.
 * **Entries that cannot be trusted are recompiled.** Every file written carries a SHA-256 of its
   contents, and every data file the index key it was written for: a truncated or altered file, a
   file of another numba or skonline version, and an entry overwritten by another process
@@ -58,8 +62,13 @@ from numba.core.registry import CPUDispatcher
 from ..exceptions import CompileCacheWarning
 from ._warnings import warn
 
-#: options every compiled function of skonline is built with (``cache``: :class:`_Cache`)
-JIT_OPTIONS = {"cache": True, "no_cfunc_wrapper": True}
+#: options every compiled function of skonline is built with (``cache``: :class:`_Cache`;
+#: ``nogil``: a compiled call releases the GIL, so the experts of an online ensemble learn side by
+#: side in threads, :mod:`skonline.utils._threads`)
+JIT_OPTIONS = {"cache": True, "no_cfunc_wrapper": True, "nogil": True}
+
+#: part of every cache entry's key (:meth:`_Cache._index_key`)
+_OPTIONS_KEY = repr(sorted(JIT_OPTIONS.items()))
 
 #: ``jit_options`` of ``numba.extending.overload`` implementations (numba adds
 #: ``no_cpython_wrapper``: an overload is only called from compiled code)
@@ -226,6 +235,11 @@ class _Cache(caching.FunctionCache):
             cache_path=self._cache_path, filename_base=self._impl.filename_base,
             source_stamp=self._impl.locator.get_source_stamp(),
         )
+
+    def _index_key(self, sig, codegen):
+        # numba's key (signature, target, bytecode) and the options every function is compiled
+        # with: code cached before an option changed (e.g. ``nogil``) is compiled again
+        return super()._index_key(sig, codegen) + (_OPTIONS_KEY,)
 
     def load_overload(self, sig, target_context):
         try:
