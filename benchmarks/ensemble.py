@@ -416,7 +416,14 @@ def drift_switch(task, log=print):
     def err(pred):
         return (pred != y).astype(float) if task == "classification" else np.abs(pred - y)
 
+    def logloss(proba):  # classification: the ensemble's own loss (it weighs its experts by it)
+        if proba is None:
+            return None
+        p = proba[np.arange(y.shape[0]), y]
+        return -np.log(np.clip(np.where(np.isfinite(p), p, 0.0), 1e-15, 1.0))
+
     errors = {"ensemble": err(r["pred"] if task != "classification" else classes[r["pred"].astype(int)])}
+    logs = {"ensemble": logloss(r["proba"]) if task == "classification" else None}
     ens = make()
     ens.partial_fit(X[:2], y[:2], **({} if classes is None else {"classes": classes}))
     from sklearn.base import clone
@@ -425,6 +432,7 @@ def drift_switch(task, log=print):
         rr = defaults.run_online(_ExpertAlone(functools.partial(clone, est), "x"), X, y, kind, classes)
         p = rr["pred"] if task != "classification" else classes[rr["pred"].astype(int)]
         errors[name] = err(p)
+        logs[name] = logloss(rr["proba"]) if task == "classification" else None
     out = {"task": task, "switches": switches, "n_rows": int(X.shape[0]), "segments": []}
     for s in switches:
         a, b = s + RECOVERY_ROWS, s + RECOVERY_ROWS + WINDOW
@@ -434,10 +442,15 @@ def drift_switch(task, log=print):
         before = {k: float(v[s - WINDOW:s].mean()) for k, v in errors.items() if k != "ensemble"}
         # first row after the switch from which the ensemble's error over the next 200 rows stays
         # within 10 % of the best expert's over the same rows
-        out["segments"].append({
-            "switch": s, "window": [a, b], "errors": win, "best_expert": best,
-            "best_before": min(before, key=before.get),
-            "ok": bool(win["ensemble"] <= 1.1 * experts[best])})
+        seg = {"switch": s, "window": [a, b], "errors": win, "best_expert": best,
+               "best_before": min(before, key=before.get),
+               "ok": bool(win["ensemble"] <= 1.1 * experts[best])}
+        if all(v is not None for v in logs.values()):  # the same window under the log loss
+            lwin = {k: float(v[a:b].mean()) for k, v in logs.items()}
+            lbest = min((k for k in lwin if k != "ensemble"), key=lwin.get)
+            seg.update(log_loss=lwin, best_expert_log_loss=lbest,
+                       ok_log_loss=bool(lwin["ensemble"] <= 1.1 * lwin[lbest]))
+        out["segments"].append(seg)
     log(f"  drift {task}: " + "; ".join(
         f"switch {g['switch']}: ensemble {g['errors']['ensemble']:.4f} vs {g['best_expert']} "
         f"{g['errors'][g['best_expert']]:.4f}" for g in out["segments"]))
@@ -502,7 +515,12 @@ def report(run, command, started, total):
                       f"after: {g['best_expert']}): the ensemble's error over rows {g['window'][0]:,}-"
                       f"{g['window'][1]:,} is {g['errors']['ensemble']:.4f} against {g['errors'][g['best_expert']]:.4f}"
                       f" ({g['errors']['ensemble'] / max(g['errors'][g['best_expert']], 1e-12):.2f}x; target 1.1x): "
-                      f"**{'pass' if g['ok'] else 'FAIL'}**.")
+                      f"**{'pass' if g['ok'] else 'FAIL'}**."
+                      + (" Under the log loss, the loss the classifier weighs its experts by: "
+                         f"{g['log_loss']['ensemble']:.4f} against the best expert's ({g['best_expert_log_loss']}) "
+                         f"{g['log_loss'][g['best_expert_log_loss']]:.4f} "
+                         f"({g['log_loss']['ensemble'] / max(g['log_loss'][g['best_expert_log_loss']], 1e-12):.2f}x): "
+                         f"**{'pass' if g['ok_log_loss'] else 'FAIL'}**." if "log_loss" in g else ""))
     md.append("")
     md += ["## Per stream", ""]
     for s in streams:
@@ -549,6 +567,12 @@ def report(run, command, started, total):
             for g in d["segments"]:
                 md.append(f"| {g['switch']:,} | {g['window'][0]:,}-{g['window'][1]:,} | "
                           + " | ".join(f"{g['errors'][k]:.4f}" for k in names) + " |")
+            if all("log_loss" in g for g in d["segments"]):
+                md += ["", "Log loss over the same rows:", "", "| switch | rows | " + " | ".join(names) + " |",
+                       "|---:|---|" + "---:|" * len(names)]
+                for g in d["segments"]:
+                    md.append(f"| {g['switch']:,} | {g['window'][0]:,}-{g['window'][1]:,} | "
+                              + " | ".join(f"{g['log_loss'][k]:.4f}" for k in names) + " |")
             md.append("")
     if run.get("drift_frozen"):
         md += defaults.drift_report(run["drift_frozen"])
