@@ -139,6 +139,13 @@ def default_estimators(task, random_state=None, n_features=None):
     return pairs
 
 _EPS_PROBA = 1e-15
+#: the experts learn a chunk in threads only when they took at least this long together on the
+#: previous chunk: below, each call's Python work (validation, working copy) dominates its compiled
+#: pass, and threads waiting for the GIL slow the ensemble down. Measured with the default
+#: classifier on benchmarks/scale.py's streams (2 CPUs), threads over one thread, by chunk size:
+#: 10 features, 100 / 300 / 1,000 rows (about 2.5 / 4 / 6.5 ms a chunk): 0.59 / 0.81 / 1.09; 100
+#: features: 1.01 / 1.22 / 1.21 (about 5 / 10 / 27 ms a chunk)
+THREADS_MIN_SECONDS = 0.008
 #: the default experts' notes about their own settings, which are the ensemble's choice
 #: (default_estimators) and which a user of the ensemble does not set: a growing state reaching
 #: its budget (skonline.utils._growing.warn_growth), kernel selection's advice for short
@@ -417,15 +424,23 @@ class _OnlineEnsembleBase:
     def _prequential_calls(self, jobs, X, y):
         """``{k: (outputs, asleep)}``: :meth:`_prequential_call` of each ``(k, method, kw)`` of
         ``jobs``. skonline's own experts learn in threads (``n_jobs``; their compiled passes release
-        the GIL), the costliest first (as measured on the previous chunk). Each learns on its own
+        the GIL), the costliest first, when they took at least ``THREADS_MIN_SECONDS`` together on
+        the previous chunk (as timed then; below, the Python work of each call dominates, and
+        threads waiting for the GIL cost more than they overlap). Each learns on its own
         working copy, so the outputs are the same bits whatever the number of threads. An expert
         that refuses rows for its numerics is run again here, alone (:meth:`_prequential_call`:
         bisection and sleeping, which never run in a thread)."""
         threaded = [job for job in jobs if isinstance(self.estimators_[job[0]], OnlineMixin)]
         n_threads = effective_n_threads(self.n_jobs, len(threaded))
-        if n_threads <= 1:
-            return {k: self._prequential_call(k, m, X, y, **kw) for k, m, kw in jobs}
         cost = getattr(self, "_expert_seconds", {})
+        if n_threads <= 1 or sum(cost.get(job[0], 0.0) for job in threaded) < THREADS_MIN_SECONDS:
+            out, seconds = {}, {}
+            for k, m, kw in jobs:
+                start = time.perf_counter()
+                out[k] = self._prequential_call(k, m, X, y, **kw)
+                seconds[k] = time.perf_counter() - start
+            self._expert_seconds = seconds
+            return out
         threaded.sort(key=lambda job: -cost.get(job[0], 0.0))
 
         def task(job):

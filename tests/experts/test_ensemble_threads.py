@@ -15,10 +15,17 @@ import numpy as np
 import pytest
 import sklearn
 
-from skonline.experts import OnlineEnsembleClassifier, OnlineEnsembleRegressor
+from skonline.experts import OnlineEnsembleClassifier, OnlineEnsembleRegressor, _ensemble
 from skonline.kernel_ridge import KernelAWVRegressor, PKAWVRegressor
 from skonline.linear_model import ScaleInvariantRegressor
 from skonline.utils import _threads
+
+
+@pytest.fixture(autouse=True)
+def _threads_on_any_chunk(monkeypatch):
+    """These tests run threads on chunks of any cost (the ensembles otherwise use them only for
+    chunks whose experts took THREADS_MIN_SECONDS together on the previous chunk)."""
+    monkeypatch.setattr(_ensemble, "THREADS_MIN_SECONDS", 0.0)
 
 
 def _data(n=600, d=6, seed=0):
@@ -84,9 +91,22 @@ def test_experts_do_run_in_worker_threads(monkeypatch):
     monkeypatch.setattr(OnlineEnsembleRegressor, "_prequential_part", spy)
     X, y = _data(n=200)
     OnlineEnsembleRegressor(_blas_free(), n_jobs=1).fit(X, y)
-    OnlineEnsembleRegressor(_blas_free(), n_jobs=2).fit(X, y)
+    _feed(OnlineEnsembleRegressor(_blas_free(), n_jobs=2), X, y, 50)
     assert seen[1] == {False}
     assert seen[2] == {True}
+
+
+def test_threads_only_for_chunks_that_cost_enough(monkeypatch):
+    monkeypatch.setattr(_ensemble, "THREADS_MIN_SECONDS", 1e9)
+    calls = []
+    real = _ensemble.run_tasks
+    monkeypatch.setattr(_ensemble, "run_tasks", lambda tasks, n: calls.append(n) or real(tasks, n))
+    X, y = _data(n=200)
+    _feed(OnlineEnsembleRegressor(_blas_free(), n_jobs=2), X, y, 50)
+    assert calls == []
+    monkeypatch.setattr(_ensemble, "THREADS_MIN_SECONDS", 1e-12)
+    _feed(OnlineEnsembleRegressor(_blas_free(), n_jobs=2), X, y, 50)
+    assert calls == [2, 2, 2]  # the first chunk in the caller (no timing yet), then in threads
 
 
 def test_nested_ensemble_runs_its_experts_in_the_worker():
