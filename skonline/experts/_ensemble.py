@@ -711,6 +711,8 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         not mean 1: the threads never change the result (each expert learns on its own state, so
         any ``n_jobs`` gives the same bits, as ``HistGradientBoostingClassifier``'s OpenMP threads
         do), and an expert that refuses rows for its numerics is handled in the calling thread.
+        Threads are used for a chunk only when the experts took at least ``THREADS_MIN_SECONDS``
+        together on the previous chunk (on cheaper chunks each call's Python work dominates).
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
@@ -951,6 +953,8 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
         not mean 1: the threads never change the result (each expert learns on its own state, so
         any ``n_jobs`` gives the same bits, as ``HistGradientBoostingClassifier``'s OpenMP threads
         do), and an expert that refuses rows for its numerics is handled in the calling thread.
+        Threads are used for a chunk only when the experts took at least ``THREADS_MIN_SECONDS``
+        together on the previous chunk (on cheaper chunks each call's Python work dominates).
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
