@@ -13,6 +13,7 @@ from ..base import OnlineRegressorMixin, SampleWeightMixin, raise_if_nonfinite, 
 from ..utils import _scaling
 from ..utils._deprecation import renamed_constraint
 from ..utils._online_kernel import CAP_NNZ, SPARSE_LAYOUT_MIN_FEATURES, rbf_matrix_sparse, rbf_matrix_t, sparse_rows
+from ..utils.validation import check_csr_arrays
 from . import _core as core
 from ._base import (
     _CAP_ROWS,
@@ -316,6 +317,17 @@ class KernelAWVRegressor(_GrowingStateMixin, SampleWeightMixin, OnlineRegressorM
         nnz = int(self._X_ptr_[t])
         return sp.csr_matrix((self._X_val_[:nnz], self._X_ind_[:nnz], self._X_ptr_[: t + 1]),
                              shape=(t, self.n_features_in_))
+
+    def _check_loaded_state(self):
+        """The sparse rows of a loaded pickle (stored rows, or the dictionary once projected) are a
+        valid CSR structure (compiled passes index with them unchecked)."""
+        if not self._sparse_layout():
+            return
+        d = self.n_features_in_
+        if self._is_projected():
+            check_csr_arrays(self._dict_val_, self._dict_ind_, self._dict_ptr_, (self._precision_.shape[0], d))
+        else:
+            check_csr_arrays(self._X_val_, self._X_ind_, self._X_ptr_, (int(self._n_stored_[0]), d))
 
     def _buffer_layout(self):
         if self._is_projected():

@@ -24,7 +24,7 @@ from ..utils._online_kernel import (
     taylor_transform,
 )
 from ..utils._warnings import warn
-from ..utils.validation import canonical_csr, readonly, validate_X_predict
+from ..utils.validation import canonical_csr, check_csr_arrays, readonly, validate_X_predict
 from . import _core as core
 from ._base import (
     _CAP_COMPONENTS,
@@ -185,6 +185,17 @@ class _PKAWVBase(KORSDictionaryMixin, _GrowingStateMixin, _LinearAWVMixin):
     def _history_capacity(self):
         """Largest capacity of the history buffers: twice ``max_history`` (None: unbounded)."""
         return None if self.max_history is None else 2 * int(self.max_history)
+
+    def _check_loaded_state(self):
+        """The sparse rows of a loaded pickle (dictionary points and history) are a valid CSR
+        structure (compiled passes index with them unchecked)."""
+        if not (hasattr(self, "_n_dict_") and self.features_ != "taylor" and self._sparse_layout()):
+            return
+        d = self.n_features_in_
+        check_csr_arrays(self._dict_val_, self._dict_ind_, self._dict_ptr_, (int(self._n_dict_[0]), d))
+        if self._hist_ptr_.shape[0]:
+            t = min(int(self._n_history_[0]), self._Y_hist_.shape[0])
+            check_csr_arrays(self._hist_val_, self._hist_ind_, self._hist_ptr_, (t, d))
 
     def _buffer_layout(self):
         if not hasattr(self, "_n_dict_") or self.features_ == "taylor":

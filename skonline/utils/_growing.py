@@ -145,6 +145,41 @@ class GrowingStateMixin:
 
     def __setstate__(self, state):
         state = dict(state)
-        for name, shape in state.pop("_growth_capacity", ()):
-            state[name] = grow(state[name], shape)
+        capacity = state.pop("_growth_capacity", ())
         super().__setstate__(state)
+        self._check_pickled_buffers(capacity)
+        for name, shape in capacity:
+            self.__dict__[name] = grow(self.__dict__[name], shape)
+
+    def _check_pickled_buffers(self, capacity):
+        """A pickle holds each buffer's used block, whose shape its state implies (row and point
+        counts, non-zeros): a damaged or altered pickle whose arrays disagree with it (a row
+        pointer short, a truncated history) is refused here with a ``ValueError``; compiled passes
+        do not bounds-check and would read or write out of bounds. Subclasses check more
+        (:meth:`_check_loaded_state`: the structure of sparse rows)."""
+        name = type(self).__name__
+
+        def damaged(why):
+            return ValueError(f"{name}: this pickle is damaged or altered ({why}); the estimator cannot be loaded "
+                              "from it.")
+
+        if not self._is_initialized():
+            return
+        try:
+            layout = self._layout_if_fitted()
+        except (IndexError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise damaged(f"its state is inconsistent: {type(exc).__name__}: {exc}") from None
+        for buf, shape in capacity:
+            arr = self.__dict__.get(buf)
+            if buf not in layout or not isinstance(arr, np.ndarray):
+                raise damaged(f"unexpected buffer {buf}")
+            used = tuple(layout[buf][0])
+            if arr.shape != used or len(shape) != len(used) or any(c < u for c, u in zip(shape, used)):
+                raise damaged(f"{buf} has shape {arr.shape}, where its state implies {used} within {tuple(shape)}")
+        try:
+            self._check_loaded_state()
+        except ValueError as exc:
+            raise damaged(str(exc)) from None
+
+    def _check_loaded_state(self):
+        """Hook: raise ``ValueError`` if the loaded (trimmed) buffers are not a valid state."""
