@@ -34,7 +34,7 @@ from ..utils._online_kernel import (
     store_row_begin,
     store_row_end,
 )
-from ..utils.validation import canonical_csr, readonly, validate_X_chunk
+from ..utils.validation import canonical_csr, check_csr_arrays, readonly, validate_X_chunk
 
 __all__ = ["OnlineNystroem"]
 
@@ -271,6 +271,12 @@ class OnlineNystroem(KORSDictionaryMixin, ClassNamePrefixFeaturesOutMixin, Featu
         self._kors_p_ = np.zeros(cm)
         self._dict_idx_ = np.zeros(cm, dtype=np.int64)
         self._counts_ = np.zeros(4, dtype=np.int64)  # rows seen, components, skipped, dropped (budget)
+
+    def _check_loaded_state(self):
+        """The sparse dictionary rows of a loaded pickle are a valid CSR structure."""
+        if self._sparse_layout():
+            check_csr_arrays(self._dict_val_, self._dict_ind_, self._dict_ptr_,
+                             (int(self._counts_[1]), self.n_features_in_))
 
     def _buffer_layout(self):
         m = int(self._counts_[1])

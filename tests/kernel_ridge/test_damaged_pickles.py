@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from skonline.kernel_approximation import OnlineNystroem
 from skonline.kernel_ridge import KernelAWVRegressor, PKAWVRegressor
 
 
@@ -32,6 +33,8 @@ def _fitted(name):
         est = KernelAWVRegressor(max_rows=50)
     elif name == "pkawv":
         est = PKAWVRegressor(features="nystrom", random_state=0)
+    elif name == "nystroem":
+        est = OnlineNystroem(random_state=0)
     else:
         est = PKAWVRegressor(features="nystrom", random_state=0)
         X, y = X.toarray()[:, :20], y  # dense rows: no sparse structure, the shapes still checked
@@ -68,6 +71,9 @@ def _damage(est, name, how):
     ("pkawv", "_dict_ind_", "out_of_range"),
     ("pkawv", "_hist_ptr_", "decreasing"),
     ("pkawv_dense", "_hist_XT_", "short"),
+    ("nystroem", "_dict_ptr_", "decreasing"),
+    ("nystroem", "_dict_ind_", "out_of_range"),
+    ("nystroem", "_chol_t_", "short"),
 ])
 def test_damaged_pickle_is_refused_at_load(name, buf, how):
     est = _fitted(name)
@@ -77,7 +83,7 @@ def test_damaged_pickle_is_refused_at_load(name, buf, how):
         blank.__setstate__(state)
 
 
-@pytest.mark.parametrize("name", ["kawv", "kawv_projected", "pkawv", "pkawv_dense"])
+@pytest.mark.parametrize("name", ["kawv", "kawv_projected", "pkawv", "pkawv_dense", "nystroem"])
 def test_intact_pickles_load_and_continue(name):
     est = _fitted(name)
     X, y = _wide_csr(seed=1)
@@ -85,4 +91,7 @@ def test_intact_pickles_load_and_continue(name):
         X = X.toarray()[:, :20]
     loaded = pickle.loads(pickle.dumps(est))
     warnings.simplefilter("ignore")
+    if name == "nystroem":
+        np.testing.assert_array_equal(loaded.partial_fit(X).transform(X), est.partial_fit(X).transform(X))
+        return
     np.testing.assert_array_equal(loaded.partial_fit_predict(X, y), est.partial_fit_predict(X, y))
