@@ -430,6 +430,8 @@ class _OnlineEnsembleBase:
         working copy, so the outputs are the same bits whatever the number of threads. An expert
         that refuses rows for its numerics is run again here, alone (:meth:`_prequential_call`:
         bisection and sleeping, which never run in a thread)."""
+        if not jobs:  # predict: nothing learns, nothing is timed (a reader never writes)
+            return {}
         threaded = [job for job in jobs if isinstance(self.estimators_[job[0]], OnlineMixin)]
         n_threads = effective_n_threads(self.n_jobs, len(threaded))
         cost = getattr(self, "_expert_seconds", {})
