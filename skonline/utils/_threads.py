@@ -86,15 +86,15 @@ def _pool(size):
     return pool
 
 
-def _job(task, config, cancelled, ended):
+def _job(task, config, cancelled, started, ended):
     """``task`` as a job: in a copy of the caller's context variables and scikit-learn
     configuration; ``(True, result)``, ``(False, exception)``, or ``(False, None)`` when the call
-    was given up before the job started. Appends to ``ended`` when done."""
+    was given up (``cancelled``) before the job started. Appends to ``started`` before it looks at
+    ``cancelled`` and to ``ended`` when done, so that the caller can wait for every job that may
+    still touch an estimator."""
     context = contextvars.copy_context()
 
     def run():
-        if cancelled[0]:
-            return False, None
         from sklearn import config_context
 
         try:
@@ -104,8 +104,9 @@ def _job(task, config, cancelled, ended):
             return False, exc
 
     def job():
+        started.append(None)
         try:
-            return context.run(run)
+            return (False, None) if cancelled[0] else context.run(run)
         finally:
             ended.append(None)
 
@@ -121,22 +122,23 @@ def run_tasks(tasks, n_threads):
     from sklearn import get_config
 
     config = get_config()
-    cancelled, ended = [False], []
+    cancelled, started, ended = [False], [], []
     results = queue.SimpleQueue()
-    pool = _pool(n_threads)
-    for index, task in enumerate(tasks):
-        pool.jobs.put((index, _job(task, config, cancelled, ended), results))
     out = [None] * len(tasks)
     try:
+        pool = _pool(n_threads)
+        for index, task in enumerate(tasks):
+            pool.jobs.put((index, _job(task, config, cancelled, started, ended), results))
         for _ in range(len(tasks)):
             index, outcome = results.get()
             out[index] = outcome
     except BaseException:
-        # an interrupt of this thread (KeyboardInterrupt): the jobs not started are given up and
-        # those running are waited for (each at most one estimator's chunk): a task still running
+        # an interrupt of this thread (KeyboardInterrupt), wherever it came: the jobs not started
+        # are given up (a job started from now on sees ``cancelled`` and does nothing), and those
+        # running are waited for (each at most one estimator's chunk): a task still running
         # would write into buffers its estimator shares with the next call
         cancelled[0] = True
-        while len(ended) < len(tasks):
+        while len(ended) < len(started):
             try:
                 results.get(timeout=0.01)
             except BaseException:  # noqa: BLE001 - queue.Empty, or another interrupt: keep waiting
