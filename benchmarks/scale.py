@@ -456,6 +456,33 @@ def _ensemble_verdict(records):
             + "; ".join(parts) + ".")
 
 
+def _ensemble_vs_slowest(records):
+    """The default ensembles against their slowest expert run alone on the same stream (each row of
+    this file at defaults): the ratio of their speeds, each as its ratio to SGD on the same chunks
+    (robust to the machine's speed between runs), against 0.5."""
+    from skonline.experts._ensemble import default_estimators
+
+    by = {(r["estimator"], r["stream"]): r for r in records if r.get("done")}
+    parts, n_ok = [], 0
+    for r in records:
+        if not (r["estimator"].startswith("OnlineEnsemble") and r.get("done")):
+            continue
+        task = "classifier" if "Classifier" in r["estimator"] else "regressor"
+        names = [type(e).__name__ for _, e in default_estimators(task, n_features=STREAMS[r["stream"]][0])]
+        alone = {n: by[(n, r["stream"])]["analysis"].get("ratio_sgd") for n in names if (n, r["stream"]) in by}
+        if len(alone) < len(names) or None in alone.values():
+            continue
+        slowest = min(alone, key=alone.get)
+        ratio = r["analysis"]["ratio_sgd"] / alone[slowest]
+        n_ok += ratio >= 0.5
+        parts.append(f"{r['estimator']} on {r['stream']} {ratio:.2f}x {slowest}")
+    if not parts:
+        return "- **Default ensembles against their slowest expert**: not run."
+    return (f"- **Default ensembles against their slowest expert** (rows/s over the slowest expert's alone on the "
+            f"same stream and chunks of {CHUNK:,}, each as its ratio to SGD; target at least 0.5): {n_ok} of "
+            f"{len(parts)} pass: " + "; ".join(parts) + ".")
+
+
 def report(records, command, started, total, quick, cap, header=None):
     from skonline.utils import all_estimators
 
@@ -546,6 +573,7 @@ def report(records, command, started, total, quick, cap, header=None):
            f"{lin_n - len(lin_fail)} of {lin_n} pass"
            + ("." if not lin_fail else "; fail: " + "; ".join(lin_fail) + "."),
            _ensemble_verdict(records),
+           _ensemble_vs_slowest(records),
            ""]
     for s in STREAMS:
         rs = [r for r in records if r["stream"] == s]
