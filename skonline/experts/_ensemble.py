@@ -146,6 +146,9 @@ _EPS_PROBA = 1e-15
 #: 10 features, 100 / 300 / 1,000 rows (about 2.5 / 4 / 6.5 ms a chunk): 0.59 / 0.81 / 1.09; 100
 #: features: 1.01 / 1.22 / 1.21 (about 5 / 10 / 27 ms a chunk)
 THREADS_MIN_SECONDS = 0.008
+#: ``n_jobs`` of both ensembles: None, a positive count, or -1, -2, ... (all CPUs, all but one, ...)
+_N_JOBS_CONSTRAINT = [None, Interval(numbers.Integral, None, -1, closed="right"),
+                      Interval(numbers.Integral, 1, None, closed="left")]
 #: the default experts' notes about their own settings, which are the ensemble's choice
 #: (default_estimators) and which a user of the ensemble does not set: a growing state reaching
 #: its budget (skonline.utils._growing.warn_growth), kernel selection's advice for short
@@ -774,8 +777,7 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         "clip_predictions": ["boolean"],
         "update_experts": [StrOptions({"auto"}), "boolean"],
         "random_state": ["random_state", np.random.Generator],
-        "n_jobs": [None, Interval(numbers.Integral, None, -1, closed="right"),
-                   Interval(numbers.Integral, 1, None, closed="left")],
+        "n_jobs": _N_JOBS_CONSTRAINT,
         "verbose": ["verbose"],
     }
 
@@ -1009,8 +1011,7 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
         "loss_bound": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
         "update_experts": [StrOptions({"auto"}), "boolean"],
         "random_state": ["random_state", np.random.Generator],
-        "n_jobs": [None, Interval(numbers.Integral, None, -1, closed="right"),
-                   Interval(numbers.Integral, 1, None, closed="left")],
+        "n_jobs": _N_JOBS_CONSTRAINT,
         "verbose": ["verbose"],
     }
 

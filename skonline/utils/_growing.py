@@ -157,16 +157,16 @@ class GrowingStateMixin:
         pointer short, a truncated history) is refused here with a ``ValueError``; compiled passes
         do not bounds-check and would read or write out of bounds. Subclasses check more
         (:meth:`_check_loaded_state`: the structure of sparse rows)."""
+        if not self._is_initialized():
+            return
         name = type(self).__name__
 
         def damaged(why):
             return ValueError(f"{name}: this pickle is damaged or altered ({why}); the estimator cannot be loaded "
                               "from it.")
 
-        if not self._is_initialized():
-            return
         try:
-            layout = self._layout_if_fitted()
+            layout = self._buffer_layout()
         except (IndexError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise damaged(f"its state is inconsistent: {type(exc).__name__}: {exc}") from None
         for buf, shape in capacity:

@@ -24,6 +24,8 @@ import os
 import queue
 import threading
 
+from sklearn import config_context, get_config
+
 _THREAD_PREFIX = "skonline-worker"
 _POOLS = {}  # (pid, size) -> _Pool
 _IN_WORKER = threading.local()
@@ -95,8 +97,6 @@ def _job(task, config, cancelled, started, ended):
     context = contextvars.copy_context()
 
     def run():
-        from sklearn import config_context
-
         try:
             with config_context(**config):
                 return True, task()
@@ -119,8 +119,6 @@ def run_tasks(tasks, n_threads):
     one after another). Tasks are started in their order: put the longest first."""
     if n_threads <= 1 or len(tasks) <= 1 or getattr(_IN_WORKER, "active", False):
         return [task() for task in tasks]
-    from sklearn import get_config
-
     config = get_config()
     cancelled, started, ended = [False], [], []
     results = queue.SimpleQueue()
