@@ -8,7 +8,7 @@ from operator import itemgetter
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
 
 # subpackages that hold no estimators, or need optional dependencies
-_SKIP = {"tests", "plotting", "datasets", "utils", "_build"}
+_SKIP = {"tests", "plotting", "datasets", "utils", "_build", "conftest"}
 
 _TYPE_FILTERS = {
     "classifier": ClassifierMixin,
