@@ -23,6 +23,7 @@ import contextvars
 import copy
 import functools
 import itertools
+import math
 import numbers
 import operator
 import warnings
@@ -83,27 +84,47 @@ def nonfinite_state(estimator, raw=None):
     arrays the estimator derives from its state (hook ``_derived_state()``, e.g. ``coef_`` of
     the scale-invariant learners). Attributes that use NaN or inf as markers by design are listed
     in the class attribute ``_nonfinite_state_ok``.
+
+    After every call, so it is cheap: the small float64 arrays (most of a state: step sizes,
+    counters, per-group records) are checked together, in one pass over their concatenation
+    (each array on its own costs a NumPy call or two, which for an estimator with dozens of small
+    arrays cost more than its compiled pass on a 100-row chunk); only when that finds a NaN or an
+    inf are they checked one by one, to name the first.
     """
     allowed = estimator._nonfinite_state_ok
     layout = {}
     if estimator._buffer_layout is not None and estimator._is_initialized():
         layout = estimator._buffer_layout()  # growth buffers: only their used block is state
     fixed = estimator._fixed_state
+    small = []  # (name, float64 array) checked together
+    state = estimator.__dict__
     for k in estimator._state_keys():
         if k in allowed or k in fixed:
             continue
-        v = estimator.__dict__.get(k)
-        if isinstance(v, np.ndarray) and k in layout:
-            v = v[tuple(slice(0, s) for s in layout[k][0])]
-        if isinstance(v, np.ndarray):
+        v = state.get(k)
+        t = type(v)
+        if t is np.ndarray:
+            if k in layout:
+                v = v[tuple(slice(0, s) for s in layout[k][0])]
+            if v.dtype == np.float64 and v.size < _BATCH_SIZE:
+                small.append((k, v))
+            elif v.dtype.kind in "fc" and not _all_finite(v):
+                return _first_nonfinite(small) or k
+        elif t is float or t is np.float64:
+            if not math.isfinite(v):
+                return _first_nonfinite(small) or k
+        elif isinstance(v, np.ndarray):  # a subclass
             if v.dtype.kind in "fc" and not _all_finite(v):
-                return k
+                return _first_nonfinite(small) or k
         elif isinstance(v, (float, np.floating)) and not np.isfinite(v):
-            return k
+            return _first_nonfinite(small) or k
         elif isinstance(v, AtomicCallMixin) and v._is_initialized():  # an ensemble's rule_
             inner = nonfinite_state(v)
             if inner is not None:
-                return f"{k}.{inner}"
+                return _first_nonfinite(small) or f"{k}.{inner}"
+    bad = _first_nonfinite(small)
+    if bad is not None:
+        return bad
     derived = estimator._derived_state
     if derived is not None:
         for k, v in derived():
@@ -113,6 +134,27 @@ def nonfinite_state(estimator, raw=None):
         if not _all_finite(raw):
             return "predictions"
     return None
+
+
+#: float64 arrays below this size are checked together (:func:`nonfinite_state`)
+_BATCH_SIZE = 4096
+
+
+def _first_nonfinite(named):
+    """The name of the first ``(name, float64 array)`` of ``named`` holding a NaN or an inf, or
+    None: one check over all of them, then (only if it fails) one by one."""
+    if not named:
+        return None
+    if len(named) == 1:
+        flat = named[0][1]
+    else:
+        flat = np.concatenate([a.reshape(-1) for _, a in named])
+    if _all_finite(flat):
+        return None
+    for k, a in named:
+        if not _all_finite(a):
+            return k
+    return None  # pragma: no cover - the concatenation held a NaN that no array holds
 
 
 @njit
@@ -171,8 +213,17 @@ def _is_state(name):
     return name.endswith("_") and not name.startswith("__")
 
 
+#: types of learned values that are never changed in place: a working copy shares them
+_IMMUTABLE = frozenset({int, float, bool, str, bytes, type(None), tuple, np.float64, np.int64, np.bool_})
+
+
 def _copied(value):
     """An independent copy of a piece of learned state (see :meth:`AtomicCallMixin._working_copy`)."""
+    t = type(value)
+    if t is np.ndarray:  # the common cases first, by exact type (this runs for every attribute of
+        return value.copy(order="K")  # every call)
+    if t in _IMMUTABLE:
+        return value
     if isinstance(value, (numbers.Number, str, bytes, type(None), tuple)):
         return value  # immutable
     if isinstance(value, np.ndarray):
@@ -367,11 +418,11 @@ class AtomicCallMixin:
         state = self.__dict__ if state is None else state
         context = self._copy_context(reset)
         work = object.__new__(type(self))
-        work.__dict__ = {
-            k: (self._copy_state(k, v, context) if _is_state(k) else v)
-            for k, v in state.items()
-            if not (reset and _is_state(k))
-        }
+        copy_state = self._copy_state
+        if reset:
+            work.__dict__ = {k: v for k, v in state.items() if not _is_state(k)}
+        else:
+            work.__dict__ = {k: (copy_state(k, v, context) if _is_state(k) else v) for k, v in state.items()}
         return work
 
     #: names of state arrays that a call writes in a few columns only (last axis): their working

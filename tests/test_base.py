@@ -178,3 +178,45 @@ def test_skip_parameter_validation_is_honoured(monkeypatch):
     assert calls == [1]
     est.partial_fit(X, y)  # unchanged parameters: validated once
     assert calls == [1]
+
+
+class _ManyArrays(OnlineRegressorMixin, BaseEstimator):
+    """A toy state of many small arrays, a large one and float scalars (for nonfinite_state)."""
+
+    _parameter_constraints = {}
+
+    def _allocate(self, chunk):
+        for i in range(6):
+            setattr(self, f"small{i}_", np.ones(3 + i))
+        self.big_ = np.ones(5000)
+        self.scalar_ = 1.0
+        self.counts_ = np.ones(4, dtype=np.int64)
+        self.narrow_ = np.ones(3, dtype=np.float32)
+
+    def _learn(self, chunk):
+        return np.zeros(chunk.n_samples)
+
+
+@pytest.mark.parametrize("bad", ["small0_", "small3_", "small5_", "big_", "scalar_", "narrow_", None])
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_nonfinite_state_names_the_first_bad_attribute(bad, value):
+    """The small float64 arrays are checked together (one pass over their concatenation): the name
+    is still that of the first attribute holding a NaN or an inf, in attribute order, whichever
+    kind of value holds it, and a finite state gives None."""
+    from skonline.base import nonfinite_state
+
+    est = _ManyArrays().partial_fit(np.ones((2, 1)), np.ones(2))
+    assert nonfinite_state(est) is None
+    if bad is None:
+        return
+    if bad == "scalar_":
+        est.scalar_ = value
+    else:
+        getattr(est, bad)[-1] = value
+    assert nonfinite_state(est) == bad
+    est.small4_[0] = np.nan  # a later small array: the first in attribute order is still named
+    expected = bad if bad in ("small0_", "small3_") else "small4_"
+    assert nonfinite_state(est) == expected
+    est.small4_[0] = 1.0
+    est.counts_[0] = 2**62  # integer state is not checked
+    assert nonfinite_state(est) == bad
