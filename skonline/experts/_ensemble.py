@@ -139,12 +139,24 @@ def default_estimators(task, random_state=None, n_features=None):
     return pairs
 
 _EPS_PROBA = 1e-15
-#: the experts learn a chunk in threads only when they took at least this long together on the
-#: previous chunk: below, each call's Python work (validation, working copy) dominates its compiled
-#: pass, and threads waiting for the GIL slow the ensemble down. Measured with the default
-#: classifier on benchmarks/scale.py's streams (2 CPUs), threads over one thread, by chunk size:
-#: 10 features, 100 / 300 / 1,000 rows (about 2.5 / 4 / 6.5 ms a chunk): 0.59 / 0.81 / 1.09; 100
-#: features: 1.01 / 1.22 / 1.21 (about 5 / 10 / 27 ms a chunk)
+#: The experts learn a chunk in threads, or one after another, whichever is faster per row on the
+#: stream: threads pay only where the experts' compiled passes outweigh each call's Python work
+#: (validation, working copy), which waits for the GIL in threads. Measured with the default
+#: classifier on 100-row chunks (2 CPUs), threads over one after another: magic04 and cod-rna (8-10
+#: features) 0.84 / 0.82, ijcnn1 1.16, phishing 1.19, adult 1.31; scale.py's 10 features by chunk
+#: size 100 / 300 / 1,000: 0.59 / 0.81 / 1.09, 100 features: 1.01 / 1.22 / 1.21. So the ensemble
+#: times both: each way runs ``THREADS_PROBE_CHUNKS`` chunks in a row when it is timed, and a way's
+#: time is the least seconds per row of its last ``THREADS_PROBE_CHUNKS`` chunks (one chunk's time is
+#: noisy, and the first chunk in threads after a pause is slow). The way not in use is timed again
+#: after ``THREADS_PROBE_MIN`` chunks, then twice as many each time it loses, at most
+#: ``THREADS_PROBE_MAX`` (a losing timing then costs about 1 % of the time). The timings are not
+#: state (not pickled); either way gives the same bits.
+THREADS_PROBE_CHUNKS = 3
+THREADS_PROBE_MIN = 8
+THREADS_PROBE_MAX = 128
+#: chunks whose experts took at least this long together on the previous chunk run in threads
+#: without timing (on 100 dense features, chunks of 300 / 1,000 rows, about 10 / 27 ms: threads
+#: 1.22 / 1.21x faster): the timings' own cost (chunks run the slower way to time it) buys nothing
 THREADS_MIN_SECONDS = 0.008
 #: ``n_jobs`` of both ensembles: None, a positive count, or -1, -2, ... (all CPUs, all but one, ...)
 _N_JOBS_CONSTRAINT = [None, Interval(numbers.Integral, None, -1, closed="right"),
@@ -161,6 +173,42 @@ _DEFAULT_EXPERT_NOTES = (
     r"\w+: [\d,]+ features: a Gaussian kernel approximated",
     r"ScaleInvariant\w+ \(invariance='full'\): nearly collinear features",
 )
+
+
+def _next_threads_timing(timing, in_threads, seconds, n_rows):
+    """The record of the two ways of running the experts (threads or one after another) after a
+    chunk that ran ``in_threads`` in ``seconds``; its ``'threads'`` is the way of the next chunk.
+
+    ``timing`` (None before the first chunk, whose time is not kept: it compiles the experts'
+    passes) holds the seconds per row of each way's last ``THREADS_PROBE_CHUNKS`` chunks, the way
+    in use, whether it is being timed against the other (a *probe*), the chunks run in it, and the
+    gap before the next probe. The first chunks run one after another, then the same number in
+    threads; from then on the way with the least seconds per row over its last chunks is kept,
+    and the other is probed after ``gap`` chunks (``THREADS_PROBE_MIN``, doubled each time it
+    loses, at most ``THREADS_PROBE_MAX``), or at once if the way in use becomes slower than the
+    other was.
+    """
+    k = THREADS_PROBE_CHUNKS
+    if timing is None:
+        return {"times": {False: (), True: ()}, "threads": False, "probe": False, "run": 0,
+                "gap": THREADS_PROBE_MIN}
+    times = dict(timing["times"])
+    times[in_threads] = (*times[in_threads], seconds / max(n_rows, 1))[-k:]
+    t = dict(timing, times=times, run=timing["run"] + 1)
+    if len(times[False]) < k:  # the first timings, one after another
+        return t
+    if not times[True]:  # then the first timing of threads
+        return dict(t, threads=True, probe=True, run=0)
+    mine, theirs = min(times[in_threads]), min(times[not in_threads])
+    if t["probe"]:
+        if t["run"] < k:
+            return t
+        if mine < theirs:  # the way timed is faster: kept; the other probed again soon
+            return dict(t, threads=in_threads, probe=False, run=0, gap=THREADS_PROBE_MIN)
+        return dict(t, threads=not in_threads, probe=False, run=0, gap=min(2 * t["gap"], THREADS_PROBE_MAX))
+    if t["run"] >= t["gap"] or (t["run"] >= k and mine > theirs):
+        return dict(t, threads=not in_threads, probe=True, run=0)
+    return t
 
 
 class _ExpertList(list):
@@ -250,9 +298,10 @@ class _OnlineEnsembleBase:
     _accept_sparse = True
     _row_container = "stream"
 
-    #: the seconds each threaded expert took on the previous chunk (``_expert_seconds``: the order
-    #: in which they start, the costliest first) is a timing, not state: never pickled
-    _not_pickled = (*OnlineMixin._not_pickled, "_expert_seconds")
+    #: timings, not state (never pickled): the seconds each expert took on the previous chunk
+    #: (``_expert_seconds``: in threads the costliest start first) and the record of the two ways
+    #: of running them (``_threads_timing``: :func:`_next_threads_timing`)
+    _not_pickled = (*OnlineMixin._not_pickled, "_expert_seconds", "_threads_timing")
 
     # ------------------------------------------------------------------ params
     def get_params(self, deep=True):
@@ -427,46 +476,56 @@ class _OnlineEnsembleBase:
     def _prequential_calls(self, jobs, X, y):
         """``{k: (outputs, asleep)}``: :meth:`_prequential_call` of each ``(k, method, kw)`` of
         ``jobs``. skonline's own experts learn in threads (``n_jobs``; their compiled passes release
-        the GIL), the costliest first, when they took at least ``THREADS_MIN_SECONDS`` together on
-        the previous chunk (as timed then; below, the Python work of each call dominates, and
-        threads waiting for the GIL cost more than they overlap). Each learns on its own
-        working copy, so the outputs are the same bits whatever the number of threads. An expert
-        that refuses rows for its numerics is run again here, alone (:meth:`_prequential_call`:
-        bisection and sleeping, which never run in a thread)."""
+        the GIL), the costliest first: always when the experts took at least ``THREADS_MIN_SECONDS``
+        together on the previous chunk, and below when that is the faster way per row on this
+        stream as timed (:func:`_next_threads_timing`). Each learns on its own working copy, so the outputs are
+        the same bits whatever the number of threads. An expert that refuses rows for its numerics
+        is run again here, alone (:meth:`_prequential_call`: bisection and sleeping, which never
+        run in a thread)."""
         if not jobs:  # predict: nothing learns, nothing is timed (a reader never writes)
             return {}
         threaded = [job for job in jobs if isinstance(self.estimators_[job[0]], OnlineMixin)]
         n_threads = effective_n_threads(self.n_jobs, len(threaded))
         cost = getattr(self, "_expert_seconds", {})
-        if n_threads <= 1 or sum(cost.get(job[0], 0.0) for job in threaded) < THREADS_MIN_SECONDS:
+        timing = getattr(self, "_threads_timing", None)
+        # costly chunks: threads (they always paid there); cheaper ones: the faster way as timed
+        timed = sum(cost.get(job[0], 0.0) for job in threaded) < THREADS_MIN_SECONDS
+        in_threads = n_threads > 1 and (not timed or (timing is not None and timing["threads"]))
+        begin = time.perf_counter()
+        if not in_threads:
             out, seconds = {}, {}
             for k, m, kw in jobs:
                 start = time.perf_counter()
                 out[k] = self._prequential_call(k, m, X, y, **kw)
                 seconds[k] = time.perf_counter() - start
             self._expert_seconds = seconds
-            return out
-        threaded.sort(key=lambda job: -cost.get(job[0], 0.0))
+        else:
+            threaded.sort(key=lambda job: -cost.get(job[0], 0.0))
 
-        def task(job):
-            k, method, kw = job
+            def task(job):
+                k, method, kw = job
 
-            def run():
-                token = _LOCATING_ROW.set(True)  # a refusal is only reported: located below, alone
-                start = time.perf_counter()
-                try:
-                    return self._prequential_part(k, method, X, y, kw), time.perf_counter() - start
-                except FloatingPointError:
-                    return None, 0.0
-                finally:
-                    _LOCATING_ROW.reset(token)
+                def run():
+                    token = _LOCATING_ROW.set(True)  # a refusal is only reported: located below, alone
+                    start = time.perf_counter()
+                    try:
+                        return self._prequential_part(k, method, X, y, kw), time.perf_counter() - start
+                    except FloatingPointError:
+                        return None, 0.0
+                    finally:
+                        _LOCATING_ROW.reset(token)
 
-            return run
+                return run
 
-        results = run_tasks([task(job) for job in threaded], n_threads)
-        self._expert_seconds = {job[0]: seconds for job, (_, seconds) in zip(threaded, results)}
-        done = {job[0]: out for job, (out, _) in zip(threaded, results) if out is not None}
-        return {k: (done[k], None) if k in done else self._prequential_call(k, m, X, y, **kw) for k, m, kw in jobs}
+            results = run_tasks([task(job) for job in threaded], n_threads)
+            self._expert_seconds = {job[0]: seconds for job, (_, seconds) in zip(threaded, results)}
+            done = {job[0]: out for job, (out, _) in zip(threaded, results) if out is not None}
+            out = {k: (done[k], None) if k in done else self._prequential_call(k, m, X, y, **kw)
+                   for k, m, kw in jobs}
+        if n_threads > 1 and timed:
+            self._threads_timing = _next_threads_timing(timing, in_threads, time.perf_counter() - begin,
+                                                        X.shape[0])
+        return out
 
     def _prequential_part(self, k, method, X, y, kw):
         """One learning call of expert ``k`` on rows ``X``: its prequential ``method`` outputs. A
@@ -716,8 +775,10 @@ class OnlineEnsembleRegressor(_OnlineEnsembleBase, OnlineRegressorMixin, BaseEst
         not mean 1: the threads never change the result (each expert learns on its own state, so
         any ``n_jobs`` gives the same bits, as ``HistGradientBoostingClassifier``'s OpenMP threads
         do), and an expert that refuses rows for its numerics is handled in the calling thread.
-        Threads are used for a chunk only when the experts took at least ``THREADS_MIN_SECONDS``
-        together on the previous chunk (on cheaper chunks each call's Python work dominates).
+        Whether threads pay depends on the stream and the chunk size (on cheap chunks each
+        call's Python work dominates and waits for the GIL), so the ensemble times both ways and
+        keeps the faster per row, timing the other again from time to time (chunks on which the
+        experts took at least ``THREADS_MIN_SECONDS`` together run in threads).
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online
@@ -957,8 +1018,10 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
         not mean 1: the threads never change the result (each expert learns on its own state, so
         any ``n_jobs`` gives the same bits, as ``HistGradientBoostingClassifier``'s OpenMP threads
         do), and an expert that refuses rows for its numerics is handled in the calling thread.
-        Threads are used for a chunk only when the experts took at least ``THREADS_MIN_SECONDS``
-        together on the previous chunk (on cheaper chunks each call's Python work dominates).
+        Whether threads pay depends on the stream and the chunk size (on cheap chunks each
+        call's Python work dominates and waits for the GIL), so the ensemble times both ways and
+        keeps the faster per row, timing the other again from time to time (chunks on which the
+        experts took at least ``THREADS_MIN_SECONDS`` together run in threads).
     verbose : int, default=0
         Print progress while learning: one line per block of 100,000 rows (10,000 with
         ``verbose >= 2``) giving the rows seen, the rate over that block (rows/s) and the online

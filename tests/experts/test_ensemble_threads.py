@@ -20,12 +20,15 @@ from skonline.kernel_ridge import KernelAWVRegressor, PKAWVRegressor
 from skonline.linear_model import ScaleInvariantRegressor
 from skonline.utils import _threads
 
+#: the ensembles' own choice of threads or not (the fixture below replaces it)
+_POLICY = _ensemble._next_threads_timing
+
 
 @pytest.fixture(autouse=True)
 def _threads_on_any_chunk(monkeypatch):
-    """These tests run threads on chunks of any cost (the ensembles otherwise use them only for
-    chunks whose experts took THREADS_MIN_SECONDS together on the previous chunk)."""
-    monkeypatch.setattr(_ensemble, "THREADS_MIN_SECONDS", 0.0)
+    """These tests run every chunk after the first in threads (the ensembles otherwise time both
+    ways and keep the faster: _next_threads_timing)."""
+    monkeypatch.setattr(_ensemble, "_next_threads_timing", lambda *args: {"threads": True})
 
 
 def _data(n=600, d=6, seed=0):
@@ -85,28 +88,101 @@ def test_experts_do_run_in_worker_threads(monkeypatch):
     part = OnlineEnsembleRegressor._prequential_part
 
     def spy(self, k, method, X, y, kw):
-        seen.setdefault(self.n_jobs, set()).add(threading.current_thread().name.startswith("skonline-worker"))
+        seen.setdefault(self.n_jobs, []).append(threading.current_thread().name.startswith("skonline-worker"))
         return part(self, k, method, X, y, kw)
 
     monkeypatch.setattr(OnlineEnsembleRegressor, "_prequential_part", spy)
     X, y = _data(n=200)
     OnlineEnsembleRegressor(_blas_free(), n_jobs=1).fit(X, y)
     _feed(OnlineEnsembleRegressor(_blas_free(), n_jobs=2), X, y, 50)
-    assert seen[1] == {False}
-    assert seen[2] == {True}
+    assert set(seen[1]) == {False}
+    # the first chunk in the caller (it compiles: not timed), the next three in the workers
+    assert seen[2] == [False] * 3 + [True] * 9
 
 
-def test_threads_only_for_chunks_that_cost_enough(monkeypatch):
-    monkeypatch.setattr(_ensemble, "THREADS_MIN_SECONDS", 1e9)
+def _ways(cost, n_chunks):
+    """The way (``'T'`` threads, ``'s'`` one after another) the ensemble's timing choses for each
+    of ``n_chunks`` chunks whose seconds per row are ``cost(chunk, in_threads)``."""
+    timing, ways = None, []
+    for c in range(n_chunks):
+        t = timing is not None and timing["threads"]
+        ways.append("T" if t else "s")
+        timing = _POLICY(timing, t, cost(c, t) * 100, 100)
+    return "".join(ways)
+
+
+def _stints(ways, letter):
+    return [len(r) for r in ways.split("T" if letter == "s" else "s") if r]
+
+
+def test_the_faster_way_is_kept_and_the_other_timed_less_and_less_often():
+    k, lo, hi = _ensemble.THREADS_PROBE_CHUNKS, _ensemble.THREADS_PROBE_MIN, _ensemble.THREADS_PROBE_MAX
+    assert (k, lo, hi) == (3, 8, 128)
+    # threads twice as fast: the first chunk (it compiles: its time is not kept) and 3 timed chunks
+    # one after another, 3 in threads; then threads, and one after another is timed again (3
+    # chunks) after 8, 16, 32, ... chunks, at most 128
+    ways = _ways(lambda c, t: 1.0 if t else 2.0, 1000)
+    assert ways.startswith("ssss" + "TTT")
+    assert _stints(ways, "T")[:7] == [3 + 8, 16, 32, 64, 128, 128, 128]
+    assert set(_stints(ways, "s")) == {3, 4}
+    # threads slower: one after another, threads timed (3 chunks) as rarely
+    ways = _ways(lambda c, t: 2.0 if t else 1.0, 1000)
+    assert ways.startswith("ssssTTTs")
+    assert _stints(ways, "s")[:7] == [4, 16, 32, 64, 128, 128, 128]  # the first timing lost too
+    assert set(_stints(ways, "T")) == {3}
+    # the compile time of the first chunk is not kept; one slow chunk in a timing does not decide
+    assert _ways(lambda c, t: 1e6 if c == 0 else (2.0 if t else 1.0), 300) == ways[:300]
+    slow_first = _ways(lambda c, t: 50.0 if c == 4 else (1.0 if t else 2.0), 300)
+    assert slow_first[4:15] == "TTT" + "T" * 8 and slow_first == _ways(lambda c, t: 1.0 if t else 2.0, 300)
+
+
+def test_a_change_of_the_faster_way_is_followed():
+    # threads faster for 300 chunks, then slower: within 3 chunks the way in use is slower than the
+    # other was, which is timed at once, and kept
+    ways = _ways(lambda c, t: (1.0 if t else 2.0) if c < 300 or c >= 600 else (3.0 if t else 2.0), 900)
+    assert ways[300:310] == "TTT" + "s" * 7 and ways[310:400].count("T") <= 3 * 3  # after 8, 16, 32
+    # then faster again: found at the next timing of threads (within THREADS_PROBE_MAX chunks)
+    back = ways.index("TTTT", 600)
+    assert back <= 600 + 128 and ways[back:].count("s") <= 3 * 4
+
+
+def test_timing_decides_threads_in_the_ensemble(monkeypatch):
+    monkeypatch.setattr(_ensemble, "THREADS_MIN_SECONDS", np.inf)  # every chunk timed (even compiling)
+    seen = []
+
+    def spy(timing, in_threads, seconds, n_rows):
+        seen.append(in_threads)
+        return _POLICY(timing, in_threads, seconds, n_rows)
+
+    monkeypatch.setattr(_ensemble, "_next_threads_timing", spy)
+    calls = []
+    real = _ensemble.run_tasks
+    monkeypatch.setattr(_ensemble, "run_tasks", lambda tasks, n: calls.append(n) or real(tasks, n))
+    X, y = _data(n=500)
+    est = OnlineEnsembleRegressor(_blas_free(), n_jobs=2)
+    _feed(est, X, y, 50)
+    assert seen[:7] == [False] * 4 + [True] * 3 and len(seen) == 10
+    assert calls == [2] * sum(seen)
+    # one thread: nothing is timed, nothing runs in threads
+    seen.clear()
+    calls.clear()
+    one = OnlineEnsembleRegressor(_blas_free(), n_jobs=1)
+    _feed(one, X, y, 50)
+    assert seen == calls == [] and not hasattr(one, "_threads_timing")
+    # timings are not state: a pickle carries none (its first chunk runs one after another)
+    assert not hasattr(pickle.loads(pickle.dumps(est)), "_threads_timing")
+
+
+def test_costly_chunks_run_in_threads_untimed(monkeypatch):
+    monkeypatch.undo()  # the ensemble's own choice (not the fixture's)
+    monkeypatch.setattr(_ensemble, "THREADS_MIN_SECONDS", 0.0)
     calls = []
     real = _ensemble.run_tasks
     monkeypatch.setattr(_ensemble, "run_tasks", lambda tasks, n: calls.append(n) or real(tasks, n))
     X, y = _data(n=200)
-    _feed(OnlineEnsembleRegressor(_blas_free(), n_jobs=2), X, y, 50)
-    assert calls == []
-    monkeypatch.setattr(_ensemble, "THREADS_MIN_SECONDS", 1e-12)
-    _feed(OnlineEnsembleRegressor(_blas_free(), n_jobs=2), X, y, 50)
-    assert calls == [2, 2, 2]  # the first chunk in the caller (no timing yet), then in threads
+    est = OnlineEnsembleRegressor(_blas_free(), n_jobs=2)
+    _feed(est, X, y, 50)
+    assert calls == [2] * 4 and not hasattr(est, "_threads_timing")
 
 
 def test_nested_ensemble_runs_its_experts_in_the_worker():
