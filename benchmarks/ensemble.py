@@ -244,8 +244,10 @@ def skonline_runs(stream, quick=False, log=print):
 
     ens_cls = OnlineEnsembleClassifier if kind == "classifier" else OnlineEnsembleRegressor
     makers = {"ensemble": defaults.seeded(ens_cls), **makers}
+    if kind == "classifier":  # the alternative loss of the rule (see ALT_LOSS)
+        makers[f"ensemble:{ALT_LOSS}"] = functools.partial(ens_cls, random_state=defaults.SEED, loss=ALT_LOSS)
     for name, make in makers.items():
-        cap = None if name == "ensemble" else defaults.row_cap_for(name, X.shape[1], quick)
+        cap = None if name.startswith("ensemble") else defaults.row_cap_for(name, X.shape[1], quick)
         n = X.shape[0] if cap is None else min(cap, X.shape[0])
         defaults.warm_up(make, X[:n], y[:n], task, classes)
         r = defaults.run_online(make, X[:n], y[:n], task, classes)
@@ -332,7 +334,7 @@ def evaluate_stream(stream, sk, base):
     if ens["error"]:
         res["error"] = ens["error"]
         return res
-    singles = {k: v for k, v in sk.items() if k != "ensemble" and not k.startswith("member:")}
+    singles = {k: v for k, v in sk.items() if not k.startswith(("ensemble", "member:"))}
     # the ensemble against each single skonline estimator, on the rows the single saw
     worst = None
     for name, r in singles.items():
@@ -358,6 +360,11 @@ def evaluate_stream(stream, sk, base):
     rl = next((row for row in res["rows"] if row["method"] == "river_linear" and "metrics" in row), None)
     res["vs_river_linear"] = None if rl is None else rl["ok"]
     res["ensemble"] = _score(task, stream.y, ens, ens["n"], classes)
+    alt = sk.get(f"ensemble:{ALT_LOSS}")
+    if alt is not None and not alt["error"]:
+        res["alt_loss"] = _score(task, stream.y, alt, alt["n"], classes)
+        best = [_main(task, r["metrics"]) for r in res["rows"] if r["kind"] == "skonline" and "metrics" in r]
+        res["alt_within_best_single"] = all(_within(task, _main(task, res["alt_loss"]), b) for b in best)
     members = {k.split(":", 1)[1]: v for k, v in sk.items() if k.startswith("member:")}
     if members:
         slowest = max(members, key=lambda k: members[k]["seconds"])
@@ -369,6 +376,10 @@ def evaluate_stream(stream, sk, base):
 
 
 # --------------------------------------------------------------------------- drift
+#: the classifier's other proper-for-labels choice of ``loss``, run beside the default on every
+#: classification stream and in the drift scenario: the rule weighs the experts by their 0-1 loss
+ALT_LOSS = "zero_one"
+
 SWITCH_ROWS = 3_000  # rows per concept
 RECOVERY_ROWS = 500
 WINDOW = 1_000  # error measured over the WINDOW rows starting RECOVERY_ROWS after a switch
@@ -424,6 +435,11 @@ def drift_switch(task, log=print):
 
     errors = {"ensemble": err(r["pred"] if task != "classification" else classes[r["pred"].astype(int)])}
     logs = {"ensemble": logloss(r["proba"]) if task == "classification" else None}
+    alt = f"ensemble:{ALT_LOSS}"
+    if task == "classification":  # the rule weighing the experts by their 0-1 loss instead
+        ra = defaults.run_online(functools.partial(ens_cls, random_state=defaults.SEED, loss=ALT_LOSS), X, y, kind,
+                                 classes)
+        errors[alt], logs[alt] = err(classes[ra["pred"].astype(int)]), logloss(ra["proba"])
     ens = make()
     ens.partial_fit(X[:2], y[:2], **({} if classes is None else {"classes": classes}))
     from sklearn.base import clone
@@ -437,19 +453,23 @@ def drift_switch(task, log=print):
     for s in switches:
         a, b = s + RECOVERY_ROWS, s + RECOVERY_ROWS + WINDOW
         win = {k: float(v[a:b].mean()) for k, v in errors.items()}
-        experts = {k: v for k, v in win.items() if k != "ensemble"}
+        experts = {k: v for k, v in win.items() if not k.startswith("ensemble")}
         best = min(experts, key=experts.get)
-        before = {k: float(v[s - WINDOW:s].mean()) for k, v in errors.items() if k != "ensemble"}
+        before = {k: float(v[s - WINDOW:s].mean()) for k, v in errors.items() if not k.startswith("ensemble")}
         # first row after the switch from which the ensemble's error over the next 200 rows stays
         # within 10 % of the best expert's over the same rows
         seg = {"switch": s, "window": [a, b], "errors": win, "best_expert": best,
                "best_before": min(before, key=before.get),
                "ok": bool(win["ensemble"] <= 1.1 * experts[best])}
+        if alt in win:
+            seg["ok_alt"] = bool(win[alt] <= 1.1 * experts[best])
         if all(v is not None for v in logs.values()):  # the same window under the log loss
             lwin = {k: float(v[a:b].mean()) for k, v in logs.items()}
-            lbest = min((k for k in lwin if k != "ensemble"), key=lwin.get)
+            lbest = min((k for k in lwin if not k.startswith("ensemble")), key=lwin.get)
             seg.update(log_loss=lwin, best_expert_log_loss=lbest,
                        ok_log_loss=bool(lwin["ensemble"] <= 1.1 * lwin[lbest]))
+            if alt in lwin:
+                seg["ok_alt_log_loss"] = bool(lwin[alt] <= 1.1 * lwin[lbest])
         out["segments"].append(seg)
     log(f"  drift {task}: " + "; ".join(
         f"switch {g['switch']}: ensemble {g['errors']['ensemble']:.4f} vs {g['best_expert']} "
@@ -466,6 +486,15 @@ def _cell(task, m):
         return [f"{m['mae']:.4g}" if np.isfinite(m.get("mae", np.nan)) else "nan", rate]
     ll = m.get("log_loss")
     return [f"{m['accuracy']:.4f}", "-" if ll is None or not np.isfinite(ll) else f"{ll:.4f}", rate]
+
+
+def _alt_drift(g):
+    """The drift verdict of the ``ALT_LOSS`` classifier at one switch (see :func:`drift_switch`)."""
+    key = f"ensemble:{ALT_LOSS}"
+    e = g["errors"][key] / max(g["errors"][g["best_expert"]], 1e-12)
+    ll = g["log_loss"][key] / max(g["log_loss"][g["best_expert_log_loss"]], 1e-12)
+    return (f"switch {g['switch']:,} {g['errors'][key]:.4f} ({e:.2f}x, {'pass' if g['ok_alt'] else 'FAIL'}; "
+            f"log loss {ll:.2f}x the best expert's)")
 
 
 def report(run, command, started, total):
@@ -521,6 +550,21 @@ def report(run, command, started, total):
                          f"{g['log_loss'][g['best_expert_log_loss']]:.4f} "
                          f"({g['log_loss']['ensemble'] / max(g['log_loss'][g['best_expert_log_loss']], 1e-12):.2f}x): "
                          f"**{'pass' if g['ok_log_loss'] else 'FAIL'}**." if "log_loss" in g else ""))
+    alts = [s for s in streams if "alt_loss" in s]
+    if alts:
+        ratios = [s["alt_loss"]["log_loss"] / s["ensemble"]["log_loss"] for s in alts
+                  if s["alt_loss"].get("log_loss") and s["ensemble"].get("log_loss")]
+        gains = [100 * (s["alt_loss"]["accuracy"] - s["ensemble"]["accuracy"]) for s in alts]
+        segs = [g for d in run.get("drift", []) if d.get("task") == "classification" for g in d.get("segments", [])
+                if "ok_alt" in g]
+        md.append(f"- The classifier with `loss='{ALT_LOSS}'` (its rule weighs the experts by their 0-1 loss, "
+                  f"the default by their log loss), on the {len(alts)} classification streams: accuracy "
+                  f"{min(gains):+.2f} to {max(gains):+.2f} points against the default (median "
+                  f"{np.median(gains):+.2f}); log loss {min(ratios):.2f}x to {max(ratios):.2f}x the default's "
+                  f"(median {np.median(ratios):.2f}x); within the margin of the best single estimator on "
+                  f"{sum(bool(s.get('alt_within_best_single')) for s in alts)} of {len(alts)}"
+                  + ("; drift (error within 1.1x of the best expert's): " + ", ".join(map(_alt_drift, segs))
+                     if segs else "") + ".")
     md.append("")
     md += ["## Per stream", ""]
     for s in streams:
@@ -535,6 +579,9 @@ def report(run, command, started, total):
         md += [head, "|---|---:|" + ("---:|" * (2 if reg else 3)) + "---:|---|"]
         md.append(f"| **OnlineEnsemble (default)** | {s['n_rows']:,} | " + " | ".join(_cell(task, s["ensemble"]))
                   + " | | |")
+        if "alt_loss" in s:
+            md.append(f"| OnlineEnsemble (loss='{ALT_LOSS}') | {s['n_rows']:,} | "
+                      + " | ".join(_cell(task, s["alt_loss"])) + " | | |")
         for row in s["rows"]:
             label = BASELINES[row["method"]][0] if row["kind"] == "baseline" else row["method"]
             if "error" in row:
