@@ -175,6 +175,11 @@ _DEFAULT_EXPERT_NOTES = (
 )
 
 
+def _threads_chosen(timing):
+    """Whether the timed choice (:func:`_next_threads_timing`) runs the next chunk in threads."""
+    return timing is not None and timing["threads"]
+
+
 def _next_threads_timing(timing, in_threads, seconds, n_rows):
     """The record of the two ways of running the experts (threads or one after another) after a
     chunk that ran ``in_threads`` in ``seconds``; its ``'threads'`` is the way of the next chunk.
@@ -490,7 +495,7 @@ class _OnlineEnsembleBase:
         timing = getattr(self, "_threads_timing", None)
         # costly chunks: threads (they always paid there); cheaper ones: the faster way as timed
         timed = sum(cost.get(job[0], 0.0) for job in threaded) < THREADS_MIN_SECONDS
-        in_threads = n_threads > 1 and (not timed or (timing is not None and timing["threads"]))
+        in_threads = n_threads > 1 and (not timed or _threads_chosen(timing))
         begin = time.perf_counter()
         if not in_threads:
             out, seconds = {}, {}

@@ -21,14 +21,14 @@ from skonline.linear_model import ScaleInvariantRegressor
 from skonline.utils import _threads
 
 #: the ensembles' own choice of threads or not (the fixture below replaces it)
-_POLICY = _ensemble._next_threads_timing
+_POLICY, _CHOSEN = _ensemble._next_threads_timing, _ensemble._threads_chosen
 
 
 @pytest.fixture(autouse=True)
 def _threads_on_any_chunk(monkeypatch):
-    """These tests run every chunk after the first in threads (the ensembles otherwise time both
-    ways and keep the faster: _next_threads_timing)."""
-    monkeypatch.setattr(_ensemble, "_next_threads_timing", lambda *args: {"threads": True})
+    """These tests run every chunk in threads, the first after a pickle included (the ensembles
+    otherwise time both ways and keep the faster: _next_threads_timing)."""
+    monkeypatch.setattr(_ensemble, "_threads_chosen", lambda timing: True)
 
 
 def _data(n=600, d=6, seed=0):
@@ -96,8 +96,7 @@ def test_experts_do_run_in_worker_threads(monkeypatch):
     OnlineEnsembleRegressor(_blas_free(), n_jobs=1).fit(X, y)
     _feed(OnlineEnsembleRegressor(_blas_free(), n_jobs=2), X, y, 50)
     assert set(seen[1]) == {False}
-    # the first chunk in the caller (it compiles: not timed), the next three in the workers
-    assert seen[2] == [False] * 3 + [True] * 9
+    assert set(seen[2]) == {True}
 
 
 def _ways(cost, n_chunks):
@@ -155,6 +154,7 @@ def test_timing_decides_threads_in_the_ensemble(monkeypatch):
         return _POLICY(timing, in_threads, seconds, n_rows)
 
     monkeypatch.setattr(_ensemble, "_next_threads_timing", spy)
+    monkeypatch.setattr(_ensemble, "_threads_chosen", _CHOSEN)
     calls = []
     real = _ensemble.run_tasks
     monkeypatch.setattr(_ensemble, "run_tasks", lambda tasks, n: calls.append(n) or real(tasks, n))
