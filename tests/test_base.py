@@ -220,3 +220,34 @@ def test_nonfinite_state_names_the_first_bad_attribute(bad, value):
     est.small4_[0] = 1.0
     est.counts_[0] = 2**62  # integer state is not checked
     assert nonfinite_state(est) == bad
+
+
+@pytest.mark.parametrize("bad", [None, np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("shape", [(100, 10), (1, 1), (700, 10)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_stream_finiteness_check_is_scikit_learns(bad, shape, dtype):
+    """The stream fast path's finiteness check (a NumPy scan first, for small float64 chunks)
+    raises exactly what scikit-learn's assert_all_finite raises, and nothing under
+    ``assume_finite=True``, as scikit-learn does."""
+    import sklearn
+    from sklearn.utils import assert_all_finite
+
+    from skonline.utils.validation import _assert_finite
+
+    a = np.ones(shape, dtype=dtype)
+    if bad is not None:
+        a.flat[a.size // 2] = bad
+
+    def outcome(check):
+        try:
+            check()
+        except ValueError as exc:
+            return str(exc)
+        return None
+
+    ours = outcome(lambda: _assert_finite(a, "X", NoisyMean()))
+    theirs = outcome(lambda: assert_all_finite(a, input_name="X", estimator_name="NoisyMean"))
+    assert ours == theirs
+    assert (ours is None) == (bad is None)
+    with sklearn.config_context(assume_finite=True):
+        assert outcome(lambda: _assert_finite(a, "X", NoisyMean())) is None

@@ -288,10 +288,10 @@ def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_nume
             f"{type(estimator).__name__}."
         )
     if sp.issparse(X):
-        assert_all_finite(X.data, input_name="X", estimator_name=type(estimator).__name__)
+        _assert_finite(X.data, "X", estimator)
         X = _as_csr(X)
     else:
-        assert_all_finite(X, input_name="X", estimator_name=type(estimator).__name__)
+        _assert_finite(X, "X", estimator)
     X = readonly(X)
     if y is None:
         return X
@@ -306,8 +306,20 @@ def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_nume
         )
     if y_numeric:
         y = np.asarray(y, dtype=np.float64)
-        assert_all_finite(y, input_name="y", estimator_name=type(estimator).__name__)
+        _assert_finite(y, "y", estimator)
     return X, y
+
+
+def _assert_finite(a, input_name, estimator):
+    """scikit-learn's ``assert_all_finite`` (its errors, its ``assume_finite`` setting) on a chunk
+    of the stream fast path, with the common case checked first: a small float64 array without
+    NaN or inf returns after one NumPy scan (about 2 us for a 100 x 10 chunk; scikit-learn's
+    function costs about 8 us a call in namespace and configuration lookups, on every call of
+    every estimator). Larger arrays go to scikit-learn's function, whose first pass allocates
+    nothing."""
+    if a.dtype == np.float64 and a.size < 4096 and np.isfinite(a).all():
+        return
+    assert_all_finite(a, input_name=input_name, estimator_name=type(estimator).__name__)
 
 
 def _shape_of(y):
