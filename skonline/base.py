@@ -527,7 +527,8 @@ class OnlineClassifierMixin(ClassifierMixin, OnlineMixin):
                     f"{classes.tolist()}."
                 )
             self.classes_ = classes
-        elif classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
+        elif classes is not None and not (np.array_equal(classes, self.classes_)  # the usual case, cheaply
+                                          or np.array_equal(np.unique(np.asarray(classes)), self.classes_)):
             raise ValueError(
                 f"classes={np.unique(classes).tolist()} differs from the classes of the first call "
                 f"{self.classes_.tolist()}."
@@ -536,7 +537,7 @@ class OnlineClassifierMixin(ClassifierMixin, OnlineMixin):
             idx = np.searchsorted(self.classes_, y)
         except TypeError:  # labels of another type than classes_
             idx = np.zeros(y.shape[0], dtype=np.int64)
-        idx = np.clip(idx, 0, self.classes_.shape[0] - 1)
+        idx = np.minimum(idx, self.classes_.shape[0] - 1)  # (searchsorted gives >= 0; np.clip costs 6x)
         bad = self.classes_[idx] != y
         if np.any(bad):
             row = int(np.flatnonzero(bad)[0])

@@ -242,7 +242,7 @@ class _BaseGroupDRO:
             idx = np.searchsorted(labels, g)
         except TypeError:
             idx = np.zeros(n, dtype=np.int64)
-        idx = np.clip(idx, 0, labels.shape[0] - 1)
+        idx = np.minimum(idx, labels.shape[0] - 1)
         with np.errstate(invalid="ignore"):
             bad = labels[idx] != g
         bad = np.asarray(bad, dtype=bool)
@@ -867,7 +867,7 @@ class _BaseGroupDRO:
             Y = y.astype(np.float64).reshape(-1, 1)
         else:
             idx = np.searchsorted(self.classes_, y)
-            idx = np.clip(idx, 0, self.classes_.shape[0] - 1)
+            idx = np.minimum(idx, self.classes_.shape[0] - 1)
             if np.any(self.classes_[idx] != y):
                 raise ValueError("y has labels outside classes_.")
             if raw.shape[1] == 1:

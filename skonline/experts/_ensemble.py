@@ -1132,7 +1132,7 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
                 continue
             cls = np.asarray(getattr(est, "classes_", self.classes_))
             idx = np.searchsorted(self.classes_, cls)
-            idx = np.clip(idx, 0, C - 1)
+            idx = np.minimum(idx, C - 1)
             if k in prequential:
                 pass
             elif hasattr(est, "predict_proba"):
@@ -1144,7 +1144,7 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
                 pk = None
             if pk is None:
                 lab = np.asarray(est.predict(rows_for(est, X))) if lab is None else lab
-                j = np.clip(np.searchsorted(self.classes_, lab), 0, C - 1)
+                j = np.minimum(np.searchsorted(self.classes_, lab), C - 1)
                 pk = np.zeros((n, C))
                 ok = self.classes_[j] == lab
                 pk[np.arange(n)[ok], j[ok]] = 1.0
