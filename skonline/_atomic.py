@@ -209,8 +209,21 @@ def _interrupt_behind(exc):
 
 
 def _is_state(name):
-    """Learned state: every attribute whose name ends with an underscore (``__dunder__`` aside)."""
-    return name.endswith("_") and not name.startswith("__")
+    """Learned state: every attribute whose name ends with an underscore (``__dunder__`` aside).
+
+    Asked for every attribute of every estimator on every call (an ensemble's call asks it a few
+    hundred times), so the answers are kept by name (estimators have a fixed set of attribute
+    names; beyond ``_NAMES_KEPT`` names, it is worked out each time)."""
+    state = _IS_STATE.get(name)
+    if state is None:
+        state = name.endswith("_") and not name.startswith("__")
+        if len(_IS_STATE) < _NAMES_KEPT:
+            _IS_STATE[name] = state
+    return state
+
+
+_IS_STATE = {}
+_NAMES_KEPT = 100_000
 
 
 #: types of learned values that are never changed in place: a working copy shares them
@@ -509,7 +522,7 @@ class AtomicCallMixin:
     def _state_keys(self):
         # the learned state: every attribute ending with an underscore (``_validated_params``,
         # a cache of the last validated parameters, is not state: never reset)
-        return [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]
+        return [k for k in vars(self) if _is_state(k)]
 
     def _reset(self):
         for k in self._state_keys():
