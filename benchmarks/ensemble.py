@@ -245,7 +245,7 @@ def skonline_runs(stream, quick=False, log=print):
     ens_cls = OnlineEnsembleClassifier if kind == "classifier" else OnlineEnsembleRegressor
     makers = {"ensemble": defaults.seeded(ens_cls), **makers}
     if kind == "classifier":  # the alternative loss of the rule (see ALT_LOSS)
-        makers[f"ensemble:{ALT_LOSS}"] = functools.partial(ens_cls, random_state=defaults.SEED, loss=ALT_LOSS)
+        makers[f"ensemble:{ALT_LOSS}"] = _alt_ensemble(ens_cls)
     for name, make in makers.items():
         cap = None if name.startswith("ensemble") else defaults.row_cap_for(name, X.shape[1], quick)
         n = X.shape[0] if cap is None else min(cap, X.shape[0])
@@ -380,6 +380,11 @@ def evaluate_stream(stream, sk, base):
 #: classification stream and in the drift scenario: the rule weighs the experts by their 0-1 loss
 ALT_LOSS = "zero_one"
 
+
+def _alt_ensemble(ens_cls):
+    """A factory of the classifier ensemble with ``loss=ALT_LOSS``, seeded as the default one."""
+    return defaults.seeded(functools.partial(ens_cls, loss=ALT_LOSS))
+
 SWITCH_ROWS = 3_000  # rows per concept
 RECOVERY_ROWS = 500
 WINDOW = 1_000  # error measured over the WINDOW rows starting RECOVERY_ROWS after a switch
@@ -437,8 +442,7 @@ def drift_switch(task, log=print):
     logs = {"ensemble": logloss(r["proba"]) if task == "classification" else None}
     alt = f"ensemble:{ALT_LOSS}"
     if task == "classification":  # the rule weighing the experts by their 0-1 loss instead
-        ra = defaults.run_online(functools.partial(ens_cls, random_state=defaults.SEED, loss=ALT_LOSS), X, y, kind,
-                                 classes)
+        ra = defaults.run_online(_alt_ensemble(ens_cls), X, y, kind, classes)
         errors[alt], logs[alt] = err(classes[ra["pred"].astype(int)]), logloss(ra["proba"])
     ens = make()
     ens.partial_fit(X[:2], y[:2], **({} if classes is None else {"classes": classes}))

@@ -23,7 +23,6 @@ import contextvars
 import copy
 import functools
 import itertools
-import math
 import numbers
 import operator
 import warnings
@@ -102,26 +101,23 @@ def nonfinite_state(estimator, raw=None):
         if k in allowed or k in fixed:
             continue
         v = state.get(k)
-        t = type(v)
-        if t is np.ndarray:
+        bad = None
+        if isinstance(v, np.ndarray):
             if k in layout:
                 v = v[tuple(slice(0, s) for s in layout[k][0])]
-            if v.dtype == np.float64 and v.size < _BATCH_SIZE:
+            if v.dtype == np.float64 and v.size < SMALL_ARRAY:
                 small.append((k, v))
             elif v.dtype.kind in "fc" and not _all_finite(v):
-                return _first_nonfinite(small) or k
-        elif t is float or t is np.float64:
-            if not math.isfinite(v):
-                return _first_nonfinite(small) or k
-        elif isinstance(v, np.ndarray):  # a subclass
-            if v.dtype.kind in "fc" and not _all_finite(v):
-                return _first_nonfinite(small) or k
-        elif isinstance(v, (float, np.floating)) and not np.isfinite(v):
-            return _first_nonfinite(small) or k
+                bad = k
+        elif isinstance(v, (float, np.floating)):
+            if not np.isfinite(v):
+                bad = k
         elif isinstance(v, AtomicCallMixin) and v._is_initialized():  # an ensemble's rule_
             inner = nonfinite_state(v)
             if inner is not None:
-                return _first_nonfinite(small) or f"{k}.{inner}"
+                bad = f"{k}.{inner}"
+        if bad is not None:  # the small arrays before it come first
+            return _first_nonfinite(small) or bad
     bad = _first_nonfinite(small)
     if bad is not None:
         return bad
@@ -136,8 +132,10 @@ def nonfinite_state(estimator, raw=None):
     return None
 
 
-#: float64 arrays below this size are checked together (:func:`nonfinite_state`)
-_BATCH_SIZE = 4096
+#: arrays below this size are checked by NumPy, whose temporary costs nothing at that size, and
+#: a state's float64 arrays below it are checked together (:func:`nonfinite_state`); larger
+#: float64 arrays by a compiled scan (:func:`_all_finite`)
+SMALL_ARRAY = 4096
 
 
 def _first_nonfinite(named):
@@ -170,7 +168,7 @@ def _all_finite_2d(a):
 def _all_finite(a):
     """``np.isfinite(a).all()`` without a temporary array: a compiled scan for large float64
     arrays (a growth buffer's used block is a strided view of up to gigabytes)."""
-    if a.size < 4096 or a.dtype != np.float64 or a.ndim > 2:
+    if a.size < SMALL_ARRAY or a.dtype != np.float64 or a.ndim > 2:
         return bool(np.isfinite(a).all())
     return bool(_all_finite_2d(a.reshape(1, -1) if a.ndim == 1 else a))
 
@@ -208,22 +206,13 @@ def _interrupt_behind(exc):
     return None
 
 
+@functools.lru_cache(maxsize=100_000)
 def _is_state(name):
     """Learned state: every attribute whose name ends with an underscore (``__dunder__`` aside).
 
     Asked for every attribute of every estimator on every call (an ensemble's call asks it a few
-    hundred times), so the answers are kept by name (estimators have a fixed set of attribute
-    names; beyond ``_NAMES_KEPT`` names, it is worked out each time)."""
-    state = _IS_STATE.get(name)
-    if state is None:
-        state = name.endswith("_") and not name.startswith("__")
-        if len(_IS_STATE) < _NAMES_KEPT:
-            _IS_STATE[name] = state
-    return state
-
-
-_IS_STATE = {}
-_NAMES_KEPT = 100_000
+    hundred times), so the answers are kept by name (estimators have a fixed set of names)."""
+    return name.endswith("_") and not name.startswith("__")
 
 
 #: types of learned values that are never changed in place: a working copy shares them
@@ -232,17 +221,14 @@ _IMMUTABLE = frozenset({int, float, bool, str, bytes, type(None), tuple, np.floa
 
 def _copied(value):
     """An independent copy of a piece of learned state (see :meth:`AtomicCallMixin._working_copy`)."""
-    t = type(value)
-    if t is np.ndarray:  # the common cases first, by exact type (this runs for every attribute of
-        return value.copy(order="K")  # every call)
-    if t in _IMMUTABLE:
-        return value
-    if isinstance(value, (numbers.Number, str, bytes, type(None), tuple)):
-        return value  # immutable
     if isinstance(value, np.ndarray):
         # writeable, same layout: a model loaded with joblib.load(..., mmap_mode='r') holds read-only
         # memory maps, which its first call copies
         return value.copy(order="K")
+    # immutable (the exact types first: this runs for every attribute of every call, and the
+    # check against numbers.Number goes through its abstract base class)
+    if type(value) in _IMMUTABLE or isinstance(value, (numbers.Number, str, bytes, type(None), tuple)):
+        return value
     if isinstance(value, AtomicCallMixin):
         return value._working_copy()  # a nested skonline estimator (an ensemble's rule, an expert)
     if isinstance(value, np.random.Generator):

@@ -99,6 +99,14 @@ def test_experts_do_run_in_worker_threads(monkeypatch):
     assert set(seen[2]) == {True}
 
 
+def _count_run_tasks(monkeypatch):
+    """The list to which each call of the runner (``run_tasks``) appends its number of threads."""
+    calls = []
+    real = _ensemble.run_tasks
+    monkeypatch.setattr(_ensemble, "run_tasks", lambda tasks, n: calls.append(n) or real(tasks, n))
+    return calls
+
+
 def _ways(cost, n_chunks):
     """The way (``'T'`` threads, ``'s'`` one after another) the ensemble's timing choses for each
     of ``n_chunks`` chunks whose seconds per row are ``cost(chunk, in_threads)``."""
@@ -155,9 +163,7 @@ def test_timing_decides_threads_in_the_ensemble(monkeypatch):
 
     monkeypatch.setattr(_ensemble, "_next_threads_timing", spy)
     monkeypatch.setattr(_ensemble, "_threads_chosen", _CHOSEN)
-    calls = []
-    real = _ensemble.run_tasks
-    monkeypatch.setattr(_ensemble, "run_tasks", lambda tasks, n: calls.append(n) or real(tasks, n))
+    calls = _count_run_tasks(monkeypatch)
     X, y = _data(n=500)
     est = OnlineEnsembleRegressor(_blas_free(), n_jobs=2)
     _feed(est, X, y, 50)
@@ -176,9 +182,7 @@ def test_timing_decides_threads_in_the_ensemble(monkeypatch):
 def test_costly_chunks_run_in_threads_untimed(monkeypatch):
     monkeypatch.undo()  # the ensemble's own choice (not the fixture's)
     monkeypatch.setattr(_ensemble, "THREADS_MIN_SECONDS", 0.0)
-    calls = []
-    real = _ensemble.run_tasks
-    monkeypatch.setattr(_ensemble, "run_tasks", lambda tasks, n: calls.append(n) or real(tasks, n))
+    calls = _count_run_tasks(monkeypatch)
     X, y = _data(n=200)
     est = OnlineEnsembleRegressor(_blas_free(), n_jobs=2)
     _feed(est, X, y, 50)
