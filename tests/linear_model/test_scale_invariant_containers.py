@@ -107,6 +107,50 @@ def test_cheap_finiteness_check_agrees_with_evaluating_every_weight():
     assert disagree == 0
 
 
+def _exact_full_nonfinite(h, P, gamma, alpha, scale, units, intercept):
+    """The NumPy weights of full invariance (``_linear_weights``, ``_coef_intercept``): what is
+    non-finite first, ``coef`` before ``intercept``."""
+    with np.errstate(all="ignore"):
+        rho = np.einsum("kd,de,ke->k", h, P, h)
+        eta = np.exp(np.minimum((rho - gamma) / (2 * alpha), core.E_MAX)) / alpha
+        W = eta[:, None] * (h @ P)
+        if not units:
+            return None if np.isfinite(W).all() else "weights"
+        n = scale.shape[0]
+        if not np.isfinite(W[:, :n] / np.where(scale > 0, scale, 1.0)).all():
+            return "coef"
+        return "intercept" if intercept and not np.isfinite(W[:, n]).all() else None
+
+
+def test_full_finiteness_check_agrees_with_the_numpy_weights():
+    """The compiled check of full invariance's weights (and, in feature units, of coef_ and
+    intercept_) names what the NumPy weights it replaces find non-finite: on states around
+    overflow (exponents past the clamp, matrices and gradients up to 1e200, subnormal scales)."""
+    rng = np.random.default_rng(1)
+    counts = {None: 0, "weights": 0, "coef": 0, "intercept": 0}
+    for trial in range(3000):
+        intercept, units = bool(trial % 2), bool(trial % 3)
+        n = int(rng.integers(1, 6))
+        D = n + intercept
+        A = rng.standard_normal((D, D))
+        c = 10.0 ** rng.uniform(-100, 100, D)  # columns of very different sizes
+        focus = intercept and trial % 4 == 1  # the intercept's column alone can overflow
+        if focus:
+            c[:-1] *= 1e-150
+        P = A @ A.T * c[:, None] * c[None, :]
+        h = rng.standard_normal((int(rng.integers(1, 4)), D)) * 10.0 ** rng.uniform(-100, 100, D)
+        h[rng.random(h.shape) < 0.2] = 0.0
+        gamma = np.abs(rng.standard_normal(h.shape[0])) * 10.0 ** rng.uniform(-5, 200)
+        scale = 10.0 ** rng.uniform(-3 if focus else -320, 3, n) * (rng.random(n) < 0.9)
+        alpha = 10.0 ** rng.uniform(-3, 1)
+        want = _exact_full_nonfinite(h, P, gamma, alpha, scale, units, intercept)
+        col = si._full_weights_nonfinite(h, P, gamma, alpha, core.E_MAX, scale, units)
+        got = None if col < 0 else "weights" if not units else "coef" if col < n else "intercept"
+        assert got == want, (trial, got, want)
+        counts[want] += 1
+    assert min(counts.values()) > 50, counts  # every outcome represented
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 def test_weights_beyond_float64_in_feature_units_are_rejected_for_sparse_rows_too(sparse):
     """A column of subnormal values: its weight in feature units (coef_) overflows, which the
