@@ -173,6 +173,9 @@ _DEFAULT_EXPERT_NOTES = (
     r"\w+: [\d,]+ features: a Gaussian kernel approximated",
     r"ScaleInvariant\w+ \(invariance='full'\): nearly collinear features",
 )
+#: the notes as one pattern: one filter per call instead of one per note (each filter costs a few
+#: microseconds to add and to remove, on every chunk)
+_DEFAULT_EXPERT_NOTE = "(?:" + "|".join(_DEFAULT_EXPERT_NOTES) + ")"
 
 
 def _threads_chosen(timing):
@@ -296,6 +299,11 @@ class _OnlineEnsembleBase:
 
     #: the running target range is +-inf before the first row
     _nonfinite_state_ok = ("_y_min_", "_y_max_")
+
+    #: the generator every estimator with a ``random_state`` gets at its first call: an ensemble
+    #: never draws from it (its default experts are seeded from ``random_state`` itself,
+    #: :func:`default_estimators`), so a call's working copy shares it instead of copying it
+    _fixed_state = ("_rng_",)
 
     #: CSR rows accepted, in one container decided by the width of the stream (see
     #: ``OnlineMixin._row_container``): dense up to 4,096 features; beyond, CSR rows for the
@@ -576,8 +584,7 @@ class _OnlineEnsembleBase:
         if self.estimators is not None:
             return super()._learn_blocks(chunk, verbose)
         with warnings.catch_warnings():
-            for note in _DEFAULT_EXPERT_NOTES:
-                warnings.filterwarnings("ignore", message=note, category=UserWarning)
+            warnings.filterwarnings("ignore", message=_DEFAULT_EXPERT_NOTE, category=UserWarning)
             return super()._learn_blocks(chunk, verbose)
 
     @staticmethod
@@ -1115,6 +1122,7 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
         calls = self._prequential_calls(
             [(k, "predict_proba" if proba[k] else "predict", {"classes": self.classes_}) for k in sorted(prequential)],
             X, y)
+        bad = np.zeros((n, len(self.estimators_)), dtype=bool)  # rows asleep (checked at the end)
         for k, est in enumerate(self.estimators_):
             lab = asleep = None
             if k in prequential:
@@ -1130,9 +1138,6 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
                 self._expert_fitted_[k] = True
             elif not self._expert_fitted_[k]:
                 continue
-            cls = np.asarray(getattr(est, "classes_", self.classes_))
-            idx = np.searchsorted(self.classes_, cls)
-            idx = np.minimum(idx, C - 1)
             if k in prequential:
                 pass
             elif hasattr(est, "predict_proba"):
@@ -1151,13 +1156,18 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
                 P[:, k, :] = pk
                 hard[k] = True
             else:
-                full = np.zeros((n, C))
-                full[:, idx] = pk
-                P[:, k, :] = full
-            bad = ~np.all(np.isfinite(P[:, k, :]), axis=1)
+                cls = getattr(est, "classes_", self.classes_)
+                if cls is self.classes_ or np.array_equal(cls, self.classes_):  # skonline's experts
+                    P[:, k, :] = pk
+                else:  # the expert's columns where its classes are among ours, zero elsewhere
+                    idx = np.minimum(np.searchsorted(self.classes_, np.asarray(cls)), C - 1)
+                    full = np.zeros((n, C))
+                    full[:, idx] = pk
+                    P[:, k, :] = full
             if asleep is not None:
-                bad |= asleep
-            P[bad, k, :] = np.nan
+                bad[:, k] = asleep
+        bad |= ~np.isfinite(P).all(axis=2)  # a non-finite probability: asleep on that row
+        P[bad] = np.nan
         return P, hard
 
     def _soften(self, P, hard, yi=None):
