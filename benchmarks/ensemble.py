@@ -17,6 +17,11 @@ first ``SLOW_ROWS`` rows of each stream; every method is prequential with one fi
 prefix's metrics are those of the first rows of a run, and each comparison is made on the rows both
 methods saw.
 
+The speed ratio of issue 22 (the ensemble's rows/s over its slowest expert's) comes from a pass of
+its own after the timed ones: the ensemble and each of its experts alone learn the stream in turns
+of ``LOCKSTEP_ROWS`` rows, so that a change of load on the shared machine slows all of them alike
+(:func:`lockstep_speed`).
+
 Then the drift scenarios: streams whose best family switches abruptly (a linear concept, then a
 radial one, then back), where the ensemble's error after each switch is compared with the error of
 the new best of its experts; and the defaults benchmark's scenarios with frozen experts.
