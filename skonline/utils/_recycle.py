@@ -12,7 +12,9 @@ only those columns into it from the committed arrays. A spare is reused only if 
 spare list refers to it (``sys.getrefcount``: a ``predict`` in another thread still reading the
 state it replaced, or a user holding one of its arrays, keeps it untouched) and only against the
 very array it was kept beside (a weak reference). Spares are taken out of the list before they
-are written, so an interrupted call leaves none behind: the next call copies in full.
+are written, so an interrupted call leaves none behind: the next call copies in full. A spare
+behind in many of its columns (more than 1 in ``FULL_COPY_SHARE``) is refreshed by one sequential
+copy instead, which is then the cheaper: the saving is the allocation only.
 
 An estimator opts in with ``_recycled_state`` (names of arrays whose last axis is the column),
 and its passes report what they write with :func:`note_written` on the working copy (nothing
@@ -25,6 +27,12 @@ import weakref
 import numpy as np
 
 from ._math import copy_columns, distinct_columns
+
+#: a spare behind in more than 1 / FULL_COPY_SHARE of its columns is refreshed by a full copy: a
+#: column costs about 3 ns to copy alone and an entry about 0.2 ns in a sequential copy, so from
+#: about 1 column in 25 the full copy is the cheaper (measured on 4,096 to 2^18 columns; a
+#: 1,000-row chunk of the 2^18-column stream of benchmarks/scale.py writes about 1 in 9)
+FULL_COPY_SHARE = 32
 
 #: estimator -> {name: (spare array, columns behind or None for all, weakref to the array it mirrors)}
 _SPARES = weakref.WeakKeyDictionary()
@@ -66,8 +74,8 @@ def reuse(spares, name, value):
         or _refs(spare) > _LOCAL_ONLY  # someone else still reads it
     ):
         return None
-    if behind is None:
-        np.copyto(spare, value)
+    if behind is None or behind.shape[0] * FULL_COPY_SHARE > spare.shape[-1]:
+        np.copyto(spare, value)  # sequential: cheaper than a scattered copy of that many columns
     elif behind.shape[0]:
         copy_columns(spare, value, behind)
     return spare

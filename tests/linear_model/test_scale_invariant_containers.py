@@ -230,16 +230,21 @@ def _chunks(Xs, y, size):
     return [(Xs[a:a + size], y[a:a + size]) for a in range(0, Xs.shape[0], size)]
 
 
-def test_recycled_working_copies_learn_the_same_model():
+@pytest.mark.parametrize("size, by_columns", [(25, True), (200, False)])
+def test_recycled_working_copies_learn_the_same_model(size, by_columns, monkeypatch):
     """The per-column arrays of a wide sparse stream are copied into the previous call's spares in
-    the columns that call wrote only (skonline.utils._recycle): the spares are really reused (the
-    arrays alternate between two buffers), and the model equals the one learned with full copies
-    (spares disabled), bit for bit, in every call."""
+    the columns that call wrote only (skonline.utils._recycle), or in full when it wrote more than
+    1 column in FULL_COPY_SHARE (200-row chunks here: about 1 in 5): the spares are really reused
+    (the arrays alternate between two buffers), and the model equals the one learned with full
+    copies (spares disabled), bit for bit, in every call."""
     from skonline.utils import _recycle
 
+    calls = []
+    copy_columns = _recycle.copy_columns
+    monkeypatch.setattr(_recycle, "copy_columns", lambda *a: calls.append(a[2].shape[0]) or copy_columns(*a))
     X, y = _sparse_stream(8, 600, 20000, 0.001, 3)
     Xs = sp.csr_matrix(X)
-    chunks = _chunks(Xs, y, 50)
+    chunks = _chunks(Xs, y, size)
     est = ScaleInvariantClassifier()
     ref = ScaleInvariantClassifier()
     buffers = set()
@@ -254,6 +259,8 @@ def test_recycled_working_copies_learn_the_same_model():
     assert est.invariance_ == "coordinate"
     assert len(buffers) == 2  # ping-pong between the committed arrays and the spares
     assert pickle.dumps(est) == pickle.dumps(ref)
+    assert bool(calls) == by_columns
+    assert all(0 < m * _recycle.FULL_COPY_SHARE <= 20001 for m in calls)
 
 
 def test_spares_never_overwrite_arrays_someone_still_holds():
