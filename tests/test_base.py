@@ -222,6 +222,33 @@ def test_nonfinite_state_names_the_first_bad_attribute(bad, value):
     assert nonfinite_state(est) == bad
 
 
+@pytest.mark.parametrize("shape", [(1, 1), (1, 7), (3, 5), (17, 33), (5, 64)])
+def test_compiled_finiteness_scan_finds_every_bad_entry(shape):
+    """The compiled scan of large arrays (a branch-free sum of ``v - v``, vectorised): a NaN, +inf
+    or -inf at any position is found, in C-ordered arrays and strided views; extreme finite values
+    (the largest and smallest doubles, subnormals, -0.0) are not reported."""
+    from skonline._atomic import _all_finite_2d
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(shape)
+    a.flat[::3] = np.finfo(np.float64).max
+    a.flat[1::3] = -np.finfo(np.float64).max
+    a.flat[2::5] = 5e-324
+    a.flat[::7] = -0.0
+    assert _all_finite_2d(a)
+    wide = np.zeros((shape[0], 2 * shape[1]))
+    view = wide[:, ::2]  # strided, as a growth buffer's used block
+    view[...] = a
+    assert _all_finite_2d(view)
+    for bad in (np.nan, np.inf, -np.inf):
+        for pos in range(a.size):
+            b = a.copy()
+            b.flat[pos] = bad
+            assert not _all_finite_2d(b), (bad, pos)
+            view[...] = b
+            assert not _all_finite_2d(view), (bad, pos)
+
+
 @pytest.mark.parametrize("bad", [None, np.nan, np.inf, -np.inf])
 @pytest.mark.parametrize("shape", [(100, 10), (1, 1), (700, 10)])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
