@@ -236,6 +236,10 @@ def test_compiled_finiteness_scan_finds_every_bad_entry(shape):
     a.flat[2::5] = 5e-324
     a.flat[::7] = -0.0
     assert _all_finite_2d(a)
+    # every entry the largest double: a sum reordered across the subtraction, (sum v) - (sum v),
+    # would overflow to inf - inf; the scan must not report it
+    assert _all_finite_2d(np.full(shape, np.finfo(np.float64).max))
+    assert _all_finite_2d(np.full((shape[0], 1000), -np.finfo(np.float64).max))
     wide = np.zeros((shape[0], 2 * shape[1]))
     view = wide[:, ::2]  # strided, as a growth buffer's used block
     view[...] = a
