@@ -259,7 +259,7 @@ def skonline_runs(stream, quick=False, log=print):
         out[name] = {"pred": r["pred"], "proba": r["proba"], "seconds": r["seconds"], "n": n, "error": r["error"],
                      "warnings": r["warnings"]}
         log(f"    {name:<28s} {r['seconds']:7.1f} s" + (f"  ERROR {r['error']}" if r["error"] else ""))
-    # the speed ratio: the ensemble and its experts alone, chunk by chunk in lockstep
+    # the speed ratio: the ensemble and its experts alone, in lockstep by blocks of rows
     out["speed"] = lockstep_speed(defaults.seeded(ens_cls), X, y, task, classes)
     return out
 
@@ -270,11 +270,11 @@ def lockstep_speed(make_ensemble, X, y, task, classes):
     learned (in chunks of ``CHUNK``) by the ensemble, then by each expert alone, so that a change of
     load on the shared machine slows all of them alike (as ``benchmarks/scale.py`` times SGD beside
     each estimator). Blocks, not single chunks: the ensemble's threads sleep while the others run,
-    and the first chunk after a pause pays their wake-up (chunk by chunk, the ensemble at 108
-    features ran at about 0.6x its speed alone). Run after the stream's timed
-    passes, so that every compiled path is loaded for both (a path reached first late in the
-    stream, e.g. kernel selection's switch to random features, is not a cost of the ensemble
-    only). ``{"ensemble": s, "members": {name: s}, "n": rows}``."""
+    and the first chunk after a pause pays their wake-up (chunk by chunk, the ensemble on adult
+    ran at 10.7k rows/s, against 13.4k by blocks). Run after the stream's timed passes, so that
+    every compiled path is loaded for both (a path reached first late in the stream, e.g. kernel
+    selection's switch to random features, is not a cost of the ensemble only).
+    ``{"ensemble": s, "members": {name: s}, "n": rows}``."""
     from sklearn.base import clone
 
     kind = "regressor" if task == "regression" else "classifier"
@@ -418,6 +418,7 @@ ALT_LOSS = "zero_one"
 def _alt_ensemble(ens_cls):
     """A factory of the classifier ensemble with ``loss=ALT_LOSS``, seeded as the default one."""
     return defaults.seeded(functools.partial(ens_cls, loss=ALT_LOSS))
+
 
 SWITCH_ROWS = 3_000  # rows per concept
 RECOVERY_ROWS = 500
