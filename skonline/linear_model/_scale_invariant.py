@@ -257,7 +257,7 @@ class _ScaleInvariantBase:
                 )
             raise_if_nonfinite(status, what="predictions")
         else:
-            work = np.zeros(3 * self.pinv_.shape[0] + 2 * self.neg_cum_grad_.shape[0] + X.shape[1])
+            work = np.zeros(2 * self.neg_cum_grad_.shape[0] + X.shape[1])
             st = core.FullState(P=self.pinv_, U=self.basis_, rank=self.rank_, h=self.neg_cum_grad_,
                                 Ph=self._pinv_h_, gamma=self.gamma_)
             # sparse rows are densified block by block (the pass is row by row: the same result

@@ -391,6 +391,27 @@ def _refresh_ph(P, h, Ph):
                     Ph[k, a] += hb * P[b, a]
 
 
+@njit(inline="always")
+def _internal_row(X, i, scale, inv_scale, n_unset, fit_intercept, z):
+    """Row ``i`` of ``X`` in internal units into ``z`` (intercept last), setting the scale of its
+    features seen for the first time; returns the number of features still without a scale."""
+    d = X.shape[1]
+    if n_unset > 0:
+        for j in range(d):
+            x = X[i, j]
+            if x != 0.0 and scale[j] == 0.0:
+                scale[j] = abs(x)
+                inv_scale[j] = 1.0 / scale[j]
+                n_unset -= 1
+    for j in range(d):
+        x = X[i, j]
+        iv = inv_scale[j]
+        z[j] = x * iv if iv < math.inf else x / scale[j]
+    if fit_intercept:
+        z[z.shape[0] - 1] = 1.0
+    return n_unset
+
+
 @njit
 def full_pass(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss, lip, rank_tol, st, scale,
               out, clamped, loss_acc, work):
@@ -400,21 +421,31 @@ def full_pass(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss, lip, rank_t
     of P costs: u = P z (a sum of rows of P, vectorised), the rank-one update, and O(D) per head
     for x'S^dagger h, h'S^dagger h (read from ``st.Ph``) and the update of ``st.Ph``:
     P' h' = (P - u u' / beta)(h - g z) = P h - ((z'P h + g) / beta) u. ``work``: a scratch array
-    of ``3 D + 2 n_heads + n_features`` entries (allocated by the caller: nothing to compile here).
+    of ``2 n_heads + n_features`` entries.
+
+    One sweep over P per row: the rank-one update of row t computes, row by row of the updated
+    P, the next row's u = P z (the same products summed in the same order as on their own, so
+    the same bits: a chunk's first row, computed on its own, gets what any chunking gives). The
+    row vectors are allocated here, not taken from ``work``: the compiler then knows they share
+    no memory with P and vectorises the sweeps without overlap checks (about 20 % of the pass at
+    10 to 100 features).
     """
     n, d = X.shape
     P, U, rank, h, Ph, gamma = st.P, st.U, st.rank, st.h, st.Ph, st.gamma
     D = P.shape[0]
     n_heads = h.shape[0]
-    z = work[:D]
-    u = work[D:2 * D]
-    xp = work[2 * D:3 * D]
-    g = work[3 * D:3 * D + n_heads]
-    cs = work[3 * D + n_heads:3 * D + 2 * n_heads]
+    z = np.empty(D)
+    u = np.empty(D)
+    xp = np.empty(D)
+    zn = np.empty(D)  # the next row's z and u, computed with this row's update (fused)
+    un = np.empty(D)
+    fused = False
+    g = work[:n_heads]
+    cs = work[n_heads:2 * n_heads]
     two_a = 2.0 * alpha
     # internal units: x / scale as x * (1 / scale), the inverses computed once (a subnormal scale,
     # whose inverse overflows, divides); features without a scale yet are checked row by row
-    inv_scale = work[3 * D + 2 * n_heads:3 * D + 2 * n_heads + d]
+    inv_scale = work[2 * n_heads:2 * n_heads + d]
     n_unset = 0
     for j in range(d):
         inv_scale[j] = 1.0
@@ -424,20 +455,13 @@ def full_pass(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss, lip, rank_t
             else:
                 n_unset += 1
     for i in range(n):
-        # internal (scaled) instance
-        if n_unset > 0:
-            for j in range(d):
-                x = X[i, j]
-                if x != 0.0 and scale[j] == 0.0:
-                    scale[j] = abs(x)
-                    inv_scale[j] = 1.0 / scale[j]
-                    n_unset -= 1
-        for j in range(d):
-            x = X[i, j]
-            iv = inv_scale[j]
-            z[j] = x * iv if iv < math.inf else x / scale[j]
-        if fit_intercept:
-            z[D - 1] = 1.0
+        # internal (scaled) instance, and u = P z: computed with the previous row's update, or here
+        if fused:
+            z, zn = zn, z
+            u, un = un, u
+        else:
+            n_unset = _internal_row(X, i, scale, inv_scale, n_unset, fit_intercept, z)
+        next_fused = False
         zz = fast_dot(z, z, D)
         # x_t = 0: every head predicts 0 and nothing is learned (g * x = 0)
         skip = zz == 0.0
@@ -447,13 +471,14 @@ def full_pass(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss, lip, rank_t
         new = False
         if not skip:
             # u = P z = sum_b z_b P[b, :] (P symmetric), beta = 1 + z'u
-            for a in range(D):
-                u[a] = 0.0
-            for b in range(D):
-                zb = z[b]
-                if zb != 0.0:
-                    for a in range(D):
-                        u[a] += zb * P[b, a]
+            if not fused:
+                for a in range(D):
+                    u[a] = 0.0
+                for b in range(D):
+                    zb = z[b]
+                    if zb != 0.0:
+                        for a in range(D):
+                            u[a] += zb * P[b, a]
             beta += fast_dot(z, u, D)
             if beta > BETA_MAX:  # P - u u' / beta would cancel to rounding noise: reject the row
                 return -2 - i
@@ -480,6 +505,7 @@ def full_pass(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss, lip, rank_t
             loss_acc[0] += sw[i] * lv
             g[k] = sw[i] * gk / lip
         if skip:
+            fused = False
             continue
         if new:
             inv_n2 = 1.0 / n2
@@ -497,10 +523,27 @@ def full_pass(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss, lip, rank_t
             sb = 1.0 / math.sqrt(beta)
             for a in range(D):
                 xp[a] = u[a] * sb
-            for a in range(D):
-                wa = xp[a]
-                for b in range(D):
-                    P[a, b] -= wa * xp[b]
+            if i + 1 < n:  # the update, and the next row's u = P z as a sum of the rows of P
+                n_unset = _internal_row(X, i + 1, scale, inv_scale, n_unset, fit_intercept, zn)
+                for a in range(D):
+                    un[a] = 0.0
+                for a in range(D):
+                    wa = xp[a]
+                    za = zn[a]
+                    if za != 0.0:
+                        for b in range(D):
+                            pab = P[a, b] - wa * xp[b]
+                            P[a, b] = pab
+                            un[b] += za * pab
+                    else:
+                        for b in range(D):
+                            P[a, b] -= wa * xp[b]
+                next_fused = True
+            else:
+                for a in range(D):
+                    wa = xp[a]
+                    for b in range(D):
+                        P[a, b] -= wa * xp[b]
             lev = (beta - 1.0) / beta
             for k in range(n_heads):
                 f = (cs[k] + g[k]) / beta
@@ -513,6 +556,7 @@ def full_pass(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss, lip, rank_t
                     h[k, a] -= g[k] * z[a]
         if new or (t0 + i + 1) % PH_REFRESH == 0:
             _refresh_ph(P, h, Ph)
+        fused = next_fused
     return -1
 
 
