@@ -102,7 +102,14 @@ from ._standardize import OnlineStandardizationMixin
 from .utils import _calibration, _progress, _scaling
 from .utils._deprecation import check_renamed_params
 from .utils._math import running_sum
-from .utils.validation import output_dtype, readonly, validate_X_chunk, validate_X_fit, validate_X_predict
+from .utils.validation import (
+    label_positions,
+    output_dtype,
+    readonly,
+    validate_X_chunk,
+    validate_X_fit,
+    validate_X_predict,
+)
 
 __all__ = [
     "OnlineMixin",
@@ -533,13 +540,8 @@ class OnlineClassifierMixin(ClassifierMixin, OnlineMixin):
                 f"classes={np.unique(classes).tolist()} differs from the classes of the first call "
                 f"{self.classes_.tolist()}."
             )
-        try:
-            idx = np.searchsorted(self.classes_, y)
-        except TypeError:  # labels of another type than classes_
-            idx = np.zeros(y.shape[0], dtype=np.int64)
-        idx = np.minimum(idx, self.classes_.shape[0] - 1)  # (searchsorted gives >= 0; np.clip costs 6x)
-        bad = self.classes_[idx] != y
-        if np.any(bad):
+        idx, bad = label_positions(self.classes_, y)
+        if bad is not None:
             row = int(np.flatnonzero(bad)[0])
             raise ValueError(
                 f"Row {row} has label {y[row]!r}, which is not in classes {self.classes_.tolist()}. "
@@ -550,7 +552,7 @@ class OnlineClassifierMixin(ClassifierMixin, OnlineMixin):
             Y = (2.0 * idx - 1.0).reshape(-1, 1)
         else:
             Y = np.where(idx[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
-        return Chunk(X.shape[0], X=X, y_index=idx.astype(np.int64), Y=np.ascontiguousarray(Y))
+        return Chunk(X.shape[0], X=X, y_index=idx, Y=np.ascontiguousarray(Y))
 
     @property
     def _n_heads(self):

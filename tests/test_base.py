@@ -257,7 +257,7 @@ def test_compiled_finiteness_scan_finds_every_bad_entry(shape):
 @pytest.mark.parametrize("shape", [(100, 10), (1, 1), (700, 10)])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_stream_finiteness_check_is_scikit_learns(bad, shape, dtype):
-    """The stream fast path's finiteness check (a NumPy scan first, for small float64 chunks)
+    """The stream fast path's finiteness check (a compiled scan first, for float64 chunks)
     raises exactly what scikit-learn's assert_all_finite raises, and nothing under
     ``assume_finite=True``, as scikit-learn does."""
     import sklearn
@@ -282,3 +282,69 @@ def test_stream_finiteness_check_is_scikit_learns(bad, shape, dtype):
     assert (ours is None) == (bad is None)
     with sklearn.config_context(assume_finite=True):
         assert outcome(lambda: _assert_finite(a, "X", NoisyMean())) is None
+
+
+@pytest.mark.parametrize("layout", ["1d", "C", "F", "strided", "0d", "empty"])
+def test_finiteness_dispatch_agrees_with_numpy(layout):
+    """``_all_finite`` (contiguous arrays scanned as one row, others as they are) says what
+    ``np.isfinite(a).all()`` says, for a NaN, +inf or -inf at every position, whatever the layout."""
+    from skonline._atomic import _all_finite
+
+    rng = np.random.default_rng(1)
+    base = {"1d": rng.standard_normal(23), "C": rng.standard_normal((7, 6)),
+            "F": np.asfortranarray(rng.standard_normal((7, 6))),
+            "strided": rng.standard_normal((7, 12))[:, ::2], "0d": np.array(1.5),
+            "empty": np.zeros((0, 4))}[layout]
+    assert _all_finite(base)
+    for bad in (np.nan, np.inf, -np.inf):
+        for pos in np.ndindex(base.shape):
+            a = base.copy(order="K") if layout != "strided" else base
+            keep = a[pos]
+            a[pos] = bad
+            assert not _all_finite(a), (bad, pos)
+            a[pos] = keep
+    assert _all_finite(base)
+
+
+@pytest.mark.parametrize("kind", ["int64", "float64", "int32", "str", "mixed"])
+def test_label_positions_is_searchsorted_and_isin(kind):
+    """``label_positions``: each value's position in the sorted labels, and the mask of the values
+    that are not labels (None when all are), the same from the compiled search (int64 and
+    float64 labels of the values' dtype) as from NumPy's searchsorted and isin."""
+    from skonline.utils.validation import label_positions
+
+    rng = np.random.default_rng(2)
+    labels = np.array([-7, -2, 0, 3, 4, 11, 40])
+    values = rng.choice(np.arange(-10, 45), size=400)
+    if kind == "float64":
+        labels, values = labels.astype(float), values.astype(float)
+        values[::37] = np.nan
+        values[5] = 3.5
+    elif kind == "int32":
+        values = values.astype(np.int32)
+    elif kind == "str":
+        labels, values = labels.astype(str), values.astype(str)
+        labels.sort()
+    for v in (values, values[np.isin(values, labels)], values[:1], values[:0]):
+        idx, missing = label_positions(labels, v)
+        expected = ~np.isin(v, labels)
+        if expected.any():
+            np.testing.assert_array_equal(missing, expected)
+        else:
+            assert missing is None
+        assert idx.dtype == np.int64 and idx.shape == v.shape
+        found = ~expected
+        np.testing.assert_array_equal(idx[found], np.searchsorted(labels, v[found]))
+        assert ((idx >= 0) & (idx < labels.shape[0])).all()
+    if kind in ("int64", "float64"):  # the compiled search itself: all found, or the first missing
+        from skonline.utils.validation import _sorted_positions
+
+        idx = np.empty(values.shape[0], dtype=np.int64)
+        inside = values[np.isin(values, labels)]
+        assert _sorted_positions(labels, inside, idx[:inside.shape[0]]) == -1
+        np.testing.assert_array_equal(idx[:inside.shape[0]], np.searchsorted(labels, inside))
+        first = int(np.flatnonzero(~np.isin(values, labels))[0])
+        assert _sorted_positions(labels, values, idx) == first
+    if kind == "mixed":  # strings against numbers: all missing
+        idx, missing = label_positions(labels, np.array(["a", "b"]))
+        assert missing.tolist() == [True, True]

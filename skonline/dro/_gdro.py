@@ -18,6 +18,7 @@ from ..losses import get_loss
 from ..utils import _progress, _scaling
 from ..utils._deprecation import param, renamed_constraint
 from ..utils._warnings import warn
+from ..utils.validation import label_positions
 from . import _gdro_core as core
 
 __all__ = ["GroupDROClassifier", "GroupDRORegressor"]
@@ -238,17 +239,8 @@ class _BaseGroupDRO:
                 f"groups must be a 1d array with one label per row: got shape {g.shape} for "
                 f"{n} rows."
             )
-        try:
-            idx = np.searchsorted(labels, g)
-        except TypeError:
-            idx = np.zeros(n, dtype=np.int64)
-        idx = np.minimum(idx, labels.shape[0] - 1)
-        with np.errstate(invalid="ignore"):
-            bad = labels[idx] != g
-        bad = np.asarray(bad, dtype=bool)
-        if bad.ndim == 0:
-            bad = np.full(n, bool(bad))
-        if np.any(bad):
+        idx, bad = label_positions(labels, g)
+        if bad is not None:
             row = int(np.flatnonzero(bad)[0])
             if reset and declared:  # fit, or the first partial_fit, with group_labels
                 raise ValueError(
@@ -260,7 +252,7 @@ class _BaseGroupDRO:
                 f"{labels.tolist()}. Declare every group of the stream on the first call to "
                 "partial_fit with group_labels=..."
             )
-        return idx.astype(np.int64)
+        return idx
 
     # ------------------------------------------------------------------ state
     def _resolve_settings(self, chunk):
@@ -866,9 +858,8 @@ class _BaseGroupDRO:
             raw = self._predict_output(raw)
             Y = y.astype(np.float64).reshape(-1, 1)
         else:
-            idx = np.searchsorted(self.classes_, y)
-            idx = np.minimum(idx, self.classes_.shape[0] - 1)
-            if np.any(self.classes_[idx] != y):
+            idx, bad = label_positions(self.classes_, y)
+            if bad is not None:
                 raise ValueError("y has labels outside classes_.")
             if raw.shape[1] == 1:
                 Y = (2.0 * idx - 1.0).reshape(-1, 1)

@@ -51,7 +51,7 @@ from ..utils import _progress
 from ..utils._deprecation import DEPRECATED
 from ..utils._threads import effective_n_threads, run_tasks
 from ..utils._warnings import warn
-from ..utils.validation import rows_for
+from ..utils.validation import label_positions, rows_for
 from . import _ensemble_core as core
 from ._rules import FixedShare, _BaseRule
 
@@ -1149,9 +1149,9 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
                 pk = None
             if pk is None:
                 lab = np.asarray(est.predict(rows_for(est, X))) if lab is None else lab
-                j = np.minimum(np.searchsorted(self.classes_, lab), C - 1)
+                j, missing = label_positions(self.classes_, lab)
                 pk = np.zeros((n, C))
-                ok = self.classes_[j] == lab
+                ok = np.ones(n, dtype=bool) if missing is None else ~missing
                 pk[np.arange(n)[ok], j[ok]] = 1.0
                 P[:, k, :] = pk
                 hard[k] = True
@@ -1160,9 +1160,10 @@ class OnlineEnsembleClassifier(_OnlineEnsembleBase, OnlineClassifierMixin, BaseE
                 if cls is self.classes_ or np.array_equal(cls, self.classes_):  # skonline's experts
                     P[:, k, :] = pk
                 else:  # the expert's columns where its classes are among ours, zero elsewhere
-                    idx = np.minimum(np.searchsorted(self.classes_, np.asarray(cls)), C - 1)
+                    idx, missing = label_positions(self.classes_, cls)
+                    ours = slice(None) if missing is None else ~missing
                     full = np.zeros((n, C))
-                    full[:, idx] = pk
+                    full[:, idx[ours]] = pk[:, ours]
                     P[:, k, :] = full
             if asleep is not None:
                 bad[:, k] = asleep

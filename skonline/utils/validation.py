@@ -6,6 +6,7 @@ from sklearn.utils import assert_all_finite
 from sklearn.utils.validation import validate_data
 
 from .._atomic import _all_finite
+from ._jit import njit
 
 
 def readonly(A):
@@ -315,7 +316,7 @@ def validate_X_chunk(estimator, X, *, reset, accept_sparse=False, y=None, y_nume
 def _assert_finite(a, input_name, estimator):
     """scikit-learn's ``assert_all_finite`` (its errors, its ``assume_finite`` setting) on a chunk
     of the stream fast path, with the common case checked first: a float64 array without NaN or
-    inf returns after one scan (:func:`skonline._atomic._all_finite`: about 2 us for a 100 x 10
+    inf returns after one scan (:func:`skonline._atomic._all_finite`: about 0.5 us for a 100 x 10
     chunk; scikit-learn's function costs about 8 us a call in namespace and configuration
     lookups, on every call of every estimator)."""
     if a.dtype == np.float64 and _all_finite(a):
@@ -368,3 +369,58 @@ def rows_for(estimator, X):
     except Exception:  # an estimator without scikit-learn tags
         sparse_ok = False
     return X if sparse_ok else readonly(np.ascontiguousarray(X.toarray(), dtype=np.float64))
+
+
+@njit
+def _sorted_positions(labels, values, idx):
+    """``idx[i]``: the position of ``values[i]`` in the sorted ``labels`` (a binary search, as
+    ``np.searchsorted``); returns the first ``i`` whose value is not in ``labels``, or -1."""
+    C = labels.shape[0]
+    for i in range(values.shape[0]):
+        v = values[i]
+        lo = 0
+        hi = C
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if labels[mid] < v:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo == C or labels[lo] != v:
+            return i
+        idx[i] = lo
+    return -1
+
+
+#: label dtypes looked up by the compiled search (:func:`label_positions`); others by NumPy
+_COMPILED_LABELS = (np.dtype(np.int64), np.dtype(np.float64))
+
+
+def label_positions(labels, values):
+    """Where each of ``values`` sits in ``labels`` (sorted and unique: ``classes_``, the group
+    labels of GroupDRO).
+
+    Returns ``(idx, missing)``: ``idx`` (int64) the positions, and ``missing`` None when every value
+    is one of ``labels``, else the boolean mask of those that are not (their position is then
+    some valid position, never used as such). The usual case, numeric labels of the dtype of
+    ``labels``, is one compiled pass (about 1 us for 1,000 labels, against about 12 us for the
+    searchsorted, clip and comparison it replaces); labels of another type than ``labels``
+    (strings against numbers) are all missing.
+    """
+    values = np.asarray(values)
+    n = values.shape[0] if values.ndim else 0
+    if values.ndim == 1 and values.dtype == labels.dtype and values.dtype in _COMPILED_LABELS:
+        idx = np.empty(n, dtype=np.int64)
+        if _sorted_positions(labels, values, idx) < 0:
+            return idx, None
+    try:
+        idx = np.searchsorted(labels, values)
+    except TypeError:  # labels of another type
+        return np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool)
+    idx = np.minimum(idx, labels.shape[0] - 1)  # (searchsorted gives >= 0; np.clip costs 6x)
+    with np.errstate(invalid="ignore"):
+        bad = labels[idx] != values
+    bad = np.asarray(bad, dtype=bool)
+    if bad.ndim == 0:  # a comparison numpy could not make elementwise
+        bad = np.full(n, bool(bad))
+    return idx.astype(np.int64, copy=False), (bad if bad.any() else None)
