@@ -269,3 +269,21 @@ def test_verbose_learns_a_chunk_dependent_ensemble_in_one_block(capsys, monkeypa
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1 and lines[0].startswith("[OnlineEnsembleRegressor] rows 60 | ")
     assert "(last 60 rows) | online loss " in lines[0]
+
+
+def test_expert_with_other_classes_gives_only_the_ensembles_columns():
+    """A frozen expert fitted on other classes than the ensemble's: each of its probability
+    columns lands on the ensemble's column of the same class, and a class the ensemble does not
+    have is left out (not added to a neighbour's column)."""
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 3))
+    y3 = np.digitize(X[:, 0], [-0.5, 0.5])  # classes 0, 1, 2
+    expert = FrozenEstimator(LogisticRegression().fit(X, y3))
+    keep = y3 != 2
+    ens = OnlineEnsembleClassifier([("lr", expert)], loss="zero_one").fit(X[keep], y3[keep])
+    assert ens.classes_.tolist() == [0, 1]
+    p = expert.predict_proba(X[:20])
+    expected = p[:, [0, 1]] / p[:, [0, 1]].sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(ens.predict_proba(X[:20]), expected, rtol=1e-12)
