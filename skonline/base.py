@@ -79,6 +79,7 @@ CONTRIBUTING.md.
 
 import dataclasses
 import numbers
+import operator
 
 import numpy as np
 import scipy.sparse as sp
@@ -414,12 +415,29 @@ class OnlineMixin(AtomicCallMixin, OnlineStandardizationMixin):
             cls._param_names_cache = names
         return names
 
+    def _param_values(self):
+        """The values of the parameters, as a tuple in the order of :meth:`_param_names` (one
+        ``operator.attrgetter`` per class: half the time of a loop of ``getattr``, on every call)."""
+        cls = type(self)
+        get = cls.__dict__.get("_param_getter_cache")
+        if get is None:
+            names = cls._param_names()
+            if len(names) > 1:
+                get = operator.attrgetter(*names)
+            elif names:
+                single = operator.attrgetter(names[0])
+                get = lambda obj: (single(obj),)  # noqa: E731 - attrgetter of one name gives a value
+            else:
+                get = lambda obj: ()  # noqa: E731
+            cls._param_getter_cache = get
+        return get(self)
+
     def _validate_params_once(self):
         """Validate the parameters, unless none has changed since the last validation; like
         scikit-learn's estimators, skip the constraint checks under
         ``sklearn.set_config(skip_parameter_validation=True)``."""
         skip = bool(get_config()["skip_parameter_validation"])
-        current = (skip,) + tuple(getattr(self, k) for k in self._param_names())
+        current = (skip,) + self._param_values()
         last = getattr(self, "_validated_params", None)
         if last is not None and len(last) == len(current) and all(a is b for a, b in zip(last, current)):
             return
