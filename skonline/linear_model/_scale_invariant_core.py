@@ -135,7 +135,10 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss,
 
     The loops over the coordinates of a row are written to vectorise: the scale check runs only
     while some feature has no scale yet, and the division by a subnormal scale (whose inverse
-    overflows) only once such a scale exists.
+    overflows) only once such a scale exists. With one head (binary classification, regression)
+    and no subnormal scale, one loop computes each coordinate's internal value, ``s^2``, ``1 / s^2``
+    and term of the prediction (the operations of :func:`_coord_predict`, in its order: the same
+    bits), instead of three loops over the row: about 20 % of the pass at 1,000 features.
     """
     n, d = X.shape
     D = d + 1 if fit_intercept else d
@@ -162,26 +165,60 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss,
                     inv_scale[j] = 1.0 / scale[j]
                     subnormal |= not inv_scale[j] < math.inf
                     n_unset -= 1
-        if subnormal:
-            for j in range(d):
-                iv_s = inv_scale[j]
-                zb[j] = X[i, j] * iv_s if iv_s < math.inf else X[i, j] / scale[j]
-        else:
-            for j in range(d):
-                zb[j] = X[i, j] * inv_scale[j]
-        for j in range(d):
-            z = zb[j]
-            sj = s2[j] + z * z  # s^2_{t,j} includes the current instance
-            s2[j] = sj
-            ib[j] = 1.0 / sj if sj > 0.0 else 0.0
-        if fit_intercept:
-            s2[d] += 1.0
-            zb[d] = 1.0
-            ib[d] = 1.0 / s2[d]
         inv_atd = 1.0 / (alpha * (t0 + i + 1) * D)
+        one_head = h.shape[0] == 1 and not subnormal
+        if one_head:
+            # one loop: internal value, s^2 (with this row), 1 / s^2 and the head's term
+            hk = h[0]
+            n_big = 0
+            for j in range(d):
+                z = X[i, j] * inv_scale[j]
+                zb[j] = z
+                sj = s2[j] + z * z
+                s2[j] = sj
+                iv = 1.0 / sj if sj > 0.0 else 0.0
+                ib[j] = iv
+                hq = hk[j]
+                e = (hq * hq + z * z) * (iv * half_a)
+                n_big += e > E_MAX
+                e = min(e, E_MAX)
+                kk, pe = exp_reduced(e)
+                xb[j] = pe * _int64_bits_as_float64((np.int64(kk) + 1023) << 52) * hq * z * iv
+            if fit_intercept:
+                s2[d] += 1.0
+                zb[d] = 1.0
+                iv = 1.0 / s2[d]
+                ib[d] = iv
+                hq = hk[d]
+                e = (hq * hq + 1.0) * (iv * half_a)
+                n_big += e > E_MAX
+                e = min(e, E_MAX)
+                kk, pe = exp_reduced(e)
+                xb[d] = pe * _int64_bits_as_float64((np.int64(kk) + 1023) << 52) * hq * 1.0 * iv
+            clamped[0] += n_big
+        else:
+            if subnormal:
+                for j in range(d):
+                    iv_s = inv_scale[j]
+                    zb[j] = X[i, j] * iv_s if iv_s < math.inf else X[i, j] / scale[j]
+            else:
+                for j in range(d):
+                    zb[j] = X[i, j] * inv_scale[j]
+            for j in range(d):
+                z = zb[j]
+                sj = s2[j] + z * z  # s^2_{t,j} includes the current instance
+                s2[j] = sj
+                ib[j] = 1.0 / sj if sj > 0.0 else 0.0
+            if fit_intercept:
+                s2[d] += 1.0
+                zb[d] = 1.0
+                ib[d] = 1.0 / s2[d]
         for k in range(h.shape[0]):
             hk = h[k]
-            p = _coord_predict(D, hk, zb, ib, half_a, xb, inv_atd, clamped)
+            if one_head:
+                p = _sum_buffer(xb, D) * inv_atd
+            else:
+                p = _coord_predict(D, hk, zb, ib, half_a, xb, inv_atd, clamped)
             out[i, k] = p
             if not math.isfinite(p):
                 return i

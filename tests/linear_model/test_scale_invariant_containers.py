@@ -351,3 +351,35 @@ def test_fit_after_partial_fit_leaves_no_stale_spare():
     est.partial_fit(Xs[300:], y[300:])
     ref = ScaleInvariantClassifier().fit(Xs[200:300], y[200:300]).partial_fit(Xs[300:], y[300:])
     assert pickle.dumps(est) == pickle.dumps(ref)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_one_head_dense_pass_is_the_general_pass_bit_for_bit(fit_intercept):
+    """Algorithm 1 on dense rows with one head (binary classification, regression) computes each
+    coordinate's internal value, s^2 and term in one loop; the general loops (several heads) give
+    every head the same bits: two identical heads match a single one exactly, prediction by
+    prediction and in the state (features of a few scales, late first values: the scale is set
+    mid-stream)."""
+    rng = np.random.default_rng(11)
+    n, d = 600, 37
+    X = rng.standard_normal((n, d)) * np.exp(3 * rng.standard_normal(d))
+    X[:150, 5] = 0.0  # a feature whose scale is set mid-stream
+    y = np.where(X @ rng.standard_normal(d) > 0, 1.0, -1.0)
+    loss = si.get_loss("log_loss")
+    D = d + 1 if fit_intercept else d
+
+    def run(H):
+        s2, h, scale = np.zeros(D), np.zeros((H, D)), np.zeros(d)
+        out, clamped, acc = np.zeros((n, H)), np.zeros(1, dtype=np.int64), np.zeros(1)
+        Y = np.repeat(y[:, None], H, axis=1)
+        status = core.coordinate_pass_dense(X, Y, np.ones(n), 0, fit_intercept, True, 1.0, loss.record(0.1),
+                                            loss.lipschitz_constant(0.1), s2, h, scale, out, clamped, acc)
+        assert status == -1
+        return out, h, s2, scale
+
+    one, two = run(1), run(2)
+    np.testing.assert_array_equal(two[0][:, 0], two[0][:, 1])
+    np.testing.assert_array_equal(one[0][:, 0], two[0][:, 0])
+    np.testing.assert_array_equal(one[1][0], two[1][0])
+    np.testing.assert_array_equal(one[2], two[2])
+    np.testing.assert_array_equal(one[3], two[3])
