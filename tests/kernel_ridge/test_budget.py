@@ -49,15 +49,16 @@ def _windowed_reference(X, y, idx, lam, gamma, H, awv=True):
 def test_history_window_is_the_documented_truncated_reprojection(algorithm):
     X, y = _curve()
     H, lam, sigma = 25, 0.5, 0.3
-    reg = PKAWVRegressor(features="nystrom", alpha=lam, sigma=sigma, mu=1e-3, max_components=None, max_history=H,
-                         standardize=False, forgetting=1.0, algorithm=algorithm, random_state=0)
+    # beta=1: the paper's sampling, whose dictionary keeps inserting long after rows left the window
+    reg = PKAWVRegressor(features="nystrom", alpha=lam, sigma=sigma, mu=1e-3, beta=1.0, max_components=None,
+                         max_history=H, standardize=False, forgetting=1.0, algorithm=algorithm, random_state=0)
     p = reg.partial_fit_predict(X, y)
     idx = reg.component_indices_
     assert len(idx) > 40 and np.sum(idx > 4 * H) > 20  # insertions long after rows left the window
     ref = _windowed_reference(X, y, idx, lam, 1 / (2 * sigma**2), H, awv=algorithm == "awv")
     np.testing.assert_allclose(p, ref, rtol=1e-7, atol=1e-8)
-    exact = PKAWVRegressor(features="nystrom", alpha=lam, sigma=sigma, mu=1e-3, max_components=None, max_history=None,
-                           standardize=False, forgetting=1.0, algorithm=algorithm, random_state=0)
+    exact = PKAWVRegressor(features="nystrom", alpha=lam, sigma=sigma, mu=1e-3, beta=1.0, max_components=None,
+                           max_history=None, standardize=False, forgetting=1.0, algorithm=algorithm, random_state=0)
     assert np.max(np.abs(exact.partial_fit_predict(X, y) - p)) > 1e-4  # the window is an approximation here
 
 

@@ -28,8 +28,8 @@ _GOLDEN_CONFIGS = {
                                         max_components=2000, standardize=True, random_state=3), "y"),
     "pkc_taylor": (PKAWVClassifier, dict(features="taylor", alpha=1.0, degree=2, sigma="auto", standardize=True),
                    "yc"),
-    "pkc_nystrom": (PKAWVClassifier, dict(features="nystrom", alpha=1.0, mu=0.5, sigma="auto", standardize=True,
-                                          random_state=4), "yc"),
+    "pkc_nystrom": (PKAWVClassifier, dict(features="nystrom", alpha=1.0, mu=0.5, beta=1.0, sigma="auto",
+                                          standardize=True, random_state=4), "yc"),
 }
 
 
@@ -145,7 +145,8 @@ def test_nystrom_with_forgetting_is_a_discounted_ridge_with_a_bounded_diagonal_r
     X = rng.uniform(-1, 1, (n, 2))
     y = np.sin(3 * X[:, 0]) + 0.1 * rng.standard_normal(n)
     sw = rng.uniform(0.5, 1.5, n)
-    est = PKAWVRegressor(features="nystrom", sigma=0.5, alpha=alpha, mu=0.05, forgetting=gamma,
+    # beta=1: a dictionary of moderate size, whose embedding the reference below inverts to 1e-9
+    est = PKAWVRegressor(features="nystrom", sigma=0.5, alpha=alpha, mu=0.05, beta=1.0, forgetting=gamma,
                          standardize=False, random_state=0)
     for sl in np.array_split(np.arange(n), 7):
         est.partial_fit(X[sl], y[sl], sample_weight=sw[sl])
