@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from skonline.losses import LOSSES, get_loss, loss_and_derivative, loss_derivative, loss_value
-from skonline.utils._math import exp_array
+from skonline.utils._math import exp_array, pow2_int
 
 
 def _grid(loss):
@@ -126,6 +126,14 @@ def test_vectorised_exp_within_one_ulp():
     ref = np.array([math.exp(v) for v in x])  # libm (numpy's own SIMD exp is 1 ulp off in places)
     assert np.max(np.abs(got - ref) / np.spacing(ref)) <= 1.0
     assert exp_array(np.array([1e6]))[0] == np.exp(709.0)  # clamped, not inf
+
+
+def test_powers_of_two_from_bit_patterns_are_exact():
+    # 2^k built from the bits of k + 1.5 * 2^52 (no float-to-integer conversion) over the whole
+    # normal range of exp's reduction
+    k = np.arange(-1022, 1024)
+    got = np.array([pow2_int(float(v)) for v in k])
+    np.testing.assert_array_equal(got, np.ldexp(1.0, k))
 
 
 def _reference(name, y, p, eps):

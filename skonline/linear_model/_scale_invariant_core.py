@@ -26,7 +26,7 @@ import numpy as np
 
 from ..losses import loss_and_derivative
 from ..utils._jit import compiled_only, njit
-from ..utils._math import _int64_bits_as_float64, exp_reduced, fast_dot
+from ..utils._math import exp_reduced, fast_dot, pow2_int
 
 E_MAX = 700.0  # clamp for exponents of the potentials (exp(700) ~ 1e304)
 
@@ -115,7 +115,7 @@ def _coord_predict(m, hb, zb, ib, half_a, xb, inv_atd, clamped):
         n_big += e > E_MAX
         e = min(e, E_MAX)
         k, pe = exp_reduced(e)
-        xb[q] = pe * _int64_bits_as_float64((np.int64(k) + 1023) << 52) * hq * z * iv
+        xb[q] = pe * pow2_int(k) * hq * z * iv
     clamped[0] += n_big
     return _sum_buffer(xb, m) * inv_atd
 
@@ -186,7 +186,7 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss,
                 n_big += e > E_MAX
                 e = min(e, E_MAX)
                 kk, pe = exp_reduced(e)
-                xb[j] = pe * _int64_bits_as_float64((np.int64(kk) + 1023) << 52) * hq * z * iv
+                xb[j] = pe * pow2_int(kk) * hq * z * iv
             if fit_intercept:
                 s2[d] += 1.0
                 zb[d] = 1.0
@@ -197,7 +197,7 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss,
                 n_big += e > E_MAX
                 e = min(e, E_MAX)
                 kk, pe = exp_reduced(e)
-                xb[d] = pe * _int64_bits_as_float64((np.int64(kk) + 1023) << 52) * hq * 1.0 * iv
+                xb[d] = pe * pow2_int(kk) * hq * 1.0 * iv
             clamped[0] += n_big
         else:
             if subnormal:

@@ -11,9 +11,8 @@ arguments (where a three-part reduction loses accuracy) are recomputed with ``ma
 
 import math
 
-import numpy as np
-
 from ._jit import njit
+from ._math import _float64_bits_as_int64
 
 __all__ = ["sincos_buffer", "SINCOS_REDUCTION_LIMIT"]
 
@@ -59,7 +58,8 @@ def sincos_buffer(a, scale, c, s, m):
     """
     for j in range(m):
         x = a[j] * scale
-        kf = (x * _INV_PIO2 + _RND) - _RND  # nearest integer (exact for |x| < 2^51)
+        shifted = x * _INV_PIO2 + _RND
+        kf = shifted - _RND  # nearest integer (exact for |x| < 2^51)
         r = x - kf * _PIO2_1
         r = r - kf * _PIO2_2
         r = r - kf * _PIO2_3
@@ -72,7 +72,10 @@ def sincos_buffer(a, scale, c, s, m):
         hz = 0.5 * z
         w = 1.0 - hz
         cv = w + (((1.0 - w) - hz) + z * pc)
-        n = np.int64(kf) & 3
+        # the quadrant kf mod 4 from the low bits of kf + 1.5 * 2^52, not from int64(kf): x86-64
+        # converts floats to integers as a vector only from AVX-512 on (with AVX2 the compiler
+        # converts the lanes one by one); the same value, kf being an integer below 2^51
+        n = _float64_bits_as_int64(shifted) & 3
         swap = n & 1
         sgn_s = 1.0 - 2.0 * ((n >> 1) & 1)
         sgn_c = 1.0 - 2.0 * (((n + 1) >> 1) & 1)
