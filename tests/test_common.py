@@ -14,6 +14,7 @@ families whose inputs are not (X, y), loss matrices or groups, register theirs),
 its family, whether NaN is data for it and whether it is held to bounded inputs only.
 """
 
+import os
 import pickle
 import re
 import sys
@@ -23,6 +24,7 @@ import pytest
 from sklearn.base import clone, is_classifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+import skonline
 from skonline.base import Chunk
 from skonline.utils import _progress, all_estimators
 from skonline.utils import _test_instances as ti
@@ -229,17 +231,32 @@ def test_edge_inputs(est):
 
 
 # --------------------------------------------------------------------------- interruptions
-class _InterruptAt:
-    """A trace function raising ``KeyboardInterrupt`` at the k-th line event, in any Python frame
-    (skonline's, scikit-learn's, numpy's, the standard library's): what a Ctrl-C does at the next
-    bytecode boundary."""
+#: the files whose lines the interrupt checks count by default: skonline's own and the tests'
+_OWN_CODE = (os.path.dirname(os.path.abspath(skonline.__file__)), os.path.dirname(os.path.abspath(__file__)))
 
-    def __init__(self, k):
+
+class _InterruptAt:
+    """A trace function raising ``KeyboardInterrupt`` at the k-th line event: what a Ctrl-C does at
+    the next bytecode boundary. ``every_frame``: in any Python frame (skonline's, scikit-learn's,
+    numpy's, the standard library's); else in skonline's frames and the tests' only.
+
+    Library code holds none of skonline's state (a call learns on a working copy that one line of
+    skonline's commits), so an interrupt inside a library function reaches skonline's frames as one
+    at the line that called it; the libraries' lines (about 3 in 4 of an ensemble's call with a
+    scikit-learn expert, 5 in 6 of a column transformer's) only made each check replay more, and the
+    replays grow with the square of the lines. The checks interrupt every line of skonline's code
+    for every class, and every line of every frame for one estimator and for the ensemble with its
+    experts in threads (whose pool runs the standard library's locks and queues)."""
+
+    def __init__(self, k, every_frame=True):
         self.k = k
         self.lines = 0
+        self.every_frame = every_frame
 
     def __call__(self, frame, event, arg):  # global tracer: each new frame gets the local one
-        return self._local
+        if self.every_frame or frame.f_code.co_filename.startswith(_OWN_CODE):
+            return self._local
+        return None
 
     def _local(self, frame, event, arg):
         if event == "line":
@@ -250,9 +267,9 @@ class _InterruptAt:
         return self._local
 
 
-def _call_interrupted_at(call, k):
+def _call_interrupted_at(call, k, every_frame=True):
     """Run ``call()`` with a ``KeyboardInterrupt`` at its k-th Python line; False if it has fewer."""
-    trace = _InterruptAt(k)
+    trace = _InterruptAt(k, every_frame)
     sys.settrace(trace)
     try:
         call()
@@ -263,11 +280,11 @@ def _call_interrupted_at(call, k):
     return trace.lines >= k
 
 
-def _assert_atomic_under_interrupts(est, call, then, make=None):
+def _assert_atomic_under_interrupts(est, call, then, make=None, every_frame=True):
     """Interrupt ``call(e)`` (on a fresh copy ``e`` of ``est``, or ``make()``) at each of its Python
-    lines in turn: ``e`` must be exactly as before the call or exactly as after it (pickle bytes),
-    and go on learning: ``then(e)`` (after the call is repeated if it did not happen) ends as it
-    does for an estimator never interrupted."""
+    lines in turn (``every_frame``: see :class:`_InterruptAt`): ``e`` must be exactly as before the
+    call or exactly as after it (pickle bytes), and go on learning: ``then(e)`` (after the call is
+    repeated if it did not happen) ends as it does for an estimator never interrupted."""
     before = pickle.dumps(pickle.loads(pickle.dumps(est)))  # the bytes of a loaded estimator
     if make is None:
         def make():
@@ -284,7 +301,7 @@ def _assert_atomic_under_interrupts(est, call, then, make=None):
         k += 1
         e = make()
         assert pickle.dumps(e) == before
-        fired = _call_interrupted_at(lambda: call(e), k)
+        fired = _call_interrupted_at(lambda: call(e), k, every_frame)
         got = pickle.dumps(e)
         assert got in (before, after), f"interrupted at its line event {k}, the call left a state between"
         outcomes.add(got == after)
@@ -295,7 +312,7 @@ def _assert_atomic_under_interrupts(est, call, then, make=None):
             assert pickle.dumps(e) == final, f"after an interrupt at line event {k}, learning went on differently"
         if not fired:
             break
-    assert k > 100 and outcomes == {False, True}
+    assert k > (100 if every_frame else 20) and outcomes == {False, True}
 
 
 #: one instance per class (the interrupt checks replay a call once per Python line it runs)
@@ -311,7 +328,8 @@ def test_partial_fit_interrupted_at_any_line_is_all_or_nothing(est):
     e.partial_fit(X[:20], _sub(y, slice(0, 20)), **first)
     chunk, rest = slice(20, 30), slice(30, 40)
     _assert_atomic_under_interrupts(
-        e, lambda f: f.partial_fit(X[chunk], _sub(y, chunk)), lambda f: f.partial_fit(X[rest], _sub(y, rest))
+        e, lambda f: f.partial_fit(X[chunk], _sub(y, chunk)), lambda f: f.partial_fit(X[rest], _sub(y, rest)),
+        every_frame=type(est).__name__ == "ScaleInvariantClassifier",  # one class in every frame too
     )
 
 
@@ -358,7 +376,8 @@ def test_fit_interrupted_at_any_line_is_all_or_nothing(est):
         X_new, y_new = X[20:, :3], None
     e = clone(est).set_params(**_rs(est)).fit(X[:20], _sub(y, slice(0, 20)), **first)
     _assert_atomic_under_interrupts(
-        e, lambda f: f.fit(X_new, y_new, **first), lambda f: f.fit(X[:20], _sub(y, slice(0, 20)), **first)
+        e, lambda f: f.fit(X_new, y_new, **first), lambda f: f.fit(X[:20], _sub(y, slice(0, 20)), **first),
+        every_frame=False,
     )
 
 
