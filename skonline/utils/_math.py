@@ -37,6 +37,23 @@ def _float64_bits_as_int64(typingctx, x):
     return sig, codegen
 
 
+@intrinsic
+def fmuladd(typingctx, a, b, c):
+    """``a * b + c``, fused into one rounding where the CPU has fused multiply-add instructions
+    (LLVM's ``llvm.fmuladd``: fused on this machine or never, whatever the code around it), else
+    a product and a sum. Unlike the ``contract`` fastmath flag, which lets the compiler choose
+    which products to fuse by the shape of the code (two loops with the same arithmetic can then
+    round differently), each call rounds the same way wherever it is inlined."""
+    sig = types.float64(types.float64, types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        d = ir.DoubleType()
+        fn = builder.module.declare_intrinsic("llvm.fmuladd", [d], ir.FunctionType(d, [d, d, d]))
+        return builder.call(fn, args)
+
+    return sig, codegen
+
+
 #: 1.5 * 2^52: an integer-valued float k with |k| < 2^51 added to it is exact, and k is then the low
 #: bits of the sum's bit pattern (plus 2^51)
 _SHIFTER = 6755399441055744.0
@@ -91,6 +108,31 @@ def exp_reduced(x):
     p = p * r + 0.5
     p = p * r + 1.0
     p = p * r + 1.0
+    return k, p
+
+
+@njit(inline="always")
+def exp_reduced_fused(x):
+    """:func:`exp_reduced` with its reduction and polynomial in fused multiply-adds
+    (:func:`fmuladd`): as accurate, about 40 % fewer operations on a CPU with FMA, and bits that
+    differ from :func:`exp_reduced` in the last place there (the same where there is no FMA). For
+    the compiled loops whose results no golden hash pins across machines (the scale-invariant
+    coordinate passes)."""
+    k = np.floor(x * 1.4426950408889634 + 0.5)
+    r = fmuladd(-k, 1.90821492927058770002e-10, fmuladd(-k, 6.93147180369123816490e-01, x))
+    p = fmuladd(1.0 / 6227020800.0, r, 1.0 / 479001600.0)
+    p = fmuladd(p, r, 1.0 / 39916800.0)
+    p = fmuladd(p, r, 1.0 / 3628800.0)
+    p = fmuladd(p, r, 1.0 / 362880.0)
+    p = fmuladd(p, r, 1.0 / 40320.0)
+    p = fmuladd(p, r, 1.0 / 5040.0)
+    p = fmuladd(p, r, 1.0 / 720.0)
+    p = fmuladd(p, r, 1.0 / 120.0)
+    p = fmuladd(p, r, 1.0 / 24.0)
+    p = fmuladd(p, r, 1.0 / 6.0)
+    p = fmuladd(p, r, 0.5)
+    p = fmuladd(p, r, 1.0)
+    p = fmuladd(p, r, 1.0)
     return k, p
 
 
