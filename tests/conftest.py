@@ -1,7 +1,6 @@
 """Test configuration: the shared benchmark datasets serve as the loaders' data home."""
 
 import os
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,16 +11,13 @@ SHARED_DATA = _REPO.parent / "shared" / "datasets"
 if "SKONLINE_DATA" not in os.environ and SHARED_DATA.is_dir():
     os.environ["SKONLINE_DATA"] = str(SHARED_DATA)
 
-# numba's disk cache numbers a function's entries from its index file: two processes compiling two
-# signatures (or two closure variants) of one function at the same moment can both take the same
-# number, and one overwrites the other's code, which a later load then runs (seen once: GroupDRO's
-# stream pass, classifier and regressor, compiled by the two workers of `pytest -n 2` over a stale
-# cache, crashed). So each xdist worker keeps a cache of its own (under NUMBA_CACHE_DIR if set).
-# Set before numba is imported: numba reads the variable once.
-_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
-if _WORKER:
-    _base = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(tempfile.gettempdir(), "skonline-tests-numba")
-    os.environ["NUMBA_CACHE_DIR"] = os.path.join(_base, _WORKER)
+# The xdist workers share one numba disk cache (numba's default place: the installed package's
+# __pycache__, or NUMBA_CACHE_DIR), so that each compiled function is compiled once for the suite,
+# not once per worker: GroupDRO's passes take 10-20 s each to compile cold on a 2-core machine,
+# and a cache per worker doubled that part of the suite. Two workers compiling two signatures of
+# one function at once can still take the same entry number in numba's index; skonline's cache
+# (skonline.utils._jit._Cache) detects an entry overwritten that way from its seal and compiles
+# it again (tests/test_compile_cache.py), which it did not yet do when the workers had a cache each.
 
 
 def _have_data():
