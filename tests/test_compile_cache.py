@@ -151,11 +151,12 @@ def _truncate(path):
     path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
 
 
+#: one damage of each file kind (each costs two fresh processes, a cold compile among them): a data
+#: file whose bytes changed (its seal catches a truncation the same way) and an index that cannot be
+#: read (a truncated one; garbage fails the same unpickling)
 _DAMAGE = {
     "flipped data": ("*.nbc", _flip),
-    "truncated data": ("*.nbc", _truncate),
     "truncated index": ("*.nbi", _truncate),
-    "garbage index": ("*.nbi", lambda p: p.write_bytes(b"\x00not a pickle")),
 }
 
 

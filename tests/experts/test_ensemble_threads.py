@@ -343,12 +343,13 @@ def test_an_expert_refusing_a_row_in_a_thread_sleeps_on_it_as_in_one_thread():
 
 
 def test_threaded_partial_fit_interrupted_at_any_line_is_all_or_nothing():
-    """The common checks' interrupt test (a KeyboardInterrupt at every Python line of the caller)
-    with the experts in threads: the ensemble is exactly as before the call or as after it, and
+    """The common checks' interrupt test (a KeyboardInterrupt at every Python line of skonline, the
+    tests and the standard library, whose locks and queues the thread pool runs) with the experts
+    in threads: the ensemble is exactly as before the call or as after it, and
     goes on learning as if never interrupted."""
     from test_common import _assert_atomic_under_interrupts
 
     X, y = _data(n=120)
     e = OnlineEnsembleRegressor(_blas_free(), n_jobs=2, random_state=0).fit(X[:40], y[:40])
     _assert_atomic_under_interrupts(
-        e, lambda f: f.partial_fit(X[40:80], y[40:80]), lambda f: f.partial_fit(X[80:], y[80:]))
+        e, lambda f: f.partial_fit(X[40:80], y[40:80]), lambda f: f.partial_fit(X[80:], y[80:]), every_frame="stdlib")
