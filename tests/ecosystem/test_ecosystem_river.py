@@ -219,7 +219,7 @@ def test_river_wrapper_every_online_estimator(est):
     The stream is the estimator's own test stream (river.stream.iter_array); before the first row
     river falls back on NotFittedError, which every estimator must raise from predict.
     """
-    X, y, first = estimator_stream(est, n_samples=120, only_classes=True)
+    X, y, first = estimator_stream(est, n_samples=60, only_classes=True)
     X = dense_only(X)
     names = [f"f{j}" for j in range(X.shape[1])]
     if is_classifier(est):
@@ -242,7 +242,7 @@ def test_river_wrapper_every_online_estimator(est):
 def test_river_mini_batches_every_online_estimator(est):
     """river's learn_many / predict_many (pandas mini-batches) equal partial_fit on the arrays."""
     pd = pytest.importorskip("pandas")
-    X, y, first = estimator_stream(est, n_samples=120, only_classes=True)
+    X, y, first = estimator_stream(est, n_samples=60, only_classes=True)
     X = dense_only(X)
     names = [f"f{j}" for j in range(X.shape[1])]
     if is_classifier(est):
