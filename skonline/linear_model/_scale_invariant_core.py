@@ -26,7 +26,7 @@ import numpy as np
 
 from ..losses import loss_and_derivative
 from ..utils._jit import compiled_only, njit
-from ..utils._math import exp_reduced_fused, fast_dot, pow2_int
+from ..utils._math import exp_fused, fast_dot
 
 E_MAX = 700.0  # clamp for exponents of the potentials (exp(700) ~ 1e304)
 
@@ -103,7 +103,7 @@ def _coord_predict(m, hb, zb, ib, half_a, xb, inv_atd, clamped):
     with ``E_q = min((h_q^2 + z_q^2) / (2 alpha s^2_q), E_MAX)``.
 
     One loop computes each term (exponent, exp, product) into ``xb`` -- it vectorises: the exp is
-    :func:`~skonline.utils._math.exp_reduced`, inlined, no buffer between the steps -- and
+    :func:`~skonline.utils._math.exp_fused`, inlined, no buffer between the steps -- and
     :func:`_sum_buffer` adds the terms.
     """
     n_big = 0
@@ -114,8 +114,7 @@ def _coord_predict(m, hb, zb, ib, half_a, xb, inv_atd, clamped):
         e = (hq * hq + z * z) * (iv * half_a)
         n_big += e > E_MAX
         e = min(e, E_MAX)
-        k, pe = exp_reduced_fused(e)
-        xb[q] = pe * pow2_int(k) * hq * z * iv
+        xb[q] = exp_fused(e) * hq * z * iv
     clamped[0] += n_big
     return _sum_buffer(xb, m) * inv_atd
 
@@ -185,8 +184,7 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss,
                 e = (hq * hq + z * z) * (iv * half_a)
                 n_big += e > E_MAX
                 e = min(e, E_MAX)
-                kk, pe = exp_reduced_fused(e)
-                xb[j] = pe * pow2_int(kk) * hq * z * iv
+                xb[j] = exp_fused(e) * hq * z * iv
             if fit_intercept:
                 s2[d] += 1.0
                 zb[d] = 1.0
@@ -196,8 +194,7 @@ def coordinate_pass_dense(X, Y, sw, t0, fit_intercept, use_scaling, alpha, loss,
                 e = (hq * hq + 1.0) * (iv * half_a)
                 n_big += e > E_MAX
                 e = min(e, E_MAX)
-                kk, pe = exp_reduced_fused(e)
-                xb[d] = pe * pow2_int(kk) * hq * 1.0 * iv
+                xb[d] = exp_fused(e) * hq * 1.0 * iv
             clamped[0] += n_big
         else:
             if subnormal:
